@@ -1,0 +1,56 @@
+/**
+ * Account use cases: the caller's profile, an account's details, rename.
+ */
+import { Effect, Option } from "effect"
+import { AccountNameTaken, AccountNotFound } from "./Errors.js"
+import type { AccountName } from "./Ids.js"
+import * as Policy from "./Policy.js"
+import { AccountStore, Transactor } from "./Ports.js"
+import type { Principal } from "./Principal.js"
+
+export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts", {
+  effect: Effect.gen(function*() {
+    const store = yield* AccountStore
+    const tx = yield* Transactor
+
+    const named = (name: AccountName) =>
+      store.findByName(name).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new AccountNotFound({ account: name })),
+          onSome: Effect.succeed
+        }))
+      )
+
+    /** The caller and the accounts they belong to, with their role in each. */
+    const me = Effect.fn("Accounts.me")(function*(principal: Principal) {
+      const memberships = yield* store.membershipsOf(principal.user.id)
+      return {
+        user: { id: principal.user.id, name: principal.user.name },
+        accounts: memberships.map((m) => ({ name: m.account, role: m.role }))
+      }
+    })
+
+    /** An account with its members; members only. */
+    const get = Effect.fn("Accounts.get")(function*(principal: Principal, name: AccountName) {
+      const account = yield* named(name)
+      const membership = yield* Policy.requireMember(principal, account, "reading the account")
+      const members = yield* store.membersOf(account.id)
+      return { name: account.name, created_at: account.created_at, role: membership.role, members }
+    })
+
+    /** Renames an account (owner or admin). Renaming to the current name changes nothing. */
+    const rename = Effect.fn("Accounts.rename")(function*(principal: Principal, name: AccountName, newName: AccountName) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const account = yield* named(name)
+        yield* Policy.requireManager(principal, account, "renaming the account")
+        if (account.name !== newName) {
+          const renamed = yield* store.rename(account.id, newName)
+          if (!renamed) return yield* new AccountNameTaken({ name: newName })
+        }
+        return { previous: account.name, name: newName }
+      }))
+    })
+
+    return { me, get, rename } as const
+  })
+}) {}

@@ -1,0 +1,84 @@
+/**
+ * Agents and their builds (a build with a semver version is a published Version).
+ */
+import { Schema } from "effect"
+import { AccountId, AccountName, AgentId, AgentName, BuildId, SemVer } from "./Ids.js"
+
+/** One finding of the specification checks: never fatal, shown to the publisher. */
+export class ValidationWarning extends Schema.Class<ValidationWarning>("ValidationWarning")({
+  code: Schema.String,
+  path: Schema.String,
+  message: Schema.String
+}) {}
+
+/** The spec as a free-form map (it is the publisher's document). */
+export const SpecMap = Schema.Record({ key: Schema.String, value: Schema.Unknown })
+export type SpecMap = typeof SpecMap.Type
+
+/** A build of an agent, as stored. */
+export class Build extends Schema.Class<Build>("Build")({
+  agent_id: AgentId,
+  build_id: BuildId,
+  spec: SpecMap,
+  spec_content: Schema.String,
+  readme: Schema.String,
+  validation_warnings: Schema.Array(ValidationWarning),
+  version: Schema.OptionFromNullOr(SemVer),
+  published_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
+  registered_at: Schema.DateTimeUtc,
+  updated_at: Schema.DateTimeUtc
+}) {}
+
+/** An agent as stored: identity and registry. */
+export class AgentRecord extends Schema.Class<AgentRecord>("AgentRecord")({
+  id: AgentId,
+  account_id: AccountId,
+  account: AccountName,
+  name: AgentName,
+  registry: Schema.String,
+  created_at: Schema.DateTimeUtc,
+  updated_at: Schema.DateTimeUtc
+}) {}
+
+/** A build as the API shows it (interface.md "Version"). */
+export class Version extends Schema.Class<Version>("Version")({
+  build_id: BuildId,
+  version: Schema.optional(SemVer),
+  spec: SpecMap,
+  readme: Schema.String,
+  published_at: Schema.optional(Schema.DateTimeUtc),
+  registered_at: Schema.DateTimeUtc,
+  validation_warnings: Schema.Array(ValidationWarning)
+}) {}
+
+/** An agent with the versions the caller may see (interface.md "Agent"). */
+export class Agent extends Schema.Class<Agent>("Agent")({
+  account: AccountName,
+  name: AgentName,
+  registry: Schema.String,
+  versions: Schema.Array(Version)
+}) {}
+
+/** One entry of the public catalog. */
+export class AgentSummary extends Schema.Class<AgentSummary>("AgentSummary")({
+  account: AccountName,
+  name: AgentName,
+  registry: Schema.String,
+  description: Schema.optional(Schema.String),
+  latest_version: SemVer,
+  latest_build_id: BuildId,
+  published_at: Schema.DateTimeUtc,
+  versions_count: Schema.Int
+}) {}
+
+/** What a deployer needs to run the latest build (`GET /agents/{account}/{name}/config`). */
+export class AgentConfig extends Schema.Class<AgentConfig>("AgentConfig")({
+  account: AccountName,
+  name: AgentName,
+  build_id: BuildId,
+  version: Schema.optional(SemVer),
+  registry: Schema.String,
+  image: Schema.String,
+  spec: SpecMap,
+  env: Schema.Record({ key: Schema.String, value: Schema.String })
+}) {}

@@ -1,0 +1,245 @@
+/**
+ * The catalog use cases: register and publish builds, read agents and the
+ * public catalog, and the configuration of the latest build.
+ */
+import { DateTime, Effect, Option } from "effect"
+import type { Account } from "./Account.js"
+import { Agent, AgentConfig, type AgentRecord, Build, type ValidationWarning, Version } from "./Agent.js"
+import * as AgentSpec from "./AgentSpec.js"
+import { AccountNotFound, AgentNotFound, BuildAlreadyPublished, BuildNotFound, VersionAlreadyPublished } from "./Errors.js"
+import type { AgentBuildEvent } from "./Event.js"
+import { type AccountName, AgentId, type AgentName, type BuildId, compareSemVerDescending, type SemVer } from "./Ids.js"
+import * as Policy from "./Policy.js"
+import { AccountStore, AgentStore, type CatalogQuery, EventLog, IdGenerator, Transactor } from "./Ports.js"
+import type { Principal } from "./Principal.js"
+
+/** Input of a registration (interface.md register body plus the path). */
+export interface RegisterInput {
+  readonly account: AccountName
+  readonly name: AgentName
+  readonly build_id: BuildId
+  readonly registry: string
+  readonly spec_content: string
+  readonly readme?: string | undefined
+}
+
+/** Input of a publication. */
+export interface PublishInput {
+  readonly account: AccountName
+  readonly name: AgentName
+  readonly build_id: BuildId
+  readonly version: SemVer
+}
+
+const agentRef = (account: string, name: string) => `${account}/${name}`
+
+/** Published versions, highest semver first. */
+const publishedOf = (builds: ReadonlyArray<Build>) =>
+  builds
+    .filter((b) => Option.isSome(b.version))
+    .sort((a, b) => compareSemVerDescending(Option.getOrThrow(a.version), Option.getOrThrow(b.version)))
+
+const toVersion = (build: Build) =>
+  new Version({
+    build_id: build.build_id,
+    version: Option.getOrUndefined(build.version),
+    spec: build.spec,
+    readme: build.readme,
+    published_at: Option.getOrUndefined(build.published_at),
+    registered_at: build.registered_at,
+    validation_warnings: build.validation_warnings
+  })
+
+/** The image of a build: the spec's `image` when given, else `<registry>/<account>/<name>:<build_id>`. */
+const imageOf = (agent: AgentRecord, build: Build) => {
+  const image = build.spec["image"]
+  if (typeof image === "string" && image !== "") return image
+  const registry = agent.registry.replace(/^[a-z]+:\/\//i, "").replace(/\/+$/, "")
+  return `${registry}/${agent.account}/${agent.name}:${build.build_id}`
+}
+
+const envOf = (build: Build): Record<string, string> => {
+  const env = build.spec["env"]
+  if (env === null || typeof env !== "object" || Array.isArray(env)) return {}
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"))
+}
+
+/** Register, publish and read agents. */
+export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", {
+  effect: Effect.gen(function*() {
+    const accounts = yield* AccountStore
+    const agents = yield* AgentStore
+    const events = yield* EventLog
+    const ids = yield* IdGenerator
+    const tx = yield* Transactor
+
+    const accountNamed = (name: AccountName) =>
+      accounts.findByName(name).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new AccountNotFound({ account: name })),
+          onSome: Effect.succeed
+        }))
+      )
+
+    const agentOf = (account: Account, name: AgentName) =>
+      agents.findAgent(account.id, name).pipe(
+        Effect.flatMap(Option.match({
+          onNone: () => Effect.fail(new AgentNotFound({ agent: agentRef(account.name, name) })),
+          onSome: Effect.succeed
+        }))
+      )
+
+    /** Accounts whose stream receives the build events of an agent: the publisher's for now. */
+    const recipientsOf = (agent: AgentRecord) => Effect.succeed([agent.account_id])
+
+    const emitBuildEvent = (agent: AgentRecord, payload: AgentBuildEvent, now: DateTime.Utc) =>
+      recipientsOf(agent).pipe(
+        Effect.flatMap((recipients) =>
+          events.append(
+            recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { ...payload } })),
+            now
+          )
+        )
+      )
+
+    /** Registers a build, or updates an existing one (interface.md: register is also update). */
+    const register = Effect.fn("Catalog.register")(function*(principal: Principal, input: RegisterInput) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const account = yield* accountNamed(input.account)
+        yield* Policy.requireManager(principal, account, "registering a build")
+        const spec = yield* AgentSpec.parse(input.spec_content)
+        const warnings: ReadonlyArray<ValidationWarning> = AgentSpec.validate(spec, {
+          name: input.name,
+          registry: input.registry
+        })
+        const now = yield* DateTime.now
+        const existing = yield* agents.findAgent(account.id, input.name)
+        const agentId = Option.isSome(existing) ? existing.value.id : AgentId.make(yield* ids.next)
+        const agent = yield* agents.upsertAgent({
+          id: agentId,
+          account_id: account.id,
+          name: input.name,
+          registry: input.registry,
+          now
+        })
+        const previous = yield* agents.findBuild(agent.id, input.build_id)
+        yield* agents.upsertBuild(
+          new Build({
+            agent_id: agent.id,
+            build_id: input.build_id,
+            spec,
+            spec_content: input.spec_content,
+            readme: input.readme ?? "",
+            validation_warnings: warnings,
+            version: Option.flatMap(previous, (b) => b.version),
+            published_at: Option.flatMap(previous, (b) => b.published_at),
+            registered_at: Option.match(previous, { onNone: () => now, onSome: (b) => b.registered_at }),
+            updated_at: now
+          })
+        )
+        yield* emitBuildEvent(agent, {
+          agent: agentRef(account.name, agent.name),
+          build_id: input.build_id,
+          status: Option.isSome(previous) ? "updated" : "registered"
+        }, now)
+        return {
+          account: account.name,
+          name: agent.name,
+          build_id: input.build_id,
+          created: Option.isNone(previous),
+          validation_warnings: warnings
+        }
+      }))
+    })
+
+    /** Gives a build its semver version; the same version for the same build again changes nothing. */
+    const publish = Effect.fn("Catalog.publish")(function*(principal: Principal, input: PublishInput) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const account = yield* accountNamed(input.account)
+        yield* Policy.requireManager(principal, account, "publishing a version")
+        const agent = yield* agentOf(account, input.name)
+        const ref = agentRef(account.name, agent.name)
+        const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
+          Effect.flatMap(Option.match({
+            onNone: () => Effect.fail(new BuildNotFound({ agent: ref, buildId: input.build_id })),
+            onSome: Effect.succeed
+          }))
+        )
+        if (Option.isSome(build.version)) {
+          if (build.version.value === input.version) {
+            return { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: false }
+          }
+          return yield* new BuildAlreadyPublished({ agent: ref, buildId: build.build_id, version: build.version.value })
+        }
+        const holder = yield* agents.findBuildByVersion(agent.id, input.version)
+        if (Option.isSome(holder)) {
+          return yield* new VersionAlreadyPublished({ agent: ref, version: input.version, buildId: holder.value.build_id })
+        }
+        const now = yield* DateTime.now
+        yield* agents.publishBuild({ agent_id: agent.id, build_id: build.build_id, version: input.version, now })
+        yield* emitBuildEvent(agent, { agent: ref, build_id: build.build_id, status: "published", version: input.version }, now)
+        return { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: true }
+      }))
+    })
+
+    /**
+     * An agent with the versions the caller may see: members of the account
+     * see every build, everyone else only published versions. An agent with
+     * nothing visible does not exist for the caller.
+     */
+    const get = Effect.fn("Catalog.get")(function*(principal: Option.Option<Principal>, account: AccountName, name: AgentName) {
+      const notFound = new AgentNotFound({ agent: agentRef(account, name) })
+      const owner = yield* accounts.findByName(account)
+      if (Option.isNone(owner)) return yield* notFound
+      const agent = yield* agents.findAgent(owner.value.id, name)
+      if (Option.isNone(agent)) return yield* notFound
+      const builds = yield* agents.listBuilds(agent.value.id)
+      const member = Policy.isMember(principal, owner.value)
+      const visible = member ? builds : publishedOf(builds)
+      if (visible.length === 0) return yield* notFound
+      return new Agent({
+        account: owner.value.name,
+        name: agent.value.name,
+        registry: agent.value.registry,
+        versions: visible.map(toVersion)
+      })
+    })
+
+    /** The public catalog: agents with at least one published version. */
+    const list = Effect.fn("Catalog.list")(function*(query: CatalogQuery) {
+      return yield* agents.listPublished(query)
+    })
+
+    /**
+     * What is needed to deploy the latest build: for members the most recently
+     * registered build, for other callers the highest published version.
+     */
+    const config = Effect.fn("Catalog.config")(function*(principal: Principal, account: AccountName, name: AgentName) {
+      const owner = yield* accountNamed(account).pipe(
+        Effect.catchTag("AccountNotFound", () => new AgentNotFound({ agent: agentRef(account, name) }))
+      )
+      const agent = yield* agentOf(owner, name)
+      const builds = yield* agents.listBuilds(agent.id)
+      const member = Policy.isMember(Option.some(principal), owner)
+      const candidates = member ? builds : publishedOf(builds)
+      const latest = candidates[0]
+      if (latest === undefined) {
+        return yield* member
+          ? new BuildNotFound({ agent: agentRef(owner.name, agent.name), buildId: "" })
+          : new AgentNotFound({ agent: agentRef(owner.name, agent.name) })
+      }
+      return new AgentConfig({
+        account: owner.name,
+        name: agent.name,
+        build_id: latest.build_id,
+        version: Option.getOrUndefined(latest.version),
+        registry: agent.registry,
+        image: imageOf(agent, latest),
+        spec: latest.spec,
+        env: envOf(latest)
+      })
+    })
+
+    return { register, publish, get, list, config } as const
+  })
+}) {}

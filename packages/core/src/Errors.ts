@@ -1,0 +1,137 @@
+/**
+ * The domain's errors. Each carries a stable snake_case `code` and a readable
+ * `message`; which HTTP status they become is decided once, in @hosting/http.
+ */
+import { Schema } from "effect"
+
+/** The request is malformed in a way the schemas could not express (a bad combination, a bad value). */
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
+  details: Schema.String
+}) {
+  readonly code = "invalid_request"
+  override get message() {
+    return this.details
+  }
+}
+
+/** The agent specification could not be parsed or is not a mapping. */
+export class SpecInvalid extends Schema.TaggedError<SpecInvalid>()("SpecInvalid", {
+  details: Schema.String
+}) {
+  readonly code = "invalid_spec"
+  override get message() {
+    return `The agent specification is not valid: ${this.details}`
+  }
+}
+
+/** The version is already taken by another build of the agent (versions are immutable). */
+export class VersionAlreadyPublished extends Schema.TaggedError<VersionAlreadyPublished>()("VersionAlreadyPublished", {
+  agent: Schema.String,
+  version: Schema.String,
+  buildId: Schema.String
+}) {
+  readonly code = "version_already_published"
+  override get message() {
+    return `Version ${this.version} of ${this.agent} is already published for build ${this.buildId}; versions are immutable, choose a new one.`
+  }
+}
+
+/** The build already carries another version (a build is published once). */
+export class BuildAlreadyPublished extends Schema.TaggedError<BuildAlreadyPublished>()("BuildAlreadyPublished", {
+  agent: Schema.String,
+  buildId: Schema.String,
+  version: Schema.String
+}) {
+  readonly code = "build_already_published"
+  override get message() {
+    return `Build ${this.buildId} of ${this.agent} is already published as ${this.version}; register a new build to publish another version.`
+  }
+}
+
+/** The account name is already used by another account. */
+export class AccountNameTaken extends Schema.TaggedError<AccountNameTaken>()("AccountNameTaken", {
+  name: Schema.String
+}) {
+  readonly code = "account_name_taken"
+  override get message() {
+    return `The account name ${this.name} is already taken.`
+  }
+}
+
+/** No account has that name. */
+export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("AccountNotFound", {
+  account: Schema.String
+}) {
+  readonly code = "account_not_found"
+  override get message() {
+    return `Account ${this.account} does not exist.`
+  }
+}
+
+/** No such agent, or not one the caller may see. */
+export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", {
+  agent: Schema.String
+}) {
+  readonly code = "agent_not_found"
+  override get message() {
+    return `Agent ${this.agent} does not exist.`
+  }
+}
+
+/** No build with that id for the agent (or none that fits the request). */
+export class BuildNotFound extends Schema.TaggedError<BuildNotFound>()("BuildNotFound", {
+  agent: Schema.String,
+  buildId: Schema.String
+}) {
+  readonly code = "build_not_found"
+  override get message() {
+    return this.buildId === ""
+      ? `Agent ${this.agent} has no build that can be used here.`
+      : `Build ${this.buildId} of agent ${this.agent} does not exist.`
+  }
+}
+
+/** No credential, or one that is unknown or expired. */
+export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
+  details: Schema.String
+}) {
+  readonly code = "unauthorized"
+  override get message() {
+    return this.details
+  }
+}
+
+/** The caller is known but lacks the role the operation needs. */
+export class PermissionDenied extends Schema.TaggedError<PermissionDenied>()("PermissionDenied", {
+  details: Schema.String
+}) {
+  readonly code = "forbidden"
+  override get message() {
+    return this.details
+  }
+}
+
+/** A storage adapter failed (connection lost, constraint broken by a bug). Never shown to callers. */
+export class StorageError extends Schema.TaggedError<StorageError>()("StorageError", {
+  operation: Schema.String,
+  cause: Schema.Defect
+}) {
+  readonly code = "internal_error"
+  override get message() {
+    return `Storage failed during ${this.operation}`
+  }
+}
+
+/** Every error a use case may fail with. */
+export type DomainError =
+  | InvalidRequest
+  | SpecInvalid
+  | VersionAlreadyPublished
+  | BuildAlreadyPublished
+  | AccountNameTaken
+  | AccountNotFound
+  | AgentNotFound
+  | BuildNotFound
+  | Unauthenticated
+  | PermissionDenied
+  | StorageError

@@ -1,0 +1,106 @@
+/**
+ * The ports of the core: what the use cases need from the outside world.
+ * Adapters implement them as Layers; the contract suites in @hosting/testing
+ * say what every implementation must do.
+ */
+import { Context, type DateTime, Effect, Layer, type Option } from "effect"
+import type { Account, Member, Membership, User } from "./Account.js"
+import type { AgentRecord, AgentSummary, Build } from "./Agent.js"
+import type { StorageError } from "./Errors.js"
+import type { NewEvent, StoredEvent } from "./Event.js"
+import type { AccountId, AccountName, AgentId, AgentName, BuildId, Role, SemVer, UserId } from "./Ids.js"
+
+/** Runs an effect as one storage transaction: all of its writes land, or none do. */
+export class Transactor extends Context.Tag("@hosting/core/Transactor")<Transactor, {
+  readonly withTransaction: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E | StorageError, R>
+}>() {}
+
+/** Accounts, users and memberships. */
+export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<AccountStore, {
+  readonly findByName: (name: AccountName) => Effect.Effect<Option.Option<Account>, StorageError>
+  readonly findById: (id: AccountId) => Effect.Effect<Option.Option<Account>, StorageError>
+  /** Creates the account, or returns the existing one of that name. */
+  readonly ensure: (input: { readonly id: AccountId; readonly name: AccountName; readonly now: DateTime.Utc }) => Effect.Effect<Account, StorageError>
+  /** Renames; `false` when the new name is already taken by another account. */
+  readonly rename: (id: AccountId, name: AccountName) => Effect.Effect<boolean, StorageError>
+  readonly findUser: (id: UserId) => Effect.Effect<Option.Option<User>, StorageError>
+  /** Creates the user or updates its display name. */
+  readonly upsertUser: (user: User) => Effect.Effect<void, StorageError>
+  /** Sets (creates or changes) the role of a user in an account. */
+  readonly setMembership: (accountId: AccountId, userId: UserId, role: Role) => Effect.Effect<void, StorageError>
+  readonly membershipsOf: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>, StorageError>
+  readonly membersOf: (accountId: AccountId) => Effect.Effect<ReadonlyArray<Member>, StorageError>
+}>() {}
+
+/** Bearer tokens, stored only as SHA-256 hashes. */
+export class TokenStore extends Context.Tag("@hosting/core/TokenStore")<TokenStore, {
+  /** The user a token hash belongs to, with the token's expiry (none = does not expire). */
+  readonly findByHash: (hash: string) => Effect.Effect<
+    Option.Option<{ readonly hash: string; readonly user_id: UserId; readonly expires_at: Option.Option<DateTime.Utc> }>,
+    StorageError
+  >
+  /** Stores a token hash for a user; storing the same hash again changes nothing. */
+  readonly add: (input: {
+    readonly hash: string
+    readonly user_id: UserId
+    readonly expires_at: Option.Option<DateTime.Utc>
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<void, StorageError>
+}>() {}
+
+/** Query of the public catalog. */
+export interface CatalogQuery {
+  /** Case-insensitive substring of `account/name`. */
+  readonly q: Option.Option<string>
+  readonly limit: number
+  readonly offset: number
+}
+
+/** Agents and their builds. */
+export class AgentStore extends Context.Tag("@hosting/core/AgentStore")<AgentStore, {
+  readonly findAgent: (accountId: AccountId, name: AgentName) => Effect.Effect<Option.Option<AgentRecord>, StorageError>
+  /** Creates the agent, or updates its registry; returns the stored record. */
+  readonly upsertAgent: (input: {
+    readonly id: AgentId
+    readonly account_id: AccountId
+    readonly name: AgentName
+    readonly registry: string
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<AgentRecord, StorageError>
+  readonly findBuild: (agentId: AgentId, buildId: BuildId) => Effect.Effect<Option.Option<Build>, StorageError>
+  readonly findBuildByVersion: (agentId: AgentId, version: SemVer) => Effect.Effect<Option.Option<Build>, StorageError>
+  /** Creates the build or replaces its content; keeps its version, publication and registration time. */
+  readonly upsertBuild: (build: Build) => Effect.Effect<Build, StorageError>
+  /** Attaches a version to a build. */
+  readonly publishBuild: (input: {
+    readonly agent_id: AgentId
+    readonly build_id: BuildId
+    readonly version: SemVer
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<void, StorageError>
+  /** Every build of the agent, most recently registered first. */
+  readonly listBuilds: (agentId: AgentId) => Effect.Effect<ReadonlyArray<Build>, StorageError>
+  /** Agents with at least one published version, by most recent publication. */
+  readonly listPublished: (query: CatalogQuery) => Effect.Effect<{
+    readonly agents: ReadonlyArray<AgentSummary>
+    readonly total: number
+  }, StorageError>
+}>() {}
+
+/** The account event log (the source of truth for the event stream). */
+export class EventLog extends Context.Tag("@hosting/core/EventLog")<EventLog, {
+  /** Appends events in the caller's transaction; ids grow monotonically. */
+  readonly append: (events: ReadonlyArray<NewEvent>, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  /** Events of an account after an id, oldest first, at most `limit`. */
+  readonly after: (accountId: AccountId, afterId: Option.Option<string>, limit: number) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+}>() {}
+
+/** Fresh identifiers. */
+export class IdGenerator extends Context.Tag("@hosting/core/IdGenerator")<IdGenerator, {
+  readonly next: Effect.Effect<string>
+}>() {}
+
+/** Random UUID v4 identifiers (Web Crypto). */
+export const IdGeneratorRandom: Layer.Layer<IdGenerator> = Layer.succeed(IdGenerator, {
+  next: Effect.sync(() => globalThis.crypto.randomUUID())
+})

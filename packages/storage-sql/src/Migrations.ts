@@ -1,0 +1,82 @@
+/**
+ * The schema, as ordered migrations shared by every SQL dialect. Times are
+ * stored as ISO 8601 UTC text (sortable in both dialects); JSON as text.
+ */
+import * as Migrator from "@effect/sql/Migrator"
+import { SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+const init = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const eventId = sql.onDialectOrElse({
+    pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
+    orElse: () => sql.literal("INTEGER PRIMARY KEY AUTOINCREMENT")
+  })
+  yield* sql`CREATE TABLE users (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  )`
+  yield* sql`CREATE TABLE tokens (
+    hash TEXT PRIMARY KEY,
+    user_id TEXT NOT NULL REFERENCES users(id),
+    expires_at TEXT,
+    created_at TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX tokens_user ON tokens (user_id)`
+  yield* sql`CREATE TABLE accounts (
+    id TEXT PRIMARY KEY,
+    name TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL
+  )`
+  yield* sql`CREATE TABLE memberships (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    user_id TEXT NOT NULL REFERENCES users(id),
+    role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
+    PRIMARY KEY (account_id, user_id)
+  )`
+  yield* sql`CREATE INDEX memberships_user ON memberships (user_id)`
+  yield* sql`CREATE TABLE agents (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    registry TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (account_id, name)
+  )`
+  yield* sql`CREATE TABLE builds (
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    build_id TEXT NOT NULL,
+    spec TEXT NOT NULL,
+    spec_content TEXT NOT NULL,
+    readme TEXT NOT NULL,
+    validation_warnings TEXT NOT NULL,
+    version TEXT,
+    published_at TEXT,
+    registered_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (agent_id, build_id),
+    UNIQUE (agent_id, version)
+  )`
+  yield* sql`CREATE INDEX builds_published ON builds (published_at) WHERE version IS NOT NULL`
+  yield* sql`CREATE TABLE events (
+    id ${eventId},
+    account_id TEXT NOT NULL,
+    type TEXT NOT NULL,
+    data TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX events_account ON events (account_id, id)`
+})
+
+/** Every migration, keyed `<number>_<name>`. */
+export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
+  "0001_init": init
+}
+
+/** Runs the pending migrations in order; safe to run at every start. */
+export const run = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: "hosting_migrations"
+})

@@ -1,0 +1,117 @@
+/**
+ * AccountStore on @effect/sql.
+ */
+import { SqlClient } from "@effect/sql"
+import { Account, Ids, Ports } from "@hosting/core"
+import { DateTime, Effect, Layer, Option } from "effect"
+import { storageError, timeOf, timeText } from "./internal/sql.js"
+
+interface AccountRow {
+  readonly id: string
+  readonly name: string
+  readonly created_at: string
+}
+
+const toAccount = (row: AccountRow) =>
+  new Account.Account({
+    id: Ids.AccountId.make(row.id),
+    name: Ids.AccountName.make(row.name),
+    created_at: timeOf(row.created_at)
+  })
+
+export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const firstAccount = (rows: ReadonlyArray<AccountRow>) => Option.map(Option.fromNullable(rows[0]), toAccount)
+
+  const findByName = (name: Ids.AccountName) =>
+    sql<AccountRow>`SELECT id, name, created_at FROM accounts WHERE name = ${name}`.pipe(
+      Effect.map(firstAccount),
+      storageError("SqlAccountStore.findByName")
+    )
+
+  const findById = (id: Ids.AccountId) =>
+    sql<AccountRow>`SELECT id, name, created_at FROM accounts WHERE id = ${id}`.pipe(
+      Effect.map(firstAccount),
+      storageError("SqlAccountStore.findById")
+    )
+
+  const ensure: Ports.AccountStore["Type"]["ensure"] = (input) =>
+    Effect.gen(function*() {
+      yield* sql`INSERT INTO accounts (id, name, created_at)
+        VALUES (${input.id}, ${input.name}, ${timeText(input.now)})
+        ON CONFLICT (name) DO NOTHING`
+      const rows = yield* sql<AccountRow>`SELECT id, name, created_at FROM accounts WHERE name = ${input.name}`
+      return toAccount(rows[0]!)
+    }).pipe(storageError("SqlAccountStore.ensure"))
+
+  const rename = (id: Ids.AccountId, name: Ids.AccountName) =>
+    Effect.gen(function*() {
+      const taken = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE name = ${name}`
+      if (taken.length > 0) return taken[0]!.id === id
+      yield* sql`UPDATE accounts SET name = ${name} WHERE id = ${id}`
+      return true
+    }).pipe(storageError("SqlAccountStore.rename"))
+
+  const findUser = (id: Ids.UserId) =>
+    sql<{ id: string; name: string }>`SELECT id, name FROM users WHERE id = ${id}`.pipe(
+      Effect.map((rows) =>
+        Option.map(Option.fromNullable(rows[0]), (row) => new Account.User({ id: Ids.UserId.make(row.id), name: row.name }))
+      ),
+      storageError("SqlAccountStore.findUser")
+    )
+
+  const upsertUser = (user: Account.User) =>
+    Effect.gen(function*() {
+      const now = timeText(yield* DateTime.now)
+      yield* sql`INSERT INTO users (id, name, created_at) VALUES (${user.id}, ${user.name}, ${now})
+        ON CONFLICT (id) DO UPDATE SET name = excluded.name`
+    }).pipe(storageError("SqlAccountStore.upsertUser"))
+
+  const setMembership = (accountId: Ids.AccountId, userId: Ids.UserId, role: Ids.Role) =>
+    sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, ${role})
+      ON CONFLICT (account_id, user_id) DO UPDATE SET role = excluded.role`.pipe(
+      Effect.asVoid,
+      storageError("SqlAccountStore.setMembership")
+    )
+
+  const membershipsOf = (userId: Ids.UserId) =>
+    sql<{ account_id: string; name: string; role: Ids.Role }>`
+      SELECT m.account_id, a.name, m.role FROM memberships m JOIN accounts a ON a.id = m.account_id
+      WHERE m.user_id = ${userId} ORDER BY a.name`.pipe(
+      Effect.map((rows) =>
+        rows.map((row) =>
+          new Account.Membership({
+            account_id: Ids.AccountId.make(row.account_id),
+            account: Ids.AccountName.make(row.name),
+            role: row.role
+          })
+        )
+      ),
+      storageError("SqlAccountStore.membershipsOf")
+    )
+
+  const membersOf = (accountId: Ids.AccountId) =>
+    sql<{ user_id: string; name: string; role: Ids.Role }>`
+      SELECT m.user_id, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id
+      WHERE m.account_id = ${accountId} ORDER BY u.id`.pipe(
+      Effect.map((rows) =>
+        rows.map((row) => new Account.Member({ user_id: Ids.UserId.make(row.user_id), name: row.name, role: row.role }))
+      ),
+      storageError("SqlAccountStore.membersOf")
+    )
+
+  return Ports.AccountStore.of({
+    findByName,
+    findById,
+    ensure,
+    rename,
+    findUser,
+    upsertUser,
+    setMembership,
+    membershipsOf,
+    membersOf
+  })
+})
+
+export const layer = Layer.effect(Ports.AccountStore, make)

@@ -1,0 +1,179 @@
+/**
+ * AgentStore on @effect/sql: agents and their builds.
+ */
+import { SqlClient } from "@effect/sql"
+import { Agent, Ids, Ports } from "@hosting/core"
+import { Effect, Layer, Option } from "effect"
+import { storageError, timeOf, timeText } from "./internal/sql.js"
+
+interface AgentRow {
+  readonly id: string
+  readonly account_id: string
+  readonly account: string
+  readonly name: string
+  readonly registry: string
+  readonly created_at: string
+  readonly updated_at: string
+}
+
+interface BuildRow {
+  readonly agent_id: string
+  readonly build_id: string
+  readonly spec: string
+  readonly spec_content: string
+  readonly readme: string
+  readonly validation_warnings: string
+  readonly version: string | null
+  readonly published_at: string | null
+  readonly registered_at: string
+  readonly updated_at: string
+}
+
+const toAgent = (row: AgentRow) =>
+  new Agent.AgentRecord({
+    id: Ids.AgentId.make(row.id),
+    account_id: Ids.AccountId.make(row.account_id),
+    account: Ids.AccountName.make(row.account),
+    name: Ids.AgentName.make(row.name),
+    registry: row.registry,
+    created_at: timeOf(row.created_at),
+    updated_at: timeOf(row.updated_at)
+  })
+
+const toBuild = (row: BuildRow) =>
+  new Agent.Build({
+    agent_id: Ids.AgentId.make(row.agent_id),
+    build_id: Ids.BuildId.make(row.build_id),
+    spec: JSON.parse(row.spec),
+    spec_content: row.spec_content,
+    readme: row.readme,
+    validation_warnings: (JSON.parse(row.validation_warnings) as Array<Agent.ValidationWarning>).map((w) =>
+      new Agent.ValidationWarning(w)
+    ),
+    version: Option.map(Option.fromNullable(row.version), Ids.SemVer.make),
+    published_at: Option.map(Option.fromNullable(row.published_at), timeOf),
+    registered_at: timeOf(row.registered_at),
+    updated_at: timeOf(row.updated_at)
+  })
+
+/** Escapes LIKE wildcards so that a search for `a_b` matches only `a_b`. */
+const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+
+export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const agentColumns = sql.literal(
+    "ag.id, ag.account_id, ac.name AS account, ag.name, ag.registry, ag.created_at, ag.updated_at"
+  )
+  const buildColumns = sql.literal(
+    "agent_id, build_id, spec, spec_content, readme, validation_warnings, version, published_at, registered_at, updated_at"
+  )
+
+  const findAgent = (accountId: Ids.AccountId, name: Ids.AgentName) =>
+    sql<AgentRow>`SELECT ${agentColumns} FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
+      WHERE ag.account_id = ${accountId} AND ag.name = ${name}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toAgent)),
+      storageError("SqlAgentStore.findAgent")
+    )
+
+  const upsertAgent: Ports.AgentStore["Type"]["upsertAgent"] = (input) =>
+    Effect.gen(function*() {
+      const now = timeText(input.now)
+      yield* sql`INSERT INTO agents (id, account_id, name, registry, created_at, updated_at)
+        VALUES (${input.id}, ${input.account_id}, ${input.name}, ${input.registry}, ${now}, ${now})
+        ON CONFLICT (account_id, name) DO UPDATE SET registry = excluded.registry, updated_at = excluded.updated_at`
+      const rows = yield* sql<AgentRow>`SELECT ${agentColumns} FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
+        WHERE ag.account_id = ${input.account_id} AND ag.name = ${input.name}`
+      return toAgent(rows[0]!)
+    }).pipe(storageError("SqlAgentStore.upsertAgent"))
+
+  const findBuild = (agentId: Ids.AgentId, buildId: Ids.BuildId) =>
+    sql<BuildRow>`SELECT ${buildColumns} FROM builds WHERE agent_id = ${agentId} AND build_id = ${buildId}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toBuild)),
+      storageError("SqlAgentStore.findBuild")
+    )
+
+  const findBuildByVersion = (agentId: Ids.AgentId, version: Ids.SemVer) =>
+    sql<BuildRow>`SELECT ${buildColumns} FROM builds WHERE agent_id = ${agentId} AND version = ${version}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toBuild)),
+      storageError("SqlAgentStore.findBuildByVersion")
+    )
+
+  const upsertBuild = (build: Agent.Build) =>
+    sql`INSERT INTO builds (agent_id, build_id, spec, spec_content, readme, validation_warnings, version, published_at, registered_at, updated_at)
+      VALUES (${build.agent_id}, ${build.build_id}, ${JSON.stringify(build.spec)}, ${build.spec_content}, ${build.readme},
+        ${JSON.stringify(build.validation_warnings)}, ${Option.getOrNull(build.version)},
+        ${Option.getOrNull(Option.map(build.published_at, timeText))}, ${timeText(build.registered_at)}, ${timeText(build.updated_at)})
+      ON CONFLICT (agent_id, build_id) DO UPDATE SET spec = excluded.spec, spec_content = excluded.spec_content,
+        readme = excluded.readme, validation_warnings = excluded.validation_warnings, updated_at = excluded.updated_at`.pipe(
+      Effect.as(build),
+      storageError("SqlAgentStore.upsertBuild")
+    )
+
+  const publishBuild: Ports.AgentStore["Type"]["publishBuild"] = (input) =>
+    sql`UPDATE builds SET version = ${input.version}, published_at = ${timeText(input.now)}, updated_at = ${timeText(input.now)}
+      WHERE agent_id = ${input.agent_id} AND build_id = ${input.build_id}`.pipe(
+      Effect.asVoid,
+      storageError("SqlAgentStore.publishBuild")
+    )
+
+  const listBuilds = (agentId: Ids.AgentId) =>
+    sql<BuildRow>`SELECT ${buildColumns} FROM builds WHERE agent_id = ${agentId}
+      ORDER BY registered_at DESC, build_id DESC`.pipe(
+      Effect.map((rows) => rows.map(toBuild)),
+      storageError("SqlAgentStore.listBuilds")
+    )
+
+  const listPublished = (query: Ports.CatalogQuery) =>
+    Effect.gen(function*() {
+      const filter = Option.match(query.q, {
+        onNone: () => sql.literal(""),
+        onSome: (q) => sql`AND LOWER(ac.name || '/' || ag.name) LIKE ${likePattern(q)} ESCAPE '\\'`
+      })
+      const [count] = yield* sql<{ total: number | string }>`SELECT COUNT(DISTINCT ag.id) AS total
+        FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
+        JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
+        WHERE 1 = 1 ${filter}`
+      const page = yield* sql<AgentRow & { last_published: string; versions_count: number | string }>`
+        SELECT ${agentColumns}, MAX(b.published_at) AS last_published, COUNT(*) AS versions_count
+        FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
+        JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
+        WHERE 1 = 1 ${filter}
+        GROUP BY ag.id, ag.account_id, ac.name, ag.name, ag.registry, ag.created_at, ag.updated_at
+        ORDER BY last_published DESC, ag.id
+        LIMIT ${query.limit} OFFSET ${query.offset}`
+      const published = page.length === 0 ? [] : yield* sql<BuildRow>`SELECT ${buildColumns} FROM builds
+        WHERE version IS NOT NULL AND ${sql.in("agent_id", page.map((row) => row.id))}`
+      const agents = page.map((row) => {
+        const latest = published
+          .filter((b) => b.agent_id === row.id)
+          .map(toBuild)
+          .sort((a, b) => Ids.compareSemVerDescending(Option.getOrThrow(a.version), Option.getOrThrow(b.version)))[0]!
+        const description = latest.spec["description"]
+        return new Agent.AgentSummary({
+          account: Ids.AccountName.make(row.account),
+          name: Ids.AgentName.make(row.name),
+          registry: row.registry,
+          description: typeof description === "string" ? description : undefined,
+          latest_version: Option.getOrThrow(latest.version),
+          latest_build_id: latest.build_id,
+          published_at: timeOf(row.last_published),
+          versions_count: Number(row.versions_count)
+        })
+      })
+      return { agents, total: Number(count?.total ?? 0) }
+    }).pipe(storageError("SqlAgentStore.listPublished"))
+
+  return Ports.AgentStore.of({
+    findAgent,
+    upsertAgent,
+    findBuild,
+    findBuildByVersion,
+    upsertBuild,
+    publishBuild,
+    listBuilds,
+    listPublished
+  })
+})
+
+export const layer = Layer.effect(Ports.AgentStore, make)

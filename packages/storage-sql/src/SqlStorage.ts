@@ -1,0 +1,38 @@
+/**
+ * Every storage port on one SqlClient, after running the migrations.
+ * Dialect packages (SQLite, Postgres) provide the SqlClient.
+ */
+import { SqlClient } from "@effect/sql"
+import { Errors, Ports } from "@hosting/core"
+import { Effect, Layer } from "effect"
+import * as Migrations from "./Migrations.js"
+import * as SqlAccountStore from "./SqlAccountStore.js"
+import * as SqlAgentStore from "./SqlAgentStore.js"
+import * as SqlEventLog from "./SqlEventLog.js"
+import * as SqlTokenStore from "./SqlTokenStore.js"
+
+/** Transactions through the SqlClient (nested calls join the outer transaction). */
+export const transactor = Layer.effect(
+  Ports.Transactor,
+  Effect.map(SqlClient.SqlClient, (sql) =>
+    Ports.Transactor.of({
+      withTransaction: (effect) =>
+        sql.withTransaction(effect).pipe(
+          Effect.catchTag("SqlError", (cause) => Effect.fail(new Errors.StorageError({ operation: "transaction", cause })))
+        )
+    }))
+)
+
+/** Runs the migrations once when built. */
+export const migrations = Layer.effectDiscard(
+  Migrations.run.pipe(Effect.orDieWith((error) => new Error(`storage migration failed: ${error.message}`)))
+)
+
+/** Every storage port, migrated, on the SqlClient in context. */
+export const layer = Layer.mergeAll(
+  SqlAccountStore.layer,
+  SqlAgentStore.layer,
+  SqlEventLog.layer,
+  SqlTokenStore.layer,
+  transactor
+).pipe(Layer.provideMerge(migrations))

@@ -1,0 +1,14 @@
+import { Errors } from "@hosting/core"
+import { DateTime, Effect } from "effect"
+
+/** Maps driver and decoding failures of one repository method into the port's error. */
+export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
+  Effect.mapError(effect, (cause) => new Errors.StorageError({ operation, cause })).pipe(
+    Effect.withSpan(operation)
+  )
+
+/** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */
+export const timeText = (time: DateTime.Utc): string => DateTime.formatIso(time)
+
+/** Reads a stored time. */
+export const timeOf = (text: string): DateTime.Utc => DateTime.unsafeMake(text)

@@ -1,0 +1,1 @@
+export * as SqliteStorage from "./SqliteStorage.js"

@@ -1,0 +1,264 @@
+/**
+ * The contract of the storage ports. Every storage adapter runs it with one
+ * line: `StorageSuite.run("sqlite", layer)`. Each test makes its own data
+ * (unique names), so the suite runs on a shared database.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Account, Agent, Ids, Ports } from "@hosting/core"
+import { DateTime, Effect, Layer, Option } from "effect"
+
+/** What the suite needs: every storage port. */
+export type StoragePorts =
+  | Ports.AccountStore
+  | Ports.AgentStore
+  | Ports.TokenStore
+  | Ports.EventLog
+  | Ports.Transactor
+
+let counter = 0
+/** A name unique to this process and run, valid as a slug. */
+export const uniqueName = (prefix: string) =>
+  `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}-${Math.random().toString(36).slice(2, 6)}`
+
+const at = (iso: string) => DateTime.unsafeMake(iso)
+
+const newAccount = (now = at("2026-11-01T10:00:00.000Z")) =>
+  Effect.gen(function*() {
+    const store = yield* Ports.AccountStore
+    const name = Ids.AccountName.make(uniqueName("acct"))
+    return yield* store.ensure({ id: Ids.AccountId.make(uniqueName("id")), name, now })
+  })
+
+const newUser = Effect.gen(function*() {
+  const store = yield* Ports.AccountStore
+  const user = new Account.User({ id: Ids.UserId.make(uniqueName("user")), name: "Test User" })
+  yield* store.upsertUser(user)
+  return user
+})
+
+const newAgent = (account: Account.Account, now = at("2026-11-01T10:00:00.000Z")) =>
+  Effect.gen(function*() {
+    const store = yield* Ports.AgentStore
+    return yield* store.upsertAgent({
+      id: Ids.AgentId.make(uniqueName("agent-id")),
+      account_id: account.id,
+      name: Ids.AgentName.make(uniqueName("agent")),
+      registry: "registry.example.com/team",
+      now
+    })
+  })
+
+const buildOf = (agent: Agent.AgentRecord, buildId: string, registeredAt: string) =>
+  new Agent.Build({
+    agent_id: agent.id,
+    build_id: Ids.BuildId.make(buildId),
+    spec: { name: agent.name, description: `build ${buildId}`, nested: { list: [1, "two", null] } },
+    spec_content: `name: ${agent.name}\n`,
+    readme: `# ${buildId}`,
+    validation_warnings: [new Agent.ValidationWarning({ code: "unknown_key", path: "nested", message: "m" })],
+    version: Option.none(),
+    published_at: Option.none(),
+    registered_at: at(registeredAt),
+    updated_at: at(registeredAt)
+  })
+
+/** Runs the storage contract against a layer providing every storage port. */
+export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
+  describe(`storage contract: ${name}`, () => {
+    it.layer(layer, { timeout: 30_000 })((it) => {
+      describe("AccountStore", () => {
+        it.effect("ensure creates an account once; a second ensure of the same name returns the first", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.AccountStore
+            const name = Ids.AccountName.make(uniqueName("acct"))
+            const first = yield* store.ensure({ id: Ids.AccountId.make(uniqueName("id")), name, now: at("2026-11-01T10:00:00.000Z") })
+            const second = yield* store.ensure({ id: Ids.AccountId.make(uniqueName("id")), name, now: at("2026-11-02T10:00:00.000Z") })
+            expect(second.id).toBe(first.id)
+            expect(DateTime.formatIso(second.created_at)).toBe("2026-11-01T10:00:00.000Z")
+            expect(Option.getOrThrow(yield* store.findByName(name)).id).toBe(first.id)
+            expect(Option.getOrThrow(yield* store.findById(first.id)).name).toBe(name)
+          }))
+
+        it.effect("lookups of unknown accounts and users are None", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.AccountStore
+            expect(Option.isNone(yield* store.findByName(Ids.AccountName.make(uniqueName("nobody"))))).toBe(true)
+            expect(Option.isNone(yield* store.findById(Ids.AccountId.make(uniqueName("nobody"))))).toBe(true)
+            expect(Option.isNone(yield* store.findUser(Ids.UserId.make(uniqueName("nobody"))))).toBe(true)
+          }))
+
+        it.effect("rename moves the name; a name taken by another account is refused and nothing changes", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.AccountStore
+            const a = yield* newAccount()
+            const b = yield* newAccount()
+            const fresh = Ids.AccountName.make(uniqueName("renamed"))
+            expect(yield* store.rename(a.id, fresh)).toBe(true)
+            expect(Option.isNone(yield* store.findByName(a.name))).toBe(true)
+            expect(Option.getOrThrow(yield* store.findByName(fresh)).id).toBe(a.id)
+            expect(yield* store.rename(b.id, fresh)).toBe(false)
+            expect(Option.getOrThrow(yield* store.findById(b.id)).name).toBe(b.name)
+          }))
+
+        it.effect("users upsert by id; memberships set and change roles", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.AccountStore
+            const account = yield* newAccount()
+            const user = yield* newUser
+            yield* store.upsertUser(new Account.User({ id: user.id, name: "Renamed User" }))
+            expect(Option.getOrThrow(yield* store.findUser(user.id)).name).toBe("Renamed User")
+            yield* store.setMembership(account.id, user.id, "member")
+            yield* store.setMembership(account.id, user.id, "admin")
+            const memberships = yield* store.membershipsOf(user.id)
+            expect(memberships.map((m) => [m.account, m.role])).toEqual([[account.name, "admin"]])
+            const members = yield* store.membersOf(account.id)
+            expect(members.map((m) => [m.user_id, m.name, m.role])).toEqual([[user.id, "Renamed User", "admin"]])
+          }))
+      })
+
+      describe("TokenStore", () => {
+        it.effect("finds a user by token hash with the expiry; adding the same hash twice is harmless", () =>
+          Effect.gen(function*() {
+            const tokens = yield* Ports.TokenStore
+            const user = yield* newUser
+            const hash = uniqueName("hash")
+            const expires = at("2027-01-01T00:00:00.000Z")
+            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), now: at("2026-11-01T00:00:00.000Z") })
+            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), now: at("2026-11-01T00:00:00.000Z") })
+            const found = Option.getOrThrow(yield* tokens.findByHash(hash))
+            expect(found.user_id).toBe(user.id)
+            expect(Option.map(found.expires_at, DateTime.formatIso)).toEqual(Option.some("2027-01-01T00:00:00.000Z"))
+            expect(Option.isNone(yield* tokens.findByHash(uniqueName("other")))).toBe(true)
+          }))
+      })
+
+      describe("AgentStore", () => {
+        it.effect("upsertAgent creates once and then updates the registry, keeping the id", () =>
+          Effect.gen(function*() {
+            const agents = yield* Ports.AgentStore
+            const account = yield* newAccount()
+            const first = yield* newAgent(account)
+            const again = yield* agents.upsertAgent({
+              id: Ids.AgentId.make(uniqueName("other-id")),
+              account_id: account.id,
+              name: first.name,
+              registry: "ghcr.io/other",
+              now: at("2026-11-03T00:00:00.000Z")
+            })
+            expect(again.id).toBe(first.id)
+            expect(again.registry).toBe("ghcr.io/other")
+            expect(again.account).toBe(account.name)
+            expect(Option.getOrThrow(yield* agents.findAgent(account.id, first.name)).registry).toBe("ghcr.io/other")
+          }))
+
+        it.effect("builds round-trip every field; listBuilds is newest registration first", () =>
+          Effect.gen(function*() {
+            const agents = yield* Ports.AgentStore
+            const agent = yield* newAgent(yield* newAccount())
+            const old = buildOf(agent, "b-old", "2026-11-01T10:00:00.000Z")
+            const recent = buildOf(agent, "b-new", "2026-11-02T10:00:00.000Z")
+            yield* agents.upsertBuild(old)
+            yield* agents.upsertBuild(recent)
+            const found = Option.getOrThrow(yield* agents.findBuild(agent.id, old.build_id))
+            expect(found.spec).toEqual(old.spec)
+            expect(found.readme).toBe("# b-old")
+            expect(found.spec_content).toBe(old.spec_content)
+            expect(found.validation_warnings.map((w) => w.code)).toEqual(["unknown_key"])
+            expect(Option.isNone(found.version)).toBe(true)
+            expect((yield* agents.listBuilds(agent.id)).map((b) => b.build_id)).toEqual(["b-new", "b-old"])
+          }))
+
+        it.effect("upsertBuild replaces content but keeps version, publication and registration time", () =>
+          Effect.gen(function*() {
+            const agents = yield* Ports.AgentStore
+            const agent = yield* newAgent(yield* newAccount())
+            const build = buildOf(agent, "b-1", "2026-11-01T10:00:00.000Z")
+            yield* agents.upsertBuild(build)
+            yield* agents.publishBuild({
+              agent_id: agent.id,
+              build_id: build.build_id,
+              version: Ids.SemVer.make("1.0.0"),
+              now: at("2026-11-01T11:00:00.000Z")
+            })
+            yield* agents.upsertBuild(new Agent.Build({
+              ...build,
+              readme: "updated",
+              registered_at: at("2026-11-05T00:00:00.000Z"),
+              updated_at: at("2026-11-05T00:00:00.000Z")
+            }))
+            const found = Option.getOrThrow(yield* agents.findBuild(agent.id, build.build_id))
+            expect(found.readme).toBe("updated")
+            expect(found.version).toEqual(Option.some("1.0.0"))
+            expect(Option.map(found.published_at, DateTime.formatIso)).toEqual(Option.some("2026-11-01T11:00:00.000Z"))
+            expect(DateTime.formatIso(found.registered_at)).toBe("2026-11-01T10:00:00.000Z")
+            expect(Option.getOrThrow(yield* agents.findBuildByVersion(agent.id, Ids.SemVer.make("1.0.0"))).build_id).toBe("b-1")
+            expect(Option.isNone(yield* agents.findBuildByVersion(agent.id, Ids.SemVer.make("2.0.0")))).toBe(true)
+          }))
+
+        it.effect("listPublished shows only agents with a published version, highest semver as latest, searchable and paged", () =>
+          Effect.gen(function*() {
+            const agents = yield* Ports.AgentStore
+            const account = yield* newAccount()
+            const published = yield* newAgent(account)
+            const hidden = yield* newAgent(account)
+            for (const [id, version, time] of [["p-1", "1.10.0", "2026-11-01T10:00:00.000Z"], ["p-2", "1.9.0", "2026-11-02T10:00:00.000Z"]] as const) {
+              yield* agents.upsertBuild(buildOf(published, id, time))
+              yield* agents.publishBuild({ agent_id: published.id, build_id: Ids.BuildId.make(id), version: Ids.SemVer.make(version), now: at(time) })
+            }
+            yield* agents.upsertBuild(buildOf(hidden, "h-1", "2026-11-01T10:00:00.000Z"))
+            const byAccount = yield* agents.listPublished({ q: Option.some(account.name), limit: 50, offset: 0 })
+            expect(byAccount.total).toBe(1)
+            expect(byAccount.agents.map((a) => [a.name, a.latest_version, a.latest_build_id, a.versions_count])).toEqual([
+              [published.name, "1.10.0", "p-1", 2]
+            ])
+            expect(byAccount.agents[0]!.description).toBe("build p-1")
+            expect(DateTime.formatIso(byAccount.agents[0]!.published_at)).toBe("2026-11-02T10:00:00.000Z")
+            const none = yield* agents.listPublished({ q: Option.some(`${account.name}%_`), limit: 50, offset: 0 })
+            expect(none.total).toBe(0)
+            const paged = yield* agents.listPublished({ q: Option.some(account.name), limit: 50, offset: 1 })
+            expect(paged.total).toBe(1)
+            expect(paged.agents).toEqual([])
+          }))
+      })
+
+      describe("EventLog and Transactor", () => {
+        it.effect("events get increasing ids and are read per account after an id", () =>
+          Effect.gen(function*() {
+            const log = yield* Ports.EventLog
+            const a = yield* newAccount()
+            const b = yield* newAccount()
+            const now = at("2026-11-01T10:00:00.000Z")
+            const stored = yield* log.append([
+              { account_id: a.id, type: "agent.build", data: { agent: "x/y", status: "registered" } },
+              { account_id: b.id, type: "agent.build", data: { agent: "x/y", status: "registered" } },
+              { account_id: a.id, type: "agent.build", data: { agent: "x/y", status: "published" } }
+            ], now)
+            expect(BigInt(stored[1]!.id) > BigInt(stored[0]!.id)).toBe(true)
+            expect(BigInt(stored[2]!.id) > BigInt(stored[1]!.id)).toBe(true)
+            const all = yield* log.after(a.id, Option.none(), 100)
+            expect(all.map((e) => e.data["status"])).toEqual(["registered", "published"])
+            const later = yield* log.after(a.id, Option.some(all[0]!.id), 100)
+            expect(later.map((e) => e.id)).toEqual([all[1]!.id])
+            expect((yield* log.after(a.id, Option.none(), 1)).length).toBe(1)
+          }))
+
+        it.effect("a failed transaction leaves nothing behind", () =>
+          Effect.gen(function*() {
+            const tx = yield* Ports.Transactor
+            const store = yield* Ports.AccountStore
+            const log = yield* Ports.EventLog
+            const name = Ids.AccountName.make(uniqueName("rolled-back"))
+            const id = Ids.AccountId.make(uniqueName("id"))
+            const result = yield* tx.withTransaction(Effect.gen(function*() {
+              yield* store.ensure({ id, name, now: at("2026-11-01T10:00:00.000Z") })
+              yield* log.append([{ account_id: id, type: "agent.build", data: {} }], at("2026-11-01T10:00:00.000Z"))
+              return yield* Effect.fail("boom" as const)
+            })).pipe(Effect.flip)
+            expect(result).toBe("boom")
+            expect(Option.isNone(yield* store.findByName(name))).toBe(true)
+            expect(yield* log.after(id, Option.none(), 10)).toEqual([])
+          }))
+      })
+    })
+  })
+}

@@ -1,0 +1,1 @@
+export * as StorageSuite from "./StorageSuite.js"
