@@ -1,1 +1,2 @@
+export * as MemoryStorage from "./MemoryStorage.js"
 export * as StorageSuite from "./StorageSuite.js"

@@ -1,0 +1,81 @@
+/**
+ * The example server: picks adapters from the configuration and serves the
+ * API. Composition only; every rule lives in the packages.
+ */
+import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { Fixtures, Ports, UseCases } from "@hosting/core"
+import { HostingHttp } from "@hosting/http"
+import { SqliteStorage } from "@hosting/storage-sqlite"
+import { Effect, Layer } from "effect"
+import { readFile } from "node:fs/promises"
+import { createServer } from "node:http"
+import type { ServerConfig } from "./ServerConfig.js"
+
+/** Thrown at start for a configuration this build cannot serve. */
+export class StartupError extends Error {
+  override readonly name = "StartupError"
+}
+
+const storage = (config: ServerConfig) => {
+  switch (config.database._tag) {
+    case "Sqlite":
+      return SqliteStorage.layer({ filename: config.database.filename })
+    case "Postgres":
+      return Layer.die(
+        new StartupError("HOSTING_DATABASE_URL=postgres://... is not available in this build yet; use sqlite:<path>.")
+      )
+  }
+}
+
+/** Loads the fixtures file named by HOSTING_FIXTURES, if any. */
+const fixtures = (path: string | undefined) =>
+  path === undefined ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
+    const text = yield* Effect.tryPromise({
+      try: () => readFile(path, "utf8"),
+      catch: (error) => new StartupError(`HOSTING_FIXTURES: cannot read ${path}: ${(error as Error).message}`)
+    })
+    const report = yield* Fixtures.parse(text).pipe(
+      Effect.flatMap(Fixtures.load),
+      Effect.mapError((error) => new StartupError(`HOSTING_FIXTURES (${path}): ${error.message}`))
+    )
+    yield* Effect.logInfo(`fixtures loaded from ${path}: ${report.users} users, ${report.accounts} accounts`)
+    if (report.deferred.length > 0) {
+      yield* Effect.logInfo(
+        `fixtures: ${report.deferred.join(", ")} validated; they are loaded once their feature is part of the server`
+      )
+    }
+  }).pipe(Effect.orDie))
+
+/** Storage, use cases and fixtures: everything below HTTP. */
+export const core = (config: ServerConfig) =>
+  fixtures(config.fixtures).pipe(
+    Layer.provideMerge(UseCases.layer),
+    Layer.provideMerge(Ports.IdGeneratorRandom),
+    Layer.provideMerge(storage(config))
+  )
+
+/** The API served by the HttpServer in context. */
+export const app = (config: ServerConfig) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(HostingHttp.layer({ maxBodyBytes: config.maxBodyBytes })),
+    Layer.provide(core(config))
+  )
+
+const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
+
+/** Prints the one line that says the server is ready. */
+const announce = (config: ServerConfig) =>
+  Layer.effectDiscard(HttpServer.addressWith((address) =>
+    Effect.sync(() => {
+      const port = address._tag === "TcpAddress" ? address.port : config.port
+      console.log(`listening on http://${urlHost(config.host)}:${port}/api/v1`)
+    })
+  ))
+
+/** The whole server listening on HOST:PORT; announces itself once requests are served. */
+export const layer = (config: ServerConfig) =>
+  announce(config).pipe(
+    Layer.provide(app(config)),
+    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+  )

@@ -1,0 +1,95 @@
+/**
+ * The server's configuration, read from the environment (extensions.md,
+ * "Configuration"). Every variable has a default that runs the embedded
+ * setup: SQLite file, fake cluster, file-system objects, echo agent.
+ */
+import { Config, ConfigError, Either } from "effect"
+
+/** Where the database is. */
+export type Database =
+  | { readonly _tag: "Sqlite"; readonly filename: string }
+  | { readonly _tag: "Postgres"; readonly url: string }
+
+/** Where objects (files) are kept. */
+export type ObjectStore =
+  | { readonly _tag: "Fs"; readonly directory: string }
+  | { readonly _tag: "Memory" }
+  | { readonly _tag: "S3"; readonly bucket: string }
+
+export interface ServerConfig {
+  readonly port: number
+  readonly host: string
+  readonly database: Database
+  readonly objectStore: ObjectStore
+  readonly cluster: "fake" | "kubernetes"
+  readonly agentRuntime: "echo" | "http"
+  readonly fixtures: string | undefined
+  readonly messageLimit: number
+  readonly maxAttachments: number
+  readonly eventReplayCap: number
+  readonly heartbeatMs: number
+  readonly echoDelayMs: number
+  readonly traces: boolean
+  readonly maxBodyBytes: number
+}
+
+const parseWith = <A>(name: string, parse: (raw: string) => Either.Either<A, string>) => (raw: string) =>
+  Either.mapLeft(parse(raw), (message) => ConfigError.InvalidData([name], message))
+
+/** `sqlite:<path>`, `sqlite::memory:` or `postgres://...`. */
+export const parseDatabase = (raw: string): Either.Either<Database, string> => {
+  if (raw.startsWith("sqlite:")) {
+    const filename = raw.slice("sqlite:".length)
+    return filename === "" ? Either.left("sqlite: needs a path, or :memory:") : Either.right({ _tag: "Sqlite", filename })
+  }
+  if (raw.startsWith("postgres://") || raw.startsWith("postgresql://")) return Either.right({ _tag: "Postgres", url: raw })
+  return Either.left(`expected sqlite:<path>, sqlite::memory: or postgres://..., got ${JSON.stringify(raw)}`)
+}
+
+/** `fs:<dir>`, `memory:` or `s3://<bucket>`. */
+export const parseObjectStore = (raw: string): Either.Either<ObjectStore, string> => {
+  if (raw === "memory:") return Either.right({ _tag: "Memory" })
+  if (raw.startsWith("fs:") && raw.length > 3) return Either.right({ _tag: "Fs", directory: raw.slice(3) })
+  const s3 = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/?$/.exec(raw)
+  if (s3) return Either.right({ _tag: "S3", bucket: s3[1]! })
+  return Either.left(`expected fs:<dir>, memory: or s3://<bucket>, got ${JSON.stringify(raw)}`)
+}
+
+const int = (name: string, fallback: number, min: number, max: number) =>
+  Config.integer(name).pipe(
+    Config.withDefault(fallback),
+    Config.validate({ message: `must be a whole number from ${min} to ${max}`, validation: (n) => n >= min && n <= max })
+  )
+
+const choice = <const A extends string>(name: string, values: ReadonlyArray<A>, fallback: A) =>
+  Config.string(name).pipe(
+    Config.withDefault(fallback),
+    Config.mapOrFail(parseWith(name, (raw) =>
+      (values as ReadonlyArray<string>).includes(raw)
+        ? Either.right(raw as A)
+        : Either.left(`must be one of ${values.join(", ")}, got ${JSON.stringify(raw)}`)))
+  )
+
+/** The whole configuration, validated; a bad value names its variable. */
+export const config: Config.Config<ServerConfig> = Config.all({
+  port: int("HOSTING_PORT", 8080, 0, 65535),
+  host: Config.string("HOSTING_HOST").pipe(Config.withDefault("127.0.0.1")),
+  database: Config.string("HOSTING_DATABASE_URL").pipe(
+    Config.withDefault("sqlite:./.hosting/hosting.db"),
+    Config.mapOrFail(parseWith("HOSTING_DATABASE_URL", parseDatabase))
+  ),
+  objectStore: Config.string("HOSTING_OBJECT_STORE").pipe(
+    Config.withDefault("fs:./.hosting/objects"),
+    Config.mapOrFail(parseWith("HOSTING_OBJECT_STORE", parseObjectStore))
+  ),
+  cluster: choice("HOSTING_CLUSTER", ["fake", "kubernetes"], "fake"),
+  agentRuntime: choice("HOSTING_AGENT_RUNTIME", ["echo", "http"], "echo"),
+  fixtures: Config.string("HOSTING_FIXTURES").pipe(Config.option, Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)),
+  messageLimit: int("HOSTING_MESSAGE_LIMIT", 200, 1, 1_000_000),
+  maxAttachments: int("HOSTING_MAX_ATTACHMENTS", 16, 0, 1000),
+  eventReplayCap: int("HOSTING_EVENT_REPLAY_CAP", 1000, 1, 1_000_000),
+  heartbeatMs: int("HOSTING_HEARTBEAT_MS", 25_000, 10, 3_600_000),
+  echoDelayMs: int("HOSTING_ECHO_DELAY_MS", 20, 0, 60_000),
+  traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
+  maxBodyBytes: int("HOSTING_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024)
+})

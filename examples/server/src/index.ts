@@ -1,0 +1,2 @@
+export * as Server from "./Server.js"
+export * as ServerConfig from "./ServerConfig.js"

@@ -1,0 +1,53 @@
+/**
+ * The caller's profile and accounts.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Account, Ids } from "@hosting/core"
+import { Schema } from "effect"
+import { BadRequest, Forbidden, NotFound } from "./ApiErrors.js"
+import { Authentication } from "./Authentication.js"
+
+const account = HttpApiSchema.param("account", Ids.AccountName)
+
+export const MeResponse = Schema.Struct({
+  user: Schema.Struct({ id: Schema.String, name: Schema.String }),
+  accounts: Schema.Array(Schema.Struct({ name: Ids.AccountName, role: Ids.Role }))
+})
+
+export const AccountResponse = Schema.Struct({
+  name: Ids.AccountName,
+  created_at: Schema.DateTimeUtc,
+  role: Ids.Role,
+  members: Schema.Array(Account.Member)
+})
+
+export const RenameRequest = Schema.Struct({ name: Ids.AccountName })
+
+export const RenameResponse = Schema.Struct({ message: Schema.String, name: Ids.AccountName })
+
+export class AccountsApi extends HttpApiGroup.make("accounts")
+  .add(
+    HttpApiEndpoint.get("me", "/me")
+      .addSuccess(MeResponse)
+      .annotate(OpenApi.Summary, "The current user and their accounts")
+  )
+  .add(
+    HttpApiEndpoint.get("get")`/accounts/${account}`
+      .addSuccess(AccountResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "An account and its members (members only)")
+  )
+  .add(
+    HttpApiEndpoint.put("rename")`/accounts/${account}`
+      .setPayload(RenameRequest)
+      .addSuccess(RenameResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Rename an account (owner or admin)")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Accounts")
+{}

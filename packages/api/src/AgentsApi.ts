@@ -1,0 +1,123 @@
+/**
+ * The agent catalog: register, publish, read, list, config.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Agent, AgentSpec, Ids } from "@hosting/core"
+import { Schema } from "effect"
+import { BadRequest, Forbidden, NotFound, Unauthorized } from "./ApiErrors.js"
+import { Authentication } from "./Authentication.js"
+
+const account = HttpApiSchema.param("account", Ids.AccountName)
+const name = HttpApiSchema.param("name", Ids.AgentName)
+
+/** An OCI registry reference: host[:port][/path], optionally with an http(s) scheme. */
+export const RegistryUrl = Schema.String.pipe(
+  Schema.maxLength(512),
+  Schema.pattern(/^(https?:\/\/)?[A-Za-z0-9](?:[A-Za-z0-9.-]*[A-Za-z0-9])?(?::\d{1,5})?(?:\/[A-Za-z0-9._\/-]*)?$/, {
+    message: () => "must be an OCI registry URL such as ghcr.io/acme or https://registry.example.com:5000/team"
+  })
+)
+
+export const RegisterRequest = Schema.Struct({
+  build_id: Ids.BuildId,
+  registry: RegistryUrl,
+  spec_content: Schema.String.pipe(Schema.maxLength(AgentSpec.maxSpecLength)),
+  readme: Schema.optional(Schema.String.pipe(Schema.maxLength(1024 * 1024)))
+})
+
+export const RegisterResponse = Schema.Struct({
+  message: Schema.String,
+  account: Schema.String,
+  name: Schema.String,
+  build_id: Schema.String,
+  validation_warnings: Schema.Array(Agent.ValidationWarning)
+})
+
+export const PublishRequest = Schema.Struct({
+  build_id: Ids.BuildId,
+  version: Ids.SemVer
+})
+
+export const PublishResponse = Schema.Struct({
+  message: Schema.String,
+  account: Schema.String,
+  name: Schema.String,
+  build_id: Schema.String,
+  version: Schema.String
+})
+
+/** Largest page of the catalog. */
+export const maxCatalogLimit = 200
+
+export const ListParams = Schema.Struct({
+  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  limit: Schema.optionalWith(
+    Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, maxCatalogLimit)),
+    { default: () => 50 }
+  ),
+  offset: Schema.optionalWith(Schema.NumberFromString.pipe(Schema.int(), Schema.between(0, 1_000_000)), {
+    default: () => 0
+  })
+})
+
+export const ListResponse = Schema.Struct({
+  agents: Schema.Array(Agent.AgentSummary),
+  total: Schema.Int,
+  limit: Schema.Int,
+  offset: Schema.Int
+})
+
+/** Public reads: no credential needed, but a valid one shows a member every build. */
+export class PublicAgentsApi extends HttpApiGroup.make("publicAgents")
+  .add(
+    HttpApiEndpoint.get("list", "/agents")
+      .setUrlParams(ListParams)
+      .addSuccess(ListResponse)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "List agents with at least one published version (public)")
+  )
+  .add(
+    HttpApiEndpoint.get("get")`/agents/${account}/${name}`
+      .addSuccess(Agent.Agent)
+      .addError(BadRequest)
+      .addError(Unauthorized)
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Description,
+        "Public callers see only published versions; authenticated members of the account see every build."
+      )
+      .annotate(OpenApi.Summary, "Agent details with versions")
+  )
+  .annotate(OpenApi.Title, "Catalog")
+{}
+
+/** Authenticated catalog operations. */
+export class AgentsApi extends HttpApiGroup.make("agents")
+  .add(
+    HttpApiEndpoint.post("register")`/agents/${account}/${name}/register`
+      .setPayload(RegisterRequest)
+      .addSuccess(RegisterResponse, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Register or update an agent build (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.post("publish")`/agents/${account}/${name}/publish`
+      .setPayload(PublishRequest)
+      .addSuccess(PublishResponse, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Give a build a semver version (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.get("config")`/agents/${account}/${name}/config`
+      .addSuccess(Agent.AgentConfig)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "What is needed to deploy the latest build")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Agents")
+{}

@@ -1,0 +1,78 @@
+/**
+ * The error bodies of the API, one class per status. Every error answer has
+ * the body `{ error, details }`: `error` a stable snake_case code, `details`
+ * a sentence for people. Which domain error becomes which of these is
+ * decided once, in @hosting/http.
+ */
+import { HttpApiSchema } from "@effect/platform"
+import { Schema } from "effect"
+
+const body = {
+  /** Stable machine-readable code, snake_case. */
+  error: Schema.String,
+  /** Human-readable explanation. */
+  details: Schema.String
+}
+
+/** 400: the request body or parameters are invalid. */
+export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(body, HttpApiSchema.annotations({ status: 400 })) {
+  readonly _tag = "BadRequest"
+}
+
+/** 401: no credential, or an unknown or expired one. */
+export class Unauthorized extends Schema.Class<Unauthorized>("Unauthorized")(body, HttpApiSchema.annotations({ status: 401 })) {
+  readonly _tag = "Unauthorized"
+}
+
+/** 403: the caller lacks the role the operation needs. */
+export class Forbidden extends Schema.Class<Forbidden>("Forbidden")(body, HttpApiSchema.annotations({ status: 403 })) {
+  readonly _tag = "Forbidden"
+}
+
+/** 404: no such resource, or not one the caller may see. */
+export class NotFound extends Schema.Class<NotFound>("NotFound")(body, HttpApiSchema.annotations({ status: 404 })) {
+  readonly _tag = "NotFound"
+}
+
+/** 409: the resource is in a state that refuses the operation; `code` repeats `error`. */
+export class Conflict extends Schema.Class<Conflict>("Conflict")(
+  { ...body, code: Schema.String },
+  HttpApiSchema.annotations({ status: 409 })
+) {
+  readonly _tag = "Conflict"
+}
+
+/** 413: the request is larger than allowed. */
+export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLarge")(
+  body,
+  HttpApiSchema.annotations({ status: 413 })
+) {
+  readonly _tag = "PayloadTooLarge"
+}
+
+/** 500: something failed on the server; the details never show internals. */
+export class InternalError extends Schema.Class<InternalError>("InternalError")(
+  body,
+  HttpApiSchema.annotations({ status: 500 })
+) {
+  readonly _tag = "InternalError"
+}
+
+/** 503: the feature is not configured or its backend is unavailable. */
+export class ServiceUnavailable extends Schema.Class<ServiceUnavailable>("ServiceUnavailable")(
+  body,
+  HttpApiSchema.annotations({ status: 503 })
+) {
+  readonly _tag = "ServiceUnavailable"
+}
+
+/** Any error body the API answers with. */
+export type ApiError =
+  | BadRequest
+  | Unauthorized
+  | Forbidden
+  | NotFound
+  | Conflict
+  | PayloadTooLarge
+  | InternalError
+  | ServiceUnavailable

@@ -1,0 +1,27 @@
+/**
+ * The whole HTTP contract of the service under /api/v1. The server
+ * implements it and the client derives from it, so they cannot drift.
+ */
+import { HttpApi, OpenApi } from "@effect/platform"
+import { AccountsApi } from "./AccountsApi.js"
+import { AgentsApi, PublicAgentsApi } from "./AgentsApi.js"
+import { InternalError, NotFound, PayloadTooLarge } from "./ApiErrors.js"
+
+/** The path prefix of every route. */
+export const basePath = "/api/v1" as const
+
+export class HostingApi extends HttpApi.make("hosting")
+  .add(PublicAgentsApi)
+  .add(AgentsApi)
+  .add(AccountsApi)
+  .addError(NotFound)
+  .addError(PayloadTooLarge)
+  .addError(InternalError)
+  .prefix(basePath)
+  .annotate(OpenApi.Title, "Agent hosting service")
+  .annotate(OpenApi.Version, "1.0.0")
+  .annotate(
+    OpenApi.Description,
+    "Register, publish, deploy and chat with AI agents. Errors answer with { error, details }."
+  )
+{}

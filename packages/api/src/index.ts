@@ -1,0 +1,5 @@
+export * as AccountsApi from "./AccountsApi.js"
+export * as AgentsApi from "./AgentsApi.js"
+export * as ApiErrors from "./ApiErrors.js"
+export * as Authentication from "./Authentication.js"
+export * as HostingApi from "./HostingApi.js"

@@ -1,0 +1,28 @@
+/**
+ * Handlers of the account routes.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { HostingApi } from "@hosting/api"
+import { Accounts, Principal } from "@hosting/core"
+import { Effect } from "effect"
+import { handle } from "./ErrorMapping.js"
+
+export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "accounts", (handlers) =>
+  Effect.gen(function*() {
+    const accounts = yield* Accounts.Accounts
+    return handlers
+      .handle("me", () => Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.me(principal))))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.get(principal, path.account))))
+      .handle("rename", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          const result = yield* handle(accounts.rename(principal, path.account, payload.name))
+          return {
+            message: result.previous === result.name
+              ? `Account ${result.name} keeps its name`
+              : `Account ${result.previous} renamed to ${result.name}`,
+            name: result.name
+          }
+        }))
+  }))

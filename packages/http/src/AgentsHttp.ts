@@ -1,0 +1,58 @@
+/**
+ * Handlers of the catalog routes.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { HostingApi } from "@hosting/api"
+import { Catalog, Identity, Principal } from "@hosting/core"
+import { Effect, Option } from "effect"
+import * as Auth from "./Auth.js"
+import { handle } from "./ErrorMapping.js"
+
+export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAgents", (handlers) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog.Catalog
+    const identity = yield* Identity.Identity
+    return handlers
+      .handle("list", ({ urlParams }) =>
+        handle(catalog.list({
+          q: Option.fromNullable(urlParams.q).pipe(Option.filter((q) => q.trim() !== ""), Option.map((q) => q.trim())),
+          limit: urlParams.limit,
+          offset: urlParams.offset
+        })).pipe(Effect.map((page) => ({ ...page, limit: urlParams.limit, offset: urlParams.offset }))))
+      .handle("get", ({ path }) =>
+        Effect.flatMap(Auth.optionalPrincipal(identity), (principal) => handle(catalog.get(principal, path.account, path.name))))
+  }))
+
+export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "agents", (handlers) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog.Catalog
+    return handlers
+      .handle("register", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          const result = yield* handle(catalog.register(principal, { ...path, ...payload }))
+          return {
+            message: result.created ? "Build registered" : "Build updated",
+            account: result.account,
+            name: result.name,
+            build_id: result.build_id,
+            validation_warnings: result.validation_warnings
+          }
+        }))
+      .handle("publish", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          const result = yield* handle(catalog.publish(principal, { ...path, ...payload }))
+          return {
+            message: result.created
+              ? `Published ${result.account}/${result.name} ${result.version}`
+              : `${result.account}/${result.name} ${result.version} was already published for this build`,
+            account: result.account,
+            name: result.name,
+            build_id: result.build_id,
+            version: result.version
+          }
+        }))
+      .handle("config", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(catalog.config(principal, path.account, path.name))))
+  }))

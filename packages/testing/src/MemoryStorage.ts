@@ -1,0 +1,238 @@
+/**
+ * Every storage port in memory: a test double for use-case and HTTP tests
+ * (no native module, nothing on disk). It passes the same storage contract
+ * suite as the SQL adapters. Transactions run one at a time and restore a
+ * snapshot when they fail.
+ */
+import { Account, Agent, Event, Ids, Ports } from "@hosting/core"
+import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
+
+interface State {
+  users: Map<string, Account.User>
+  tokens: Map<string, { hash: string; user_id: Ids.UserId; expires_at: Option.Option<DateTime.Utc> }>
+  accounts: Map<string, Account.Account>
+  memberships: Map<string, { account_id: Ids.AccountId; user_id: Ids.UserId; role: Ids.Role }>
+  agents: Map<string, Omit<Agent.AgentRecord, "account">>
+  builds: Map<string, Agent.Build>
+  events: Array<Event.StoredEvent>
+  nextEventId: number
+}
+
+const emptyState = (): State => ({
+  users: new Map(),
+  tokens: new Map(),
+  accounts: new Map(),
+  memberships: new Map(),
+  agents: new Map(),
+  builds: new Map(),
+  events: [],
+  nextEventId: 1
+})
+
+const copy = (s: State): State => ({
+  users: new Map(s.users),
+  tokens: new Map(s.tokens),
+  accounts: new Map(s.accounts),
+  memberships: new Map(s.memberships),
+  agents: new Map(s.agents),
+  builds: new Map(s.builds),
+  events: [...s.events],
+  nextEventId: s.nextEventId
+})
+
+const buildKey = (agentId: string, buildId: string) => `${agentId}\u0000${buildId}`
+const membershipKey = (accountId: string, userId: string) => `${accountId}\u0000${userId}`
+const byTimeDesc = (a: DateTime.Utc, b: DateTime.Utc) => DateTime.toEpochMillis(b) - DateTime.toEpochMillis(a)
+
+/** Builds the in-memory ports over one shared state. */
+export const make = Effect.gen(function*() {
+  let state = emptyState()
+  const lock = yield* Effect.makeSemaphore(1)
+  const inTransaction = yield* FiberRef.make(false)
+
+  const accountName = (id: Ids.AccountId) => state.accounts.get(id)!.name
+  const withAccount = (agent: Omit<Agent.AgentRecord, "account">) =>
+    new Agent.AgentRecord({ ...agent, account: accountName(agent.account_id) })
+
+  const transactor = Ports.Transactor.of({
+    withTransaction: (effect) =>
+      Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
+        nested ? effect : lock.withPermits(1)(Effect.gen(function*() {
+          const snapshot = copy(state)
+          const exit = yield* Effect.exit(Effect.locally(effect, inTransaction, true))
+          if (Exit.isFailure(exit)) state = snapshot
+          return yield* exit
+        })))
+  })
+
+  const accounts = Ports.AccountStore.of({
+    findByName: (name) => Effect.sync(() => Option.fromNullable([...state.accounts.values()].find((a) => a.name === name))),
+    findById: (id) => Effect.sync(() => Option.fromNullable(state.accounts.get(id))),
+    ensure: (input) =>
+      Effect.sync(() => {
+        const existing = [...state.accounts.values()].find((a) => a.name === input.name)
+        if (existing) return existing
+        const account = new Account.Account({ id: input.id, name: input.name, created_at: input.now })
+        state.accounts.set(account.id, account)
+        return account
+      }),
+    rename: (id, name) =>
+      Effect.sync(() => {
+        const holder = [...state.accounts.values()].find((a) => a.name === name)
+        if (holder) return holder.id === id
+        const account = state.accounts.get(id)
+        if (account) state.accounts.set(id, new Account.Account({ ...account, name }))
+        return true
+      }),
+    findUser: (id) => Effect.sync(() => Option.fromNullable(state.users.get(id))),
+    upsertUser: (user) => Effect.sync(() => void state.users.set(user.id, user)),
+    setMembership: (account_id, user_id, role) =>
+      Effect.sync(() => void state.memberships.set(membershipKey(account_id, user_id), { account_id, user_id, role })),
+    membershipsOf: (userId) =>
+      Effect.sync(() =>
+        [...state.memberships.values()]
+          .filter((m) => m.user_id === userId)
+          .map((m) => new Account.Membership({ account_id: m.account_id, account: accountName(m.account_id), role: m.role }))
+          .sort((a, b) => a.account.localeCompare(b.account))
+      ),
+    membersOf: (accountId) =>
+      Effect.sync(() =>
+        [...state.memberships.values()]
+          .filter((m) => m.account_id === accountId)
+          .map((m) => new Account.Member({ user_id: m.user_id, name: state.users.get(m.user_id)?.name ?? "", role: m.role }))
+          .sort((a, b) => a.user_id.localeCompare(b.user_id))
+      )
+  })
+
+  const tokens = Ports.TokenStore.of({
+    findByHash: (hash) => Effect.sync(() => Option.fromNullable(state.tokens.get(hash))),
+    add: (input) =>
+      Effect.sync(() => {
+        if (!state.tokens.has(input.hash)) {
+          state.tokens.set(input.hash, { hash: input.hash, user_id: input.user_id, expires_at: input.expires_at })
+        }
+      })
+  })
+
+  const findAgentRecord = (accountId: Ids.AccountId, name: Ids.AgentName) =>
+    [...state.agents.values()].find((a) => a.account_id === accountId && a.name === name)
+
+  const publishedOf = (agentId: string) =>
+    [...state.builds.values()].filter((b) => b.agent_id === agentId && Option.isSome(b.version))
+
+  const agents = Ports.AgentStore.of({
+    findAgent: (accountId, name) => Effect.sync(() => Option.map(Option.fromNullable(findAgentRecord(accountId, name)), withAccount)),
+    upsertAgent: (input) =>
+      Effect.sync(() => {
+        const existing = findAgentRecord(input.account_id, input.name)
+        const record = existing
+          ? { ...existing, registry: input.registry, updated_at: input.now }
+          : { id: input.id, account_id: input.account_id, name: input.name, registry: input.registry, created_at: input.now, updated_at: input.now }
+        state.agents.set(record.id, record)
+        return withAccount(record)
+      }),
+    findBuild: (agentId, buildId) => Effect.sync(() => Option.fromNullable(state.builds.get(buildKey(agentId, buildId)))),
+    findBuildByVersion: (agentId, version) =>
+      Effect.sync(() =>
+        Option.fromNullable(
+          [...state.builds.values()].find((b) => b.agent_id === agentId && Option.getOrUndefined(b.version) === version)
+        )
+      ),
+    upsertBuild: (build) =>
+      Effect.sync(() => {
+        const key = buildKey(build.agent_id, build.build_id)
+        const previous = state.builds.get(key)
+        const stored = previous
+          ? new Agent.Build({
+            ...build,
+            version: previous.version,
+            published_at: previous.published_at,
+            registered_at: previous.registered_at
+          })
+          : build
+        state.builds.set(key, stored)
+        return build
+      }),
+    publishBuild: (input) =>
+      Effect.sync(() => {
+        const key = buildKey(input.agent_id, input.build_id)
+        const build = state.builds.get(key)
+        if (build) {
+          state.builds.set(
+            key,
+            new Agent.Build({ ...build, version: Option.some(input.version), published_at: Option.some(input.now), updated_at: input.now })
+          )
+        }
+      }),
+    listBuilds: (agentId) =>
+      Effect.sync(() =>
+        [...state.builds.values()]
+          .filter((b) => b.agent_id === agentId)
+          .sort((a, b) => byTimeDesc(a.registered_at, b.registered_at) || b.build_id.localeCompare(a.build_id))
+      ),
+    listPublished: (query) =>
+      Effect.sync(() => {
+        const q = Option.map(query.q, (s) => s.toLowerCase())
+        const matching = [...state.agents.values()]
+          .filter((a) => publishedOf(a.id).length > 0)
+          .filter((a) => Option.match(q, { onNone: () => true, onSome: (s) => `${accountName(a.account_id)}/${a.name}`.includes(s) }))
+          .map((a) => {
+            const published = publishedOf(a.id).sort((x, y) =>
+              Ids.compareSemVerDescending(Option.getOrThrow(x.version), Option.getOrThrow(y.version))
+            )
+            const last = published.map((b) => Option.getOrThrow(b.published_at)).sort(byTimeDesc)[0]!
+            const latest = published[0]!
+            const description = latest.spec["description"]
+            return new Agent.AgentSummary({
+              account: accountName(a.account_id),
+              name: a.name,
+              registry: a.registry,
+              description: typeof description === "string" ? description : undefined,
+              latest_version: Option.getOrThrow(latest.version),
+              latest_build_id: latest.build_id,
+              published_at: last,
+              versions_count: published.length
+            })
+          })
+          .sort((x, y) => byTimeDesc(x.published_at, y.published_at))
+        return { agents: matching.slice(query.offset, query.offset + query.limit), total: matching.length }
+      })
+  })
+
+  const events = Ports.EventLog.of({
+    append: (newEvents, now) =>
+      Effect.sync(() =>
+        newEvents.map((event) => {
+          const stored = new Event.StoredEvent({
+            id: String(state.nextEventId++),
+            account_id: event.account_id,
+            type: event.type,
+            data: { ...event.data },
+            created_at: now
+          })
+          state.events.push(stored)
+          return stored
+        })
+      ),
+    after: (accountId, afterId, limit) =>
+      Effect.sync(() => {
+        const from = Option.getOrElse(Option.filter(afterId, (id) => /^\d{1,15}$/.test(id)), () => "0")
+        return state.events.filter((e) => e.account_id === accountId && Number(e.id) > Number(from)).slice(0, limit)
+      })
+  })
+
+  return { transactor, accounts, tokens, agents, events } as const
+})
+
+/** Every storage port, in memory, fresh for each build of the layer. */
+export const layer: Layer.Layer<
+  Ports.AccountStore | Ports.AgentStore | Ports.TokenStore | Ports.EventLog | Ports.Transactor
+> = Layer.scopedContext(
+  Effect.map(make, (ports) =>
+    Context.make(Ports.Transactor, ports.transactor).pipe(
+      Context.add(Ports.AccountStore, ports.accounts),
+      Context.add(Ports.TokenStore, ports.tokens),
+      Context.add(Ports.AgentStore, ports.agents),
+      Context.add(Ports.EventLog, ports.events)
+    ))
+)

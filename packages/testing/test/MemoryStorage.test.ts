@@ -1,0 +1,3 @@
+import { MemoryStorage, StorageSuite } from "@hosting/testing"
+
+StorageSuite.run("memory", MemoryStorage.layer)
