@@ -31,12 +31,12 @@ export const parse = (content: string): Effect.Effect<SpecMap, SpecInvalid> =>
     if (content.length > maxSpecLength) {
       return Effect.fail(new SpecInvalid({ details: `it is longer than ${maxSpecLength} characters` }))
     }
-    const doc = parseDocument(content, { prettyErrors: false, uniqueKeys: true })
+    const doc = parseDocument(content, { prettyErrors: true, uniqueKeys: true })
     const firstError = doc.errors[0]
     if (firstError !== undefined) {
       const line = firstError.linePos?.[0]
       const where = line ? ` (line ${line.line}, column ${line.col})` : ""
-      return Effect.fail(new SpecInvalid({ details: `YAML error${where}: ${firstError.message.split("\n")[0]}` }))
+      return Effect.fail(new SpecInvalid({ details: `YAML error${where}: ${firstError.message.split("\n")[0]!.replace(/ at line \d+, column \d+:?$/, "")}` }))
     }
     let value: unknown
     try {

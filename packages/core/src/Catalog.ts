@@ -50,12 +50,12 @@ const toVersion = (build: Build) =>
     validation_warnings: build.validation_warnings
   })
 
-/** The image of a build: the spec's `image` when given, else `<registry>/<account>/<name>:<build_id>`. */
+/** The image of a build: the spec's `image` when given, else `<registry>/<name>:<build_id>`. */
 const imageOf = (agent: AgentRecord, build: Build) => {
   const image = build.spec["image"]
   if (typeof image === "string" && image !== "") return image
   const registry = agent.registry.replace(/^[a-z]+:\/\//i, "").replace(/\/+$/, "")
-  return `${registry}/${agent.account}/${agent.name}:${build.build_id}`
+  return `${registry}/${agent.name}:${build.build_id}`
 }
 
 const envOf = (build: Build): Record<string, string> => {

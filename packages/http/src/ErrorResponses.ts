@@ -40,6 +40,16 @@ export const apiErrorResponse = (error: ApiErrors.ApiError): HttpServerResponse.
 const json = (status: number, error: string, details: string) =>
   HttpServerResponse.unsafeJson({ error, details }, { status })
 
+/** One line per problem, each naming where it is: `version: must be a semantic version ...`. */
+export const decodeDetails = (error: HttpApiError.HttpApiDecodeError): string => {
+  const lines = error.issues.map((issue) => {
+    const where = issue.path.length === 0 ? "request" : issue.path.map(String).join(".")
+    const message = issue._tag === "Missing" ? "is required" : issue.message.split("\n")[0]
+    return `${where}: ${message}`
+  })
+  return lines.length === 0 ? "The request is not valid." : `Invalid request: ${[...new Set(lines)].join("; ")}`
+}
+
 const isBodyTooLarge = (error: HttpServerError.RequestError) =>
   error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
 
@@ -53,7 +63,7 @@ export const causeResponse = <E>(
     if (HttpServerResponse.isServerResponse(error)) return error
     if (isApiError(error)) return apiErrorResponse(error)
     if (error instanceof HttpApiError.HttpApiDecodeError) {
-      return json(400, "invalid_request", error.message)
+      return json(400, "invalid_request", decodeDetails(error))
     }
     if (HttpServerError.isServerError(error)) {
       const request = yield* HttpServerRequest.HttpServerRequest
