@@ -157,8 +157,8 @@ describe("Fixtures", () => {
         const error = yield* Effect.flip(Fixtures.load(yield* Fixtures.decode({
           accounts: [{ name: "lonely", members: [{ user: "ghost", role: "owner" }] }]
         })))
-        expect(error.details).toContain("ghost")
-        expect(error.details).toContain("lonely")
+        expect(error.message).toContain("ghost")
+        expect(error.message).toContain("lonely")
       }))
 
     it.effect("keys of later features are validated now and reported as deferred", () =>

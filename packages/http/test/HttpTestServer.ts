@@ -1,0 +1,47 @@
+/**
+ * The API served on a test server (loopback, random port) over in-memory
+ * storage, plus small helpers to call it raw or through HttpApiClient.
+ */
+import { HttpApiBuilder, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { HostingApi } from "@hosting/api"
+import { HostingHttp } from "@hosting/http"
+import { TestServices } from "@hosting/testing"
+import { Effect, Layer } from "effect"
+
+export const layer = (options: HostingHttp.HostingHttpOptions = {}) =>
+  HttpApiBuilder.serve().pipe(
+    Layer.provide(HostingHttp.layer(options)),
+    Layer.provideMerge(TestServices.layer),
+    Layer.provideMerge(NodeHttpServer.layerTest)
+  )
+
+/** A typed client, optionally sending a bearer token. */
+export const client = (token?: string) =>
+  HttpApiClient.make(HostingApi.HostingApi, {
+    transformClient: token === undefined ? undefined : HttpClient.mapRequest(HttpClientRequest.bearerToken(token))
+  })
+
+/** A raw call: status, headers and parsed JSON body (or text when not JSON). */
+export const raw = (
+  method: "GET" | "POST" | "PUT" | "DELETE",
+  path: string,
+  options: { readonly token?: string; readonly json?: unknown; readonly text?: string; readonly headers?: Record<string, string> } = {}
+) =>
+  Effect.gen(function*() {
+    const http = yield* HttpClient.HttpClient
+    let request = HttpClientRequest.make(method)(`/api/v1${path}`)
+    if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
+    if (options.headers) request = HttpClientRequest.setHeaders(request, options.headers)
+    if (options.json !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.json)
+    if (options.text !== undefined) request = HttpClientRequest.bodyText(request, options.text, "application/json")
+    const response = yield* http.execute(request)
+    const text = yield* response.text
+    let body: any = text
+    try {
+      body = JSON.parse(text)
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, headers: response.headers, body }
+  }).pipe(Effect.scoped, Effect.orDie)
