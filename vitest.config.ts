@@ -6,7 +6,7 @@ export default defineConfig({
   resolve: { conditions: ["@hosting/source"] },
   ssr: { resolve: { conditions: ["@hosting/source"] } },
   test: {
-    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts"],
+    include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "scripts/**/*.test.ts"],
     testTimeout: 30_000,
     hookTimeout: 30_000
   }

@@ -7,23 +7,23 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { Fixtures, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
-import { Effect, Layer } from "effect"
+import { Data, Effect, Layer } from "effect"
 import { readFile } from "node:fs/promises"
 import { createServer } from "node:http"
 import type { ServerConfig } from "./ServerConfig.js"
 
-/** Thrown at start for a configuration this build cannot serve. */
-export class StartupError extends Error {
-  override readonly name = "StartupError"
-}
+/** A configuration this server cannot start with (a bad fixtures file, an unsupported database). */
+export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
-const storage = (config: ServerConfig) => {
+type Storage = ReturnType<typeof SqliteStorage.layer>
+
+const storage = (config: ServerConfig): Layer.Layer<Layer.Layer.Success<Storage>, Layer.Layer.Error<Storage> | StartupError> => {
   switch (config.database._tag) {
     case "Sqlite":
       return SqliteStorage.layer({ filename: config.database.filename })
     case "Postgres":
-      return Layer.die(
-        new StartupError("HOSTING_DATABASE_URL=postgres://... is not available in this build yet; use sqlite:<path>.")
+      return Layer.fail(
+        new StartupError({ message: "HOSTING_DATABASE_URL=postgres://... is not available in this build yet; use sqlite:<path>." })
       )
   }
 }
@@ -33,11 +33,13 @@ const fixtures = (path: string | undefined) =>
   path === undefined ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
     const text = yield* Effect.tryPromise({
       try: () => readFile(path, "utf8"),
-      catch: (error) => new StartupError(`HOSTING_FIXTURES: cannot read ${path}: ${(error as Error).message}`)
+      catch: (error) => new StartupError({ message: `HOSTING_FIXTURES: cannot read ${path}: ${(error as Error).message}` })
     })
     const report = yield* Fixtures.parse(text).pipe(
       Effect.flatMap(Fixtures.load),
-      Effect.mapError((error) => new StartupError(`HOSTING_FIXTURES (${path}): ${error.message}`))
+      Effect.catchAll((error) =>
+        error._tag === "StorageError" ? Effect.die(error) : Effect.fail(new StartupError({ message: `HOSTING_FIXTURES (${path}): ${error.message}` }))
+      )
     )
     yield* Effect.logInfo(`fixtures loaded from ${path}: ${report.users} users, ${report.accounts} accounts`)
     if (report.deferred.length > 0) {
@@ -45,7 +47,7 @@ const fixtures = (path: string | undefined) =>
         `fixtures: ${report.deferred.join(", ")} validated; they are loaded once their feature is part of the server`
       )
     }
-  }).pipe(Effect.orDie))
+  }))
 
 /** Storage, use cases and fixtures: everything below HTTP. */
 export const core = (config: ServerConfig) =>

@@ -2,12 +2,25 @@
 /**
  * Starts the example server with the configuration of the environment.
  * SIGINT and SIGTERM interrupt it: open requests end, the database closes.
+ * A bad configuration prints one line naming the problem and exits with 1.
  */
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
 
-const main = Effect.flatMap(ServerConfig.config, (config) => Layer.launch(Server.layer(config)))
+const refuse = (message: string) =>
+  Effect.sync(() => {
+    console.error(`hosting: cannot start: ${message}`)
+    process.exitCode = 1
+  })
 
-NodeRuntime.runMain(main)
+const main = ServerConfig.config.pipe(
+  Effect.flatMap((config) => Layer.launch(Server.layer(config))),
+  Effect.catchTags({
+    ConfigError: (error) => refuse(`configuration: ${String(error)}`),
+    StartupError: (error) => refuse(error.message)
+  })
+)
+
+NodeRuntime.runMain(main, { disableErrorReporting: false })

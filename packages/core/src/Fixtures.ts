@@ -3,12 +3,13 @@
  * file"). Loading is idempotent: loading the same fixtures twice changes
  * nothing. Unknown keys are refused with a message that names them.
  */
-import { DateTime, Effect, Option, ParseResult, Schema } from "effect"
+import { DateTime, Effect, Option, Schema } from "effect"
 import { User } from "./Account.js"
 import { InvalidRequest } from "./Errors.js"
 import { AccountId, AccountName, Role, UserId } from "./Ids.js"
 import { Identity } from "./Identity.js"
 import { AccountStore, IdGenerator, Transactor } from "./Ports.js"
+import { formatParseError } from "./SchemaIssues.js"
 
 const FixtureUser = Schema.Struct({
   id: UserId,
@@ -84,7 +85,7 @@ export const pendingKeys = ["deployments", "cluster", "files", "traces"] as cons
 export const decode = (input: unknown): Effect.Effect<Fixtures, InvalidRequest> =>
   Schema.decodeUnknown(FixturesSchema, { onExcessProperty: "error", errors: "all" })(input).pipe(
     Effect.mapError((error) =>
-      new InvalidRequest({ details: `fixtures: ${ParseResult.TreeFormatter.formatErrorSync(error)}` })
+      new InvalidRequest({ details: `fixtures: ${formatParseError(error, "fixtures")}` })
     )
   )
 

@@ -13,6 +13,7 @@ import {
   HttpServerResponse
 } from "@effect/platform"
 import { ApiErrors } from "@hosting/api"
+import { SchemaIssues } from "@hosting/core"
 import { Cause, Effect, Option, type Schema } from "effect"
 import { internalDetails } from "./ErrorMapping.js"
 
@@ -41,14 +42,8 @@ const json = (status: number, error: string, details: string) =>
   HttpServerResponse.unsafeJson({ error, details }, { status })
 
 /** One line per problem, each naming where it is: `version: must be a semantic version ...`. */
-export const decodeDetails = (error: HttpApiError.HttpApiDecodeError): string => {
-  const lines = error.issues.map((issue) => {
-    const where = issue.path.length === 0 ? "request" : issue.path.map(String).join(".")
-    const message = issue._tag === "Missing" ? "is required" : issue.message.split("\n")[0]
-    return `${where}: ${message}`
-  })
-  return lines.length === 0 ? "The request is not valid." : `Invalid request: ${[...new Set(lines)].join("; ")}`
-}
+export const decodeDetails = (error: HttpApiError.HttpApiDecodeError): string =>
+  error.issues.length === 0 ? "The request is not valid." : `Invalid request: ${SchemaIssues.formatIssues(error.issues)}`
 
 const isBodyTooLarge = (error: HttpServerError.RequestError) =>
   error.cause instanceof Error && error.cause.message === "maxBytes exceeded"

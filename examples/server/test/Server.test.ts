@@ -1,0 +1,101 @@
+/**
+ * The example server as users run it: configuration from the environment,
+ * fixtures, the listening line, the catalog flow over HTTP, a clean stop.
+ */
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { runToExit, type Running, start } from "./process.js"
+
+const dir = mkdtempSync(join(tmpdir(), "hosting-server-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const fixtures = join(dir, "fixtures.json")
+writeFileSync(fixtures, JSON.stringify({
+  users: [{ id: "alice", name: "Alice", tokens: ["alice-token"] }, { id: "bob", name: "Bob", tokens: ["bob-token"] }],
+  accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }, { user: "bob", role: "member" }] }],
+  deployments: [{
+    id: "dep-1",
+    account: "acme",
+    agent: "acme/helper",
+    build_id: "b-1",
+    namespace: "acme-helper",
+    status: "running",
+    deployed_at: "2026-11-01T10:00:00Z",
+    undeployed_at: null,
+    spec: {}
+  }]
+}))
+
+const call = async (server: Running, method: string, path: string, token?: string, body?: unknown) => {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {})
+  })
+  return { status: response.status, body: await response.json() as any }
+}
+
+describe("example server", () => {
+  let server: Running
+  const database = join(dir, "data", "hosting.db")
+
+  beforeAll(async () => {
+    server = await start({ HOSTING_DATABASE_URL: `sqlite:${database}`, HOSTING_FIXTURES: fixtures, HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}` })
+  })
+  afterAll(async () => {
+    if (server.child.exitCode === null) await server.stop()
+  })
+
+  it("prints one line `listening on http://HOST:PORT/api/v1` once it serves", () => {
+    expect(server.baseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/api\/v1$/)
+    expect(server.output().match(/listening on/g)).toHaveLength(1)
+  })
+
+  it("logs that fixture keys of later features were validated", () => {
+    expect(server.output()).toContain("deployments validated")
+  })
+
+  it("serves the catalog flow: register, publish, read (with the fixtures' tokens)", async () => {
+    const registered = await call(server, "POST", "/agents/acme/helper/register", "alice-token", {
+      build_id: "b-1",
+      registry: "ghcr.io/acme",
+      spec_content: "name: helper\ndescription: Helps\n"
+    })
+    expect(registered.status).toBe(201)
+    expect((await call(server, "POST", "/agents/acme/helper/publish", "bob-token", { build_id: "b-1", version: "1.0.0" })).status).toBe(403)
+    const published = await call(server, "POST", "/agents/acme/helper/publish", "alice-token", { build_id: "b-1", version: "1.0.0" })
+    expect(published.status).toBe(201)
+    const agent = await call(server, "GET", "/agents/acme/helper")
+    expect(agent.body.versions.map((v: any) => v.version)).toEqual(["1.0.0"])
+    const list = await call(server, "GET", "/agents")
+    expect(list.body.agents.map((a: any) => `${a.account}/${a.name}`)).toContain("acme/helper")
+  })
+
+  it("stops cleanly on SIGTERM, and what it stored is there at the next start", async () => {
+    expect(await server.stop("SIGTERM")).toBe(0)
+    server = await start({ HOSTING_DATABASE_URL: `sqlite:${database}`, HOSTING_FIXTURES: fixtures })
+    const agent = await call(server, "GET", "/agents/acme/helper")
+    expect(agent.status).toBe(200)
+    expect(agent.body.versions[0].version).toBe("1.0.0")
+  })
+})
+
+describe("example server configuration", () => {
+  it("refuses a bad variable at start with a message naming it", async () => {
+    for (const [name, value] of [["HOSTING_PORT", "eighty"], ["HOSTING_DATABASE_URL", "mysql://x"], ["HOSTING_CLUSTER", "docker"], ["HOSTING_OBJECT_STORE", "ftp://x"]]) {
+      const result = await runToExit({ [name!]: value!, HOSTING_DATABASE_URL: name === "HOSTING_DATABASE_URL" ? value! : "sqlite::memory:" })
+      expect(result.code).not.toBe(0)
+      expect(result.output).toContain(name)
+    }
+  })
+
+  it("refuses a fixtures file with an unknown key, naming the key", async () => {
+    const bad = join(dir, "bad-fixtures.json")
+    writeFileSync(bad, JSON.stringify({ users: [], agents: [] }))
+    const result = await runToExit({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_FIXTURES: bad })
+    expect(result.code).not.toBe(0)
+    expect(result.output).toContain("agents")
+  })
+})

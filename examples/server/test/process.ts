@@ -1,0 +1,78 @@
+/**
+ * Runs the example server as its own process (from source through tsx), as
+ * `pnpm start` would, and reads its output.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import { fileURLToPath } from "node:url"
+
+const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
+
+export interface Running {
+  readonly child: ChildProcess
+  readonly baseUrl: string
+  readonly output: () => string
+  /** Sends a signal and resolves with the exit code. */
+  readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
+}
+
+/** Output and exit code of a server that is expected to refuse to start. */
+export const runToExit = (env: Record<string, string>, timeoutMs = 20_000) =>
+  new Promise<{ code: number | null; output: string }>((resolve, reject) => {
+    const child = spawnServer(env)
+    let output = ""
+    child.stdout!.on("data", (d) => (output += d))
+    child.stderr!.on("data", (d) => (output += d))
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`server did not exit within ${timeoutMs} ms:\n${output}`))
+    }, timeoutMs)
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      resolve({ code, output })
+    })
+  })
+
+const spawnServer = (env: Record<string, string>) =>
+  spawn(process.execPath, ["--import", "tsx", "--conditions=@hosting/source", main], {
+    env: { ...process.env, HOSTING_PORT: "0", HOSTING_HOST: "127.0.0.1", ...env },
+    stdio: ["ignore", "pipe", "pipe"]
+  })
+
+/** Starts the server and resolves once it prints its listening line. */
+export const start = (env: Record<string, string>, timeoutMs = 20_000) =>
+  new Promise<Running>((resolve, reject) => {
+    const child = spawnServer(env)
+    let output = ""
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL")
+      reject(new Error(`server did not start within ${timeoutMs} ms:\n${output}`))
+    }, timeoutMs)
+    const onData = (data: Buffer) => {
+      output += data
+      const match = /listening on (http:\/\/\S+\/api\/v1)/.exec(output)
+      if (match) {
+        clearTimeout(timer)
+        resolve({
+          child,
+          baseUrl: match[1]!,
+          output: () => output,
+          stop: (signal = "SIGTERM") =>
+            new Promise((done) => {
+              if (child.exitCode !== null) return done(child.exitCode)
+              const kill = setTimeout(() => child.kill("SIGKILL"), 10_000)
+              child.once("exit", (code) => {
+                clearTimeout(kill)
+                done(code)
+              })
+              child.kill(signal)
+            })
+        })
+      }
+    }
+    child.stdout!.on("data", onData)
+    child.stderr!.on("data", (d) => (output += d))
+    child.on("exit", (code) => {
+      clearTimeout(timer)
+      reject(new Error(`server exited with ${code} before listening:\n${output}`))
+    })
+  })
