@@ -16,17 +16,24 @@ export interface HostingHttpOptions {
   readonly maxBodyBytes?: number
 }
 
-/** Every route of the API; needs the core use cases (Catalog, Accounts, Identity). */
-export const api = HttpApiBuilder.api(HostingApi.HostingApi).pipe(
-  Layer.provide([AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer]),
+/**
+ * The handlers of every group of HostingApi, with authentication. They also
+ * serve an API that extends HostingApi with groups of its own.
+ */
+export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer).pipe(
   Layer.provide(Auth.layer)
 )
 
-/** The API plus its documents and the error handling, ready for `HttpApiBuilder.serve`. */
-export const layer = (options: HostingHttpOptions = {}) =>
+/** HostingApi with its handlers; needs the core use cases (Catalog, Accounts, Identity). */
+export const api = HttpApiBuilder.api(HostingApi.HostingApi).pipe(Layer.provide(handlers))
+
+/** What every served API gets: the OpenAPI document, the reference page, the body limit and error bodies. */
+export const extras = (options: HostingHttpOptions = {}) =>
   Layer.mergeAll(
-    api,
     HttpApiBuilder.middlewareOpenApi({ path: `${HostingApi.basePath}/openapi.json` }),
     HttpApiScalar.layer({ path: `${HostingApi.basePath}/docs` }),
     ErrorResponses.layer({ maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024 })
-  ).pipe(Layer.provideMerge(api))
+  )
+
+/** HostingApi plus its extras, ready for `HttpApiBuilder.serve`. */
+export const layer = (options: HostingHttpOptions = {}) => extras(options).pipe(Layer.provideMerge(api))

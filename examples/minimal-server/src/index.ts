@@ -1,0 +1,45 @@
+/**
+ * A custom server from the parts: SQLite in memory, the core use cases, the
+ * whole hosting API, and one route of its own (`GET /api/v1/status`).
+ */
+import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import { NodeHttpServer } from "@effect/platform-node"
+import { HostingApi } from "@hosting/api"
+import { Catalog, Ports, UseCases } from "@hosting/core"
+import { HostingHttp } from "@hosting/http"
+import { SqliteStorage } from "@hosting/storage-sqlite"
+import { Effect, Layer, Option, Schema } from "effect"
+import { createServer } from "node:http"
+
+/** The hosting API plus a status route. */
+export class MinimalApi extends HostingApi.HostingApi.add(
+  HttpApiGroup.make("status").add(
+    HttpApiEndpoint.get("status", "/api/v1/status").addSuccess(Schema.Struct({ published_agents: Schema.Int }))
+  )
+) {}
+
+const StatusLive = HttpApiBuilder.group(MinimalApi, "status", (handlers) =>
+  Effect.gen(function*() {
+    const catalog = yield* Catalog.Catalog
+    return handlers.handle("status", () =>
+      catalog.list({ q: Option.none(), limit: 1, offset: 0 }).pipe(
+        Effect.map((page) => ({ published_agents: page.total })),
+        Effect.orDie
+      ))
+  }))
+
+/** Everything below HTTP: storage in memory and the use cases. */
+export const Core = UseCases.layer.pipe(
+  Layer.provideMerge(Ports.IdGeneratorRandom),
+  Layer.provideMerge(SqliteStorage.layer({ filename: ":memory:" }))
+)
+
+/** The API served by whatever HttpServer is in context. */
+export const App = HttpApiBuilder.serve().pipe(
+  Layer.provide(HostingHttp.extras()),
+  Layer.provide(HttpApiBuilder.api(MinimalApi).pipe(Layer.provide([HostingHttp.handlers, StatusLive]))),
+  Layer.provideMerge(Core)
+)
+
+/** The server on a port of the loopback interface. */
+export const layer = (port: number) => App.pipe(Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })))
