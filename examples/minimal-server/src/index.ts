@@ -5,7 +5,7 @@
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
-import { Catalog, Ports, UseCases } from "@hosting/core"
+import { Catalog, EventBus, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Effect, Layer, Option, Schema } from "effect"
@@ -31,6 +31,7 @@ const StatusLive = HttpApiBuilder.group(MinimalApi, "status", (handlers) =>
 /** Everything below HTTP: storage in memory and the use cases. */
 export const Core = UseCases.layer.pipe(
   Layer.provideMerge(Ports.IdGeneratorRandom),
+  Layer.provideMerge(EventBus.layerLocal),
   Layer.provideMerge(SqliteStorage.layer({ filename: ":memory:" }))
 )
 

@@ -4,7 +4,7 @@
  */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { Fixtures, Ports, UseCases } from "@hosting/core"
+import { EventBus, Fixtures, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Effect, Layer } from "effect"
@@ -54,6 +54,7 @@ export const core = (config: ServerConfig) =>
   fixtures(config.fixtures).pipe(
     Layer.provideMerge(UseCases.layer),
     Layer.provideMerge(Ports.IdGeneratorRandom),
+    Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(storage(config))
   )
 

@@ -8,9 +8,10 @@ import { Agent, AgentConfig, type AgentRecord, Build, type ValidationWarning, Ve
 import * as AgentSpec from "./AgentSpec.js"
 import { AccountNotFound, AgentNotFound, BuildAlreadyPublished, BuildNotFound, VersionAlreadyPublished } from "./Errors.js"
 import type { AgentBuildEvent } from "./Event.js"
-import { type AccountName, AgentId, type AgentName, type BuildId, compareSemVerDescending, type SemVer } from "./Ids.js"
+import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId, compareSemVerDescending, type SemVer } from "./Ids.js"
 import * as Policy from "./Policy.js"
-import { AccountStore, AgentStore, type CatalogQuery, EventLog, IdGenerator, Transactor } from "./Ports.js"
+import { EventBus } from "./EventBus.js"
+import { AccountStore, AgentStore, type CatalogQuery, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
 import type { Principal } from "./Principal.js"
 
 /** Input of a registration (interface.md register body plus the path). */
@@ -72,6 +73,8 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
     const events = yield* EventLog
     const ids = yield* IdGenerator
     const tx = yield* Transactor
+    const deployments = yield* DeploymentStore
+    const bus = yield* EventBus
 
     const accountNamed = (name: AccountName) =>
       accounts.findByName(name).pipe(
@@ -89,22 +92,33 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         }))
       )
 
-    /** Accounts whose stream receives the build events of an agent: the publisher's for now. */
-    const recipientsOf = (agent: AgentRecord) => Effect.succeed([agent.account_id])
+    /** Accounts whose stream receives the build events of an agent: the publisher and every account deploying it. */
+    const recipientsOf = (agent: AgentRecord) =>
+      Effect.map(deployments.accountsDeploying(agent.account_id, agent.name), (deploying) => [
+        ...new Set([agent.account_id, ...deploying])
+      ])
 
+    /** Appends an agent.build event to every recipient's log; returns the recipients to wake after commit. */
     const emitBuildEvent = (agent: AgentRecord, payload: AgentBuildEvent, now: DateTime.Utc) =>
-      recipientsOf(agent).pipe(
-        Effect.flatMap((recipients) =>
-          events.append(
-            recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { ...payload } })),
-            now
-          )
+      Effect.gen(function*() {
+        const recipients = yield* recipientsOf(agent)
+        yield* events.append(
+          recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { ...payload } })),
+          now
         )
+        return recipients
+      })
+
+    /** Runs a change in one transaction, then wakes the event-stream subscribers of the accounts it names. */
+    const commitAndSignal = <A, E, R>(change: Effect.Effect<{ readonly result: A; readonly recipients: ReadonlyArray<AccountId> }, E, R>) =>
+      tx.withTransaction(change).pipe(
+        Effect.tap(({ recipients }) => bus.publish(recipients)),
+        Effect.map(({ result }) => result)
       )
 
     /** Registers a build, or updates an existing one (interface.md: register is also update). */
     const register = Effect.fn("Catalog.register")(function*(principal: Principal, input: RegisterInput) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
+      return yield* commitAndSignal(Effect.gen(function*() {
         const account = yield* accountNamed(input.account)
         yield* Policy.requireManager(principal, account, "registering a build")
         const spec = yield* AgentSpec.parse(input.spec_content)
@@ -137,24 +151,25 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
             updated_at: now
           })
         )
-        yield* emitBuildEvent(agent, {
+        const recipients = yield* emitBuildEvent(agent, {
           agent: agentRef(account.name, agent.name),
           build_id: input.build_id,
           status: Option.isSome(previous) ? "updated" : "registered"
         }, now)
-        return {
+        const result = {
           account: account.name,
           name: agent.name,
           build_id: input.build_id,
           created: Option.isNone(previous),
           validation_warnings: warnings
         }
+        return { result, recipients }
       }))
     })
 
     /** Gives a build its semver version; the same version for the same build again changes nothing. */
     const publish = Effect.fn("Catalog.publish")(function*(principal: Principal, input: PublishInput) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
+      return yield* commitAndSignal(Effect.gen(function*() {
         const account = yield* accountNamed(input.account)
         yield* Policy.requireManager(principal, account, "publishing a version")
         const agent = yield* agentOf(account, input.name)
@@ -167,7 +182,8 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         )
         if (Option.isSome(build.version)) {
           if (build.version.value === input.version) {
-            return { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: false }
+            const result = { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: false }
+            return { result, recipients: [] }
           }
           return yield* new BuildAlreadyPublished({ agent: ref, buildId: build.build_id, version: build.version.value })
         }
@@ -177,8 +193,14 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         }
         const now = yield* DateTime.now
         yield* agents.publishBuild({ agent_id: agent.id, build_id: build.build_id, version: input.version, now })
-        yield* emitBuildEvent(agent, { agent: ref, build_id: build.build_id, status: "published", version: input.version }, now)
-        return { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: true }
+        const recipients = yield* emitBuildEvent(agent, {
+          agent: ref,
+          build_id: build.build_id,
+          status: "published",
+          version: input.version
+        }, now)
+        const result = { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: true }
+        return { result, recipients }
       }))
     })
 

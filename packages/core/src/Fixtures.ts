@@ -6,9 +6,10 @@
 import { DateTime, Effect, Option, Schema } from "effect"
 import { User } from "./Account.js"
 import { InvalidRequest } from "./Errors.js"
-import { AccountId, AccountName, Role, UserId } from "./Ids.js"
+import { DeploymentId } from "./Deployment.js"
+import { AccountId, AccountName, AgentName, BuildId, Role, UserId } from "./Ids.js"
 import { Identity } from "./Identity.js"
-import { AccountStore, IdGenerator, Transactor } from "./Ports.js"
+import { AccountStore, DeploymentStore, IdGenerator, Transactor } from "./Ports.js"
 import { formatParseError } from "./SchemaIssues.js"
 
 const FixtureUser = Schema.Struct({
@@ -22,11 +23,17 @@ const FixtureAccount = Schema.Struct({
   members: Schema.optionalWith(Schema.Array(Schema.Struct({ user: UserId, role: Role })), { default: () => [] })
 })
 
+const AgentRef = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\/[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, {
+    message: () => "must be <account>/<agent>"
+  })
+)
+
 const FixtureDeployment = Schema.Struct({
-  id: Schema.NonEmptyString,
+  id: DeploymentId,
   account: AccountName,
-  agent: Schema.String.pipe(Schema.pattern(/^[a-z0-9-]+\/[a-z0-9-]+$/)),
-  build_id: Schema.NonEmptyString,
+  agent: AgentRef,
+  build_id: BuildId,
   namespace: Schema.NonEmptyString,
   status: Schema.String,
   deployed_at: Schema.DateTimeUtc,
@@ -57,7 +64,7 @@ const FixtureFile = Schema.Struct({
 })
 
 const FixtureTrace = Schema.Struct({
-  agent: Schema.String.pipe(Schema.pattern(/^[a-z0-9-]+\/[a-z0-9-]+$/)),
+  agent: AgentRef,
   trace_id: Schema.NonEmptyString,
   name: Schema.String,
   status: Schema.Literal("ok", "error"),
@@ -79,7 +86,7 @@ export const FixturesSchema = Schema.Struct({
 export type Fixtures = typeof FixturesSchema.Type
 
 /** Keys of the format whose feature has not landed yet: validated, not loaded. */
-export const pendingKeys = ["deployments", "cluster", "files", "traces"] as const
+export const pendingKeys = ["cluster", "files", "traces"] as const
 
 /** Decodes fixtures from parsed JSON; unknown keys and bad values are refused with their path. */
 export const decode = (input: unknown): Effect.Effect<Fixtures, InvalidRequest> =>
@@ -100,6 +107,7 @@ export const parse = (text: string): Effect.Effect<Fixtures, InvalidRequest> =>
 export interface LoadReport {
   readonly users: number
   readonly accounts: number
+  readonly deployments: number
   /** Keys present in the fixtures whose loading arrives with a later feature. */
   readonly deferred: ReadonlyArray<string>
 }
@@ -110,9 +118,18 @@ export const load = Effect.fn("Fixtures.load")(function*(fixtures: Fixtures) {
   const identity = yield* Identity
   const ids = yield* IdGenerator
   const tx = yield* Transactor
+  const deploymentStore = yield* DeploymentStore
   const users = fixtures.users ?? []
   const accounts = fixtures.accounts ?? []
+  const deployments = fixtures.deployments ?? []
   const known = new Set(users.map((u) => u.id))
+  const accountIdOf = (name: string, what: string) =>
+    store.findByName(AccountName.make(name)).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.fail(new InvalidRequest({ details: `fixtures: ${what} names account ${name}, which does not exist` })),
+        onSome: (account) => Effect.succeed(account.id)
+      }))
+    )
   for (const account of accounts) {
     for (const member of account.members) {
       if (!known.has(member.user) && Option.isNone(yield* store.findUser(member.user))) {
@@ -132,10 +149,28 @@ export const load = Effect.fn("Fixtures.load")(function*(fixtures: Fixtures) {
       const stored = yield* store.ensure({ id: AccountId.make(yield* ids.next), name: account.name, now })
       for (const member of account.members) yield* store.setMembership(stored.id, member.user, member.role)
     }
+    for (const deployment of deployments) {
+      const [publisher, agentName] = deployment.agent.split("/") as [string, string]
+      const owner = yield* accountIdOf(deployment.account, `deployment ${deployment.id}`)
+      const publisherId = yield* accountIdOf(publisher, `deployment ${deployment.id} (agent ${deployment.agent})`)
+      yield* deploymentStore.upsert({
+        id: deployment.id,
+        account_id: owner,
+        publisher_id: publisherId,
+        agent_name: AgentName.make(agentName),
+        build_id: BuildId.make(deployment.build_id),
+        namespace: deployment.namespace,
+        status: deployment.status,
+        deployed_at: deployment.deployed_at,
+        undeployed_at: Option.fromNullable(deployment.undeployed_at),
+        spec: deployment.spec ?? {}
+      })
+    }
   }))
   const report: LoadReport = {
     users: users.length,
     accounts: accounts.length,
+    deployments: deployments.length,
     deferred: pendingKeys.filter((key) => fixtures[key] !== undefined)
   }
   return report

@@ -6,6 +6,7 @@
 import { Context, type DateTime, Effect, Layer, type Option } from "effect"
 import type { Account, Member, Membership, User } from "./Account.js"
 import type { AgentRecord, AgentSummary, Build } from "./Agent.js"
+import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
 import type { StorageError } from "./Errors.js"
 import type { NewEvent, StoredEvent } from "./Event.js"
 import type { AccountId, AccountName, AgentId, AgentName, BuildId, Role, SemVer, UserId } from "./Ids.js"
@@ -89,10 +90,39 @@ export class AgentStore extends Context.Tag("@hosting/core/AgentStore")<AgentSto
 
 /** The account event log (the source of truth for the event stream). */
 export class EventLog extends Context.Tag("@hosting/core/EventLog")<EventLog, {
-  /** Appends events in the caller's transaction; ids grow monotonically. */
+  /** Appends events in the caller's transaction; ids are decimal strings that grow monotonically. */
   readonly append: (events: ReadonlyArray<NewEvent>, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
-  /** Events of an account after an id, oldest first, at most `limit`. */
+  /** Events of an account after an id (all of them for None), oldest first, at most `limit`. */
   readonly after: (accountId: AccountId, afterId: Option.Option<string>, limit: number) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  /** The newest `limit` events of an account after an id, oldest first. */
+  readonly latest: (accountId: AccountId, afterId: Option.Option<string>, limit: number) => Effect.Effect<ReadonlyArray<StoredEvent>, StorageError>
+  /**
+   * Ids that bound the log of every account: `pruned` is the highest id ever
+   * deleted by retention (0 when none), `newest` the highest id written (0 when none).
+   */
+  readonly horizon: Effect.Effect<{ readonly pruned: bigint; readonly newest: bigint }, StorageError>
+  /** Deletes events created before the time; returns how many went. */
+  readonly prune: (before: DateTime.Utc) => Effect.Effect<number, StorageError>
+}>() {}
+
+/** Deployment records. */
+export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore")<DeploymentStore, {
+  /** Creates the record, or replaces the record with the same id. */
+  readonly upsert: (record: {
+    readonly id: DeploymentId
+    readonly account_id: AccountId
+    readonly publisher_id: AccountId
+    readonly agent_name: AgentName
+    readonly build_id: BuildId
+    readonly namespace: string
+    readonly status: string
+    readonly deployed_at: DateTime.Utc
+    readonly undeployed_at: Option.Option<DateTime.Utc>
+    readonly spec: Readonly<Record<string, unknown>>
+  }) => Effect.Effect<void, StorageError>
+  readonly findById: (id: DeploymentId) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>
+  /** Accounts other than the publisher with a live (not undeployed) deployment of the agent. */
+  readonly accountsDeploying: (publisherId: AccountId, agentName: AgentName) => Effect.Effect<ReadonlyArray<AccountId>, StorageError>
 }>() {}
 
 /** Fresh identifiers. */

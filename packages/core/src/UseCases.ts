@@ -4,7 +4,8 @@
 import { Layer } from "effect"
 import { Accounts } from "./Accounts.js"
 import { Catalog } from "./Catalog.js"
+import { Events } from "./Events.js"
 import { Identity } from "./Identity.js"
 
-/** Catalog, Accounts and Identity; needs the storage ports and an IdGenerator. */
-export const layer = Layer.mergeAll(Catalog.Default, Accounts.Default, Identity.Default)
+/** Catalog, Accounts, Identity and Events; needs the storage ports, an IdGenerator and an EventBus. */
+export const layer = Layer.mergeAll(Catalog.Default, Accounts.Default, Identity.Default, Events.Default)

@@ -4,7 +4,7 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Errors, Ports, UseCases } from "@hosting/core"
+import { Errors, EventBus, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { MemoryStorage } from "@hosting/testing"
 import { Effect, Layer } from "effect"
@@ -26,6 +26,7 @@ describe("HTTP: server failures", () => {
       Layer.provide(HostingHttp.layer()),
       Layer.provideMerge(UseCases.layer),
       Layer.provideMerge(Ports.IdGeneratorRandom),
+      Layer.provideMerge(EventBus.layerLocal),
       Layer.provideMerge(Layer.merge(MemoryStorage.layer, brokenAgents)),
       Layer.provideMerge(NodeHttpServer.layerTest)
     )

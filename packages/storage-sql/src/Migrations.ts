@@ -70,9 +70,32 @@ const init = Effect.gen(function*() {
   yield* sql`CREATE INDEX events_account ON events (account_id, id)`
 })
 
+const deploymentsAndRetention = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE deployments (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    publisher_id TEXT NOT NULL REFERENCES accounts(id),
+    agent_name TEXT NOT NULL,
+    build_id TEXT NOT NULL,
+    namespace TEXT NOT NULL,
+    status TEXT NOT NULL,
+    deployed_at TEXT NOT NULL,
+    undeployed_at TEXT,
+    spec TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX deployments_agent ON deployments (publisher_id, agent_name)`
+  yield* sql`CREATE INDEX deployments_account ON deployments (account_id, deployed_at)`
+  // The highest event id that retention has deleted: a client resuming from
+  // an older id may have missed events and must resync.
+  yield* sql`CREATE TABLE event_log_state (id INTEGER PRIMARY KEY, pruned BIGINT NOT NULL)`
+  yield* sql`INSERT INTO event_log_state (id, pruned) VALUES (1, 0)`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
-  "0001_init": init
+  "0001_init": init,
+  "0002_deployments_and_retention": deploymentsAndRetention
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

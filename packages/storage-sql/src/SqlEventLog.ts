@@ -3,7 +3,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Event, Ids, Ports } from "@hosting/core"
-import { Effect, Layer, Option } from "effect"
+import { type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText } from "./internal/sql.js"
 
 interface EventRow {
@@ -23,6 +23,10 @@ const toEvent = (row: EventRow) =>
     created_at: timeOf(row.created_at)
   })
 
+/** The numeric cursor of an event id; anything that is not a decimal id reads from the start. */
+const cursorOf = (afterId: Option.Option<string>) =>
+  Number(Option.getOrElse(Option.filter(afterId, (id) => /^\d{1,15}$/.test(id)), () => "0"))
+
 export const make: Effect.Effect<Ports.EventLog["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -34,16 +38,41 @@ export const make: Effect.Effect<Ports.EventLog["Type"], never, SqlClient.SqlCli
       storageError("SqlEventLog.append")
     )
 
-  const after: Ports.EventLog["Type"]["after"] = (accountId, afterId, limit) => {
-    const from = Option.getOrElse(Option.filter(afterId, (id) => /^\d{1,18}$/.test(id)), () => "0")
-    return sql<EventRow>`SELECT id, account_id, type, data, created_at FROM events
-      WHERE account_id = ${accountId} AND id > ${Number(from)} ORDER BY id LIMIT ${limit}`.pipe(
+  const after: Ports.EventLog["Type"]["after"] = (accountId, afterId, limit) =>
+    sql<EventRow>`SELECT id, account_id, type, data, created_at FROM events
+      WHERE account_id = ${accountId} AND id > ${cursorOf(afterId)} ORDER BY id LIMIT ${limit}`.pipe(
       Effect.map((rows) => rows.map(toEvent)),
       storageError("SqlEventLog.after")
     )
-  }
 
-  return Ports.EventLog.of({ append, after })
+  const latest: Ports.EventLog["Type"]["latest"] = (accountId, afterId, limit) =>
+    sql<EventRow>`SELECT id, account_id, type, data, created_at FROM events
+      WHERE account_id = ${accountId} AND id > ${cursorOf(afterId)} ORDER BY id DESC LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map(toEvent).reverse()),
+      storageError("SqlEventLog.latest")
+    )
+
+  const horizon = sql<{ pruned: number | string; newest: number | string | null }>`
+    SELECT (SELECT pruned FROM event_log_state WHERE id = 1) AS pruned, (SELECT MAX(id) FROM events) AS newest`.pipe(
+    Effect.map(([row]) => {
+      const pruned = BigInt(row?.pruned ?? 0)
+      const newest = BigInt(row?.newest ?? 0)
+      return { pruned, newest: newest > pruned ? newest : pruned }
+    }),
+    storageError("SqlEventLog.horizon")
+  )
+
+  const prune = (before: DateTime.Utc) =>
+    sql.withTransaction(Effect.gen(function*() {
+      const [row] = yield* sql<{ last: number | string | null }>`SELECT MAX(id) AS last FROM events WHERE created_at < ${timeText(before)}`
+      if (row?.last === null || row?.last === undefined) return 0
+      const [count] = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM events WHERE id <= ${Number(row.last)}`
+      yield* sql`DELETE FROM events WHERE id <= ${Number(row.last)}`
+      yield* sql`UPDATE event_log_state SET pruned = ${Number(row.last)} WHERE id = 1 AND pruned < ${Number(row.last)}`
+      return Number(count?.n ?? 0)
+    })).pipe(storageError("SqlEventLog.prune"))
+
+  return Ports.EventLog.of({ append, after, latest, horizon, prune })
 })
 
 export const layer = Layer.effect(Ports.EventLog, make)

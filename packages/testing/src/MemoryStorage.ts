@@ -4,7 +4,7 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Event, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Deployment, Event, Ids, Ports } from "@hosting/core"
 import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
 
 interface State {
@@ -16,6 +16,8 @@ interface State {
   builds: Map<string, Agent.Build>
   events: Array<Event.StoredEvent>
   nextEventId: number
+  pruned: number
+  deployments: Map<string, Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]>
 }
 
 const emptyState = (): State => ({
@@ -26,7 +28,9 @@ const emptyState = (): State => ({
   agents: new Map(),
   builds: new Map(),
   events: [],
-  nextEventId: 1
+  nextEventId: 1,
+  pruned: 0,
+  deployments: new Map()
 })
 
 const copy = (s: State): State => ({
@@ -37,7 +41,9 @@ const copy = (s: State): State => ({
   agents: new Map(s.agents),
   builds: new Map(s.builds),
   events: [...s.events],
-  nextEventId: s.nextEventId
+  nextEventId: s.nextEventId,
+  pruned: s.pruned,
+  deployments: new Map(s.deployments)
 })
 
 const buildKey = (agentId: string, buildId: string) => `${agentId}\u0000${buildId}`
@@ -199,6 +205,11 @@ export const make = Effect.gen(function*() {
       })
   })
 
+  const eventsAfter = (accountId: Ids.AccountId, afterId: Option.Option<string>) => {
+    const from = Number(Option.getOrElse(Option.filter(afterId, (id) => /^\d{1,15}$/.test(id)), () => "0"))
+    return state.events.filter((e) => e.account_id === accountId && Number(e.id) > from)
+  }
+
   const events = Ports.EventLog.of({
     append: (newEvents, now) =>
       Effect.sync(() =>
@@ -214,25 +225,63 @@ export const make = Effect.gen(function*() {
           return stored
         })
       ),
-    after: (accountId, afterId, limit) =>
+    after: (accountId, afterId, limit) => Effect.sync(() => eventsAfter(accountId, afterId).slice(0, limit)),
+    latest: (accountId, afterId, limit) => Effect.sync(() => eventsAfter(accountId, afterId).slice(-limit)),
+    horizon: Effect.sync(() => {
+      const newest = state.nextEventId - 1
+      return { pruned: BigInt(state.pruned), newest: BigInt(Math.max(newest, state.pruned)) }
+    }),
+    prune: (before) =>
       Effect.sync(() => {
-        const from = Option.getOrElse(Option.filter(afterId, (id) => /^\d{1,15}$/.test(id)), () => "0")
-        return state.events.filter((e) => e.account_id === accountId && Number(e.id) > Number(from)).slice(0, limit)
+        const old = state.events.filter((e) => DateTime.lessThan(e.created_at, before))
+        if (old.length === 0) return 0
+        const last = Math.max(...old.map((e) => Number(e.id)))
+        const kept = state.events.filter((e) => Number(e.id) > last)
+        const removed = state.events.length - kept.length
+        state.events = kept
+        state.pruned = Math.max(state.pruned, last)
+        return removed
       })
   })
 
-  return { transactor, accounts, tokens, agents, events } as const
+  const deployments = Ports.DeploymentStore.of({
+    upsert: (record) => Effect.sync(() => void state.deployments.set(record.id, record)),
+    findById: (id) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(state.deployments.get(id)), (r) =>
+          new Deployment.DeploymentRecord({
+            ...r,
+            account: accountName(r.account_id),
+            publisher: accountName(r.publisher_id),
+            spec: { ...r.spec }
+          }))
+      ),
+    accountsDeploying: (publisherId, agentName) =>
+      Effect.sync(() =>
+        [...new Set(
+          [...state.deployments.values()]
+            .filter((d) =>
+              d.publisher_id === publisherId && d.agent_name === agentName && Option.isNone(d.undeployed_at) &&
+              d.account_id !== publisherId
+            )
+            .map((d) => d.account_id)
+        )].sort()
+      )
+  })
+
+  return { transactor, accounts, tokens, agents, events, deployments } as const
 })
 
 /** Every storage port, in memory, fresh for each build of the layer. */
 export const layer: Layer.Layer<
-  Ports.AccountStore | Ports.AgentStore | Ports.TokenStore | Ports.EventLog | Ports.Transactor
+  Ports.AccountStore | Ports.AgentStore | Ports.TokenStore | Ports.EventLog | Ports.DeploymentStore | Ports.Transactor
 > = Layer.scopedContext(
   Effect.map(make, (ports) =>
     Context.make(Ports.Transactor, ports.transactor).pipe(
       Context.add(Ports.AccountStore, ports.accounts),
       Context.add(Ports.TokenStore, ports.tokens),
       Context.add(Ports.AgentStore, ports.agents),
-      Context.add(Ports.EventLog, ports.events)
+      Context.add(Ports.EventLog, ports.events),
+      Context.add(Ports.DeploymentStore, ports.deployments)
     ))
 )

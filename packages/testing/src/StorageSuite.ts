@@ -4,7 +4,7 @@
  * (unique names), so the suite runs on a shared database.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Account, Agent, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Deployment, Ids, Ports } from "@hosting/core"
 import { DateTime, Effect, Layer, Option } from "effect"
 
 /** What the suite needs: every storage port. */
@@ -13,6 +13,7 @@ export type StoragePorts =
   | Ports.AgentStore
   | Ports.TokenStore
   | Ports.EventLog
+  | Ports.DeploymentStore
   | Ports.Transactor
 
 let counter = 0
@@ -221,6 +222,47 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           }))
       })
 
+      describe("DeploymentStore", () => {
+        it.effect("upsert stores a record by id and replaces it; accountsDeploying lists other accounts with live deployments", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const publisher = yield* newAccount()
+            const deployer = yield* newAccount()
+            const gone = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            const base = {
+              publisher_id: publisher.id,
+              agent_name: agentName,
+              build_id: Ids.BuildId.make("b-1"),
+              namespace: "ns",
+              status: "running",
+              deployed_at: at("2026-11-01T10:00:00.000Z"),
+              undeployed_at: Option.none(),
+              spec: { replicas: 1 }
+            }
+            const id = Deployment.DeploymentId.make(uniqueName("dep"))
+            yield* deployments.upsert({ ...base, id, account_id: deployer.id, status: "pending" })
+            yield* deployments.upsert({ ...base, id, account_id: deployer.id })
+            yield* deployments.upsert({ ...base, id: Deployment.DeploymentId.make(uniqueName("dep")), account_id: publisher.id })
+            yield* deployments.upsert({
+              ...base,
+              id: Deployment.DeploymentId.make(uniqueName("dep")),
+              account_id: gone.id,
+              undeployed_at: Option.some(at("2026-11-02T10:00:00.000Z"))
+            })
+            const found = Option.getOrThrow(yield* deployments.findById(id))
+            expect([found.status, found.account, found.publisher, found.agent_name, found.spec]).toEqual([
+              "running",
+              deployer.name,
+              publisher.name,
+              agentName,
+              { replicas: 1 }
+            ])
+            expect(yield* deployments.accountsDeploying(publisher.id, agentName)).toEqual([deployer.id])
+            expect(yield* deployments.accountsDeploying(publisher.id, Ids.AgentName.make(uniqueName("other")))).toEqual([])
+          }))
+      })
+
       describe("EventLog and Transactor", () => {
         it.effect("events get increasing ids and are read per account after an id", () =>
           Effect.gen(function*() {
@@ -240,6 +282,37 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const later = yield* log.after(a.id, Option.some(all[0]!.id), 100)
             expect(later.map((e) => e.id)).toEqual([all[1]!.id])
             expect((yield* log.after(a.id, Option.none(), 1)).length).toBe(1)
+          }))
+
+        it.effect("latest gives the newest events after an id, oldest first", () =>
+          Effect.gen(function*() {
+            const log = yield* Ports.EventLog
+            const a = yield* newAccount()
+            const now = at("2026-11-01T10:00:00.000Z")
+            const stored = yield* log.append(
+              [1, 2, 3, 4, 5].map((n) => ({ account_id: a.id, type: "agent.build" as const, data: { n } })),
+              now
+            )
+            const tail = yield* log.latest(a.id, Option.some(stored[0]!.id), 2)
+            expect(tail.map((e) => e.data["n"])).toEqual([4, 5])
+            const all = yield* log.latest(a.id, Option.none(), 10)
+            expect(all.map((e) => e.data["n"])).toEqual([1, 2, 3, 4, 5])
+          }))
+
+        it.effect("horizon bounds the ids; prune deletes events older than a time and raises the pruned mark", () =>
+          Effect.gen(function*() {
+            const log = yield* Ports.EventLog
+            const a = yield* newAccount()
+            const [old] = yield* log.append([{ account_id: a.id, type: "agent.build", data: { age: "old" } }], at("2000-01-01T00:00:00.000Z"))
+            const [recent] = yield* log.append([{ account_id: a.id, type: "agent.build", data: { age: "new" } }], at("2100-01-01T00:00:00.000Z"))
+            const before = yield* log.horizon
+            expect(before.newest >= BigInt(recent!.id)).toBe(true)
+            expect(yield* log.prune(at("2001-01-01T00:00:00.000Z"))).toBeGreaterThanOrEqual(1)
+            const after = yield* log.horizon
+            expect(after.pruned >= BigInt(old!.id)).toBe(true)
+            expect(after.pruned < BigInt(recent!.id)).toBe(true)
+            expect((yield* log.after(a.id, Option.none(), 10)).map((e) => e.data["age"])).toEqual(["new"])
+            expect(yield* log.prune(at("2001-01-01T00:00:00.000Z"))).toBe(0)
           }))
 
         it.effect("a failed transaction leaves nothing behind", () =>

@@ -1,0 +1,73 @@
+/**
+ * DeploymentStore on @effect/sql.
+ */
+import { SqlClient } from "@effect/sql"
+import { Deployment, Ids, Ports } from "@hosting/core"
+import { Effect, Layer, Option } from "effect"
+import { storageError, timeOf, timeText } from "./internal/sql.js"
+
+interface DeploymentRow {
+  readonly id: string
+  readonly account_id: string
+  readonly account: string
+  readonly publisher_id: string
+  readonly publisher: string
+  readonly agent_name: string
+  readonly build_id: string
+  readonly namespace: string
+  readonly status: string
+  readonly deployed_at: string
+  readonly undeployed_at: string | null
+  readonly spec: string
+}
+
+const toRecord = (row: DeploymentRow) =>
+  new Deployment.DeploymentRecord({
+    id: Deployment.DeploymentId.make(row.id),
+    account_id: Ids.AccountId.make(row.account_id),
+    account: Ids.AccountName.make(row.account),
+    publisher_id: Ids.AccountId.make(row.publisher_id),
+    publisher: Ids.AccountName.make(row.publisher),
+    agent_name: Ids.AgentName.make(row.agent_name),
+    build_id: Ids.BuildId.make(row.build_id),
+    namespace: row.namespace,
+    status: row.status,
+    deployed_at: timeOf(row.deployed_at),
+    undeployed_at: Option.map(Option.fromNullable(row.undeployed_at), timeOf),
+    spec: JSON.parse(row.spec)
+  })
+
+export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const upsert: Ports.DeploymentStore["Type"]["upsert"] = (r) =>
+    sql`INSERT INTO deployments (id, account_id, publisher_id, agent_name, build_id, namespace, status, deployed_at, undeployed_at, spec)
+      VALUES (${r.id}, ${r.account_id}, ${r.publisher_id}, ${r.agent_name}, ${r.build_id}, ${r.namespace}, ${r.status},
+        ${timeText(r.deployed_at)}, ${Option.getOrNull(Option.map(r.undeployed_at, timeText))}, ${JSON.stringify(r.spec)})
+      ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, publisher_id = excluded.publisher_id,
+        agent_name = excluded.agent_name, build_id = excluded.build_id, namespace = excluded.namespace,
+        status = excluded.status, deployed_at = excluded.deployed_at, undeployed_at = excluded.undeployed_at,
+        spec = excluded.spec`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
+
+  const findById = (id: Deployment.DeploymentId) =>
+    sql<DeploymentRow>`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
+        d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec
+      FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id
+      WHERE d.id = ${id}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
+      storageError("SqlDeploymentStore.findById")
+    )
+
+  const accountsDeploying = (publisherId: Ids.AccountId, agentName: Ids.AgentName) =>
+    sql<{ account_id: string }>`SELECT DISTINCT account_id FROM deployments
+      WHERE publisher_id = ${publisherId} AND agent_name = ${agentName} AND undeployed_at IS NULL
+        AND account_id <> ${publisherId}
+      ORDER BY account_id`.pipe(
+      Effect.map((rows) => rows.map((row) => Ids.AccountId.make(row.account_id))),
+      storageError("SqlDeploymentStore.accountsDeploying")
+    )
+
+  return Ports.DeploymentStore.of({ upsert, findById, accountsDeploying })
+})
+
+export const layer = Layer.effect(Ports.DeploymentStore, make)
