@@ -4,10 +4,10 @@
  */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { EventBus, Fixtures, Ports, UseCases } from "@hosting/core"
+import { EventBus, Events, Fixtures, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
-import { Data, Effect, Layer } from "effect"
+import { Data, Duration, Effect, Layer } from "effect"
 import { readFile } from "node:fs/promises"
 import { createServer } from "node:http"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -41,7 +41,9 @@ const fixtures = (path: string | undefined) =>
         error._tag === "StorageError" ? Effect.die(error) : Effect.fail(new StartupError({ message: `HOSTING_FIXTURES (${path}): ${error.message}` }))
       )
     )
-    yield* Effect.logInfo(`fixtures loaded from ${path}: ${report.users} users, ${report.accounts} accounts`)
+    yield* Effect.logInfo(
+      `fixtures loaded from ${path}: ${report.users} users, ${report.accounts} accounts, ${report.deployments} deployments`
+    )
     if (report.deferred.length > 0) {
       yield* Effect.logInfo(
         `fixtures: ${report.deferred.join(", ")} validated; they are loaded once their feature is part of the server`
@@ -51,8 +53,13 @@ const fixtures = (path: string | undefined) =>
 
 /** Storage, use cases and fixtures: everything below HTTP. */
 export const core = (config: ServerConfig) =>
-  fixtures(config.fixtures).pipe(
+  Layer.merge(fixtures(config.fixtures), Events.retention).pipe(
     Layer.provideMerge(UseCases.layer),
+    Layer.provideMerge(Layer.succeed(Events.EventsConfig, {
+      replayCap: config.eventReplayCap,
+      heartbeat: Duration.millis(config.heartbeatMs),
+      retention: Duration.days(config.eventRetentionDays)
+    })),
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(storage(config))

@@ -27,6 +27,7 @@ export interface ServerConfig {
   readonly messageLimit: number
   readonly maxAttachments: number
   readonly eventReplayCap: number
+  readonly eventRetentionDays: number
   readonly heartbeatMs: number
   readonly echoDelayMs: number
   readonly traces: boolean
@@ -88,6 +89,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
   messageLimit: int("HOSTING_MESSAGE_LIMIT", 200, 1, 1_000_000),
   maxAttachments: int("HOSTING_MAX_ATTACHMENTS", 16, 0, 1000),
   eventReplayCap: int("HOSTING_EVENT_REPLAY_CAP", 1000, 1, 1_000_000),
+  eventRetentionDays: int("HOSTING_EVENT_RETENTION_DAYS", 7, 1, 3650),
   heartbeatMs: int("HOSTING_HEARTBEAT_MS", 25_000, 10, 3_600_000),
   echoDelayMs: int("HOSTING_ECHO_DELAY_MS", 20, 0, 60_000),
   traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),

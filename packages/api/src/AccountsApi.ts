@@ -25,6 +25,15 @@ export const RenameRequest = Schema.Struct({ name: Ids.AccountName })
 
 export const RenameResponse = Schema.Struct({ message: Schema.String, name: Ids.AccountName })
 
+export const EventsParams = Schema.Struct({ last_event_id: Schema.optional(Schema.String.pipe(Schema.maxLength(64))) })
+
+export const EventsHeaders = Schema.Struct({ "last-event-id": Schema.optional(Schema.String.pipe(Schema.maxLength(64))) })
+
+/** The body of a server-sent event stream, for the OpenAPI document. */
+export const EventStream = Schema.String.pipe(
+  HttpApiSchema.withEncoding({ kind: "Text", contentType: "text/event-stream" })
+)
+
 export class AccountsApi extends HttpApiGroup.make("accounts")
   .add(
     HttpApiEndpoint.get("me", "/me")
@@ -47,6 +56,20 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .addError(Forbidden)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Rename an account (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.get("events")`/accounts/${account}/events`
+      .setUrlParams(EventsParams)
+      .setHeaders(EventsHeaders)
+      .addSuccess(EventStream)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Server-sent stream of the account's build changes (members only)")
+      .annotate(
+        OpenApi.Description,
+        "Events: `ready` first (data `{ resync }`), then `agent.build` and `deployment.changed` with an `id`, and " +
+          "`heartbeat` every 25 s. Resume with the `Last-Event-ID` header or the `last_event_id` query parameter."
+      )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Accounts")

@@ -4,9 +4,9 @@
  * Every delivered event is read from the log, in id order, so a client
  * never sees a gap or a duplicate between replay and live delivery.
  */
-import { Context, DateTime, Duration, Effect, Option, Schedule, Stream } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import type { Account } from "./Account.js"
-import { AccountNotFound, type StorageError } from "./Errors.js"
+import { PermissionDenied, type StorageError } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
 import { EventBus } from "./EventBus.js"
 import type { AccountId, AccountName } from "./Ids.js"
@@ -42,6 +42,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     const accounts = yield* AccountStore
     const log = yield* EventLog
     const bus = yield* EventBus
+    const config = yield* EventsConfig
 
     /**
      * Decides what to replay after `lastEventId`. No id: nothing (the client
@@ -82,14 +83,15 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       accountName: AccountName,
       lastEventId: Option.Option<string>
     ) {
+      // An account that does not exist has no members: the answer is the same 403 as for a non-member.
       const account: Account = yield* accounts.findByName(accountName).pipe(
         Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new AccountNotFound({ account: accountName })),
+          onNone: () =>
+            Effect.fail(new PermissionDenied({ details: `You are not a member of account ${accountName}; following its events needs membership.` })),
           onSome: Effect.succeed
         }))
       )
       yield* Policy.requireMember(principal, account, "following the account's events")
-      const config = yield* EventsConfig
       return Stream.unwrapScoped(Effect.gen(function*() {
         // Subscribe before reading the log, so an event committed in between wakes us.
         const wakeups = yield* bus.subscribe(account.id)
@@ -119,7 +121,6 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
 
     /** Deletes events older than the retention period. */
     const prune = Effect.fn("Events.prune")(function*() {
-      const config = yield* EventsConfig
       const now = yield* DateTime.now
       return yield* log.prune(DateTime.subtractDuration(now, config.retention))
     })
@@ -127,3 +128,14 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     return { stream, prune } as const
   })
 }) {}
+
+/** Prunes the log at start and then every hour, for the life of the layer. */
+export const retention = Layer.scopedDiscard(
+  Effect.flatMap(Events, (events) =>
+    events.prune().pipe(
+      Effect.tap((removed) => (removed > 0 ? Effect.logInfo(`event log: ${removed} events past retention deleted`) : Effect.void)),
+      Effect.catchAll((error) => Effect.logWarning("event log retention failed", error)),
+      Effect.repeat(Schedule.spaced(Duration.hours(1))),
+      Effect.forkScoped
+    ))
+)

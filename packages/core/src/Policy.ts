@@ -15,6 +15,11 @@ export const managerRoles: ReadonlyArray<Role> = ["owner", "admin"]
 export const isMember = (principal: Option.Option<Principal>, account: Account): boolean =>
   Option.isSome(Option.flatMap(principal, (p) => membershipIn(p, account.id)))
 
+const needs = (roles: ReadonlyArray<Role>) =>
+  roles.length === allRoles.length ? "membership" : `the role ${roles.join(" or ")}`
+
+const allRoles: ReadonlyArray<Role> = ["owner", "admin", "member"]
+
 /** Succeeds with the membership when the principal has one of the roles in the account. */
 export const requireRole = (
   principal: Principal,
@@ -24,13 +29,13 @@ export const requireRole = (
 ): Effect.Effect<Membership, PermissionDenied> =>
   Option.match(membershipIn(principal, account.id), {
     onNone: () =>
-      Effect.fail(new PermissionDenied({ details: `You are not a member of account ${account.name}; ${action} needs the role ${roles.join(" or ")}.` })),
+      Effect.fail(new PermissionDenied({ details: `You are not a member of account ${account.name}; ${action} needs ${needs(roles)}.` })),
     onSome: (membership) =>
       roles.includes(membership.role)
         ? Effect.succeed(membership)
         : Effect.fail(
           new PermissionDenied({
-            details: `Your role in account ${account.name} is ${membership.role}; ${action} needs the role ${roles.join(" or ")}.`
+            details: `Your role in account ${account.name} is ${membership.role}; ${action} needs ${needs(roles)}.`
           })
         )
   })
@@ -41,4 +46,4 @@ export const requireManager = (principal: Principal, account: Account, action: s
 
 /** Account-scoped reads (event stream, deployments, ...): any member. */
 export const requireMember = (principal: Principal, account: Account, action: string) =>
-  requireRole(principal, account, ["owner", "admin", "member"], action)
+  requireRole(principal, account, allRoles, action)

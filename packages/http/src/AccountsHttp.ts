@@ -3,13 +3,15 @@
  */
 import { HttpApiBuilder } from "@effect/platform"
 import { HostingApi } from "@hosting/api"
-import { Accounts, Principal } from "@hosting/core"
-import { Effect } from "effect"
+import { Accounts, Events, Principal } from "@hosting/core"
+import { Effect, Option } from "effect"
 import { handle } from "./ErrorMapping.js"
+import * as Sse from "./Sse.js"
 
 export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "accounts", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
+    const events = yield* Events.Events
     return handlers
       .handle("me", () => Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.me(principal))))
       .handle("get", ({ path }) =>
@@ -24,5 +26,13 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "accounts", (ha
               : `Account ${result.previous} renamed to ${result.name}`,
             name: result.name
           }
+        }))
+      .handle("events", ({ path, urlParams, headers }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          // The header wins: EventSource sends it on reconnect with the newest id it saw.
+          const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
+          const items = yield* handle(events.stream(principal, path.account, lastEventId))
+          return Sse.response(items)
         }))
   }))

@@ -2,17 +2,17 @@
  * The API served on a test server (loopback, random port) over in-memory
  * storage, plus small helpers to call it raw or through HttpApiClient.
  */
-import { HttpApiBuilder, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import { HttpApiBuilder, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
 import { HostingHttp } from "@hosting/http"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer } from "effect"
 
-export const layer = (options: HostingHttp.HostingHttpOptions = {}) =>
+export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions = {}) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HostingHttp.layer(options)),
-    Layer.provideMerge(TestServices.layer),
+    Layer.provideMerge(TestServices.make(options)),
     Layer.provideMerge(NodeHttpServer.layerTest)
   )
 
@@ -45,3 +45,6 @@ export const raw = (
     }
     return { status: response.status, headers: response.headers, body }
   }).pipe(Effect.scoped, Effect.orDie)
+
+/** The port the test server listens on. */
+export const port = HttpServer.addressWith((address) => Effect.succeed(address._tag === "TcpAddress" ? address.port : 0))

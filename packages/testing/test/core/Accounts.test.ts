@@ -161,6 +161,33 @@ describe("Fixtures", () => {
         expect(error.message).toContain("lonely")
       }))
 
+    it.effect("deployments of the fixtures are stored; the deploying account then receives the agent's events", () =>
+      Effect.gen(function*() {
+        const publisher = yield* Seed.team
+        const deployer = yield* Seed.team
+        yield* Fixtures.load(yield* Fixtures.decode({
+          deployments: [{
+            id: StorageSuite.uniqueName("dep"),
+            account: deployer.account,
+            agent: `${publisher.account}/helper`,
+            build_id: "b-1",
+            namespace: "ns-1",
+            status: "running",
+            deployed_at: "2026-11-01T10:00:00Z",
+            undeployed_at: null,
+            spec: {}
+          }]
+        }))
+        const accounts = yield* Ports.AccountStore
+        const idOf = (name: Ids.AccountName) => Effect.map(accounts.findByName(name), (a) => Option.getOrThrow(a).id)
+        const deploying = yield* (yield* Ports.DeploymentStore).accountsDeploying(yield* idOf(publisher.account), Ids.AgentName.make("helper"))
+        expect(deploying).toEqual([yield* idOf(deployer.account)])
+        const missing = yield* Effect.flip(Fixtures.load(yield* Fixtures.decode({
+          deployments: [{ id: "d-x", account: "ghost-account", agent: "a/b", build_id: "b", namespace: "n", status: "s", deployed_at: "2026-11-01T10:00:00Z" }]
+        })))
+        expect(missing.message).toContain("ghost-account")
+      }))
+
     it.effect("keys of later features are validated now and reported as deferred", () =>
       Effect.gen(function*() {
         const report = yield* Fixtures.load(yield* Fixtures.decode({
