@@ -8,6 +8,8 @@ export default defineConfig({
   test: {
     include: ["packages/*/test/**/*.test.ts", "examples/*/test/**/*.test.ts", "scripts/**/*.test.ts"],
     testTimeout: 30_000,
+    // Memory assertions (streams released after disconnect) collect garbage first.
+    poolOptions: { forks: { execArgv: ["--expose-gc"] } },
     hookTimeout: 30_000
   }
 })

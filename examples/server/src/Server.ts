@@ -9,7 +9,7 @@ import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
 import { readFile } from "node:fs/promises"
-import { createServer } from "node:http"
+import { createServer, type Server } from "node:http"
 import type { ServerConfig } from "./ServerConfig.js"
 
 /** A configuration this server cannot start with (a bad fixtures file, an unsupported database). */
@@ -83,9 +83,34 @@ const announce = (config: ServerConfig) =>
     })
   ))
 
+/** How long requests still running at shutdown may take before their connections are cut. */
+const shutdownGraceMs = 3000
+
+/**
+ * The Node server on HOST:PORT. At shutdown, after the app has stopped (event
+ * streams end cleanly then), connections still open after the grace period
+ * are closed, so that a stop never waits on a client.
+ */
+const listen = (config: ServerConfig) => {
+  let server: Server | undefined
+  const node = NodeHttpServer.layer(() => (server = createServer()), { port: config.port, host: config.host })
+  const reaper = Layer.scopedDiscard(
+    Effect.zipRight(
+      HttpServer.HttpServer,
+      Effect.addFinalizer(() =>
+        Effect.sync(() => {
+          server?.closeIdleConnections()
+          setTimeout(() => server?.closeAllConnections(), shutdownGraceMs).unref()
+        })
+      )
+    )
+  )
+  return Layer.provideMerge(reaper, node)
+}
+
 /** The whole server listening on HOST:PORT; announces itself once requests are served. */
 export const layer = (config: ServerConfig) =>
   announce(config).pipe(
     Layer.provide(app(config)),
-    Layer.provide(NodeHttpServer.layer(createServer, { port: config.port, host: config.host }))
+    Layer.provide(listen(config))
   )

@@ -73,12 +73,52 @@ describe("example server", () => {
     expect(list.body.agents.map((a: any) => `${a.account}/${a.name}`)).toContain("acme/helper")
   })
 
-  it("stops cleanly on SIGTERM, and what it stored is there at the next start", async () => {
+  it("stops cleanly on SIGTERM with a stream open, and what it stored is there at the next start", async () => {
+    const open = await fetch(`${server.baseUrl}/accounts/acme/events`, { headers: { authorization: "Bearer bob-token" } })
+    const reader = open.body!.getReader()
+    await reader.read()
+    const stopping = Date.now()
     expect(await server.stop("SIGTERM")).toBe(0)
+    expect(Date.now() - stopping).toBeLessThan(5_000)
+    // the open stream was ended by the server, not left hanging
+    while (!(await reader.read().catch(() => ({ done: true }))).done) { /* drain */ }
     server = await start({ HOSTING_DATABASE_URL: `sqlite:${database}`, HOSTING_FIXTURES: fixtures })
     const agent = await call(server, "GET", "/agents/acme/helper")
     expect(agent.status).toBe(200)
     expect(agent.body.versions[0].version).toBe("1.0.0")
+  })
+})
+
+describe("example server event stream", () => {
+  it("sends a heartbeat every HOSTING_HEARTBEAT_MS and the account's build events", async () => {
+    const server = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_FIXTURES: fixtures, HOSTING_HEARTBEAT_MS: "300" })
+    try {
+      const controller = new AbortController()
+      const response = await fetch(`${server.baseUrl}/accounts/acme/events`, {
+        headers: { authorization: "Bearer bob-token" },
+        signal: controller.signal
+      })
+      expect(response.status).toBe(200)
+      const reader = response.body!.getReader()
+      let text = ""
+      const started = Date.now()
+      await call(server, "POST", "/agents/acme/helper/register", "alice-token", {
+        build_id: "b-9",
+        registry: "ghcr.io/acme",
+        spec_content: "name: helper\n"
+      })
+      while ((text.match(/event: heartbeat/g) ?? []).length < 2 && Date.now() - started < 10_000) {
+        const { value } = await reader.read()
+        text += new TextDecoder().decode(value)
+      }
+      controller.abort()
+      expect(text.startsWith("retry: 3000\nevent: ready\ndata: {\"resync\":false}\n\n")).toBe(true)
+      expect(text).toMatch(/id: \d+\nevent: agent.build\ndata: \{"agent":"acme\/helper","build_id":"b-9","status":"registered"\}/)
+      expect((text.match(/event: heartbeat\ndata: \{\}/g) ?? []).length).toBeGreaterThanOrEqual(2)
+      expect(Date.now() - started).toBeLessThan(5_000)
+    } finally {
+      await server.stop()
+    }
   })
 })
 

@@ -4,7 +4,7 @@
  * Every delivered event is read from the log, in id order, so a client
  * never sees a gap or a duplicate between replay and live delivery.
  */
-import { Context, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Context, DateTime, Deferred, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import type { Account } from "./Account.js"
 import { PermissionDenied, type StorageError } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
@@ -38,11 +38,14 @@ const batchSize = 500
 const decimalId = /^\d{1,18}$/
 
 export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
-  effect: Effect.gen(function*() {
+  scoped: Effect.gen(function*() {
     const accounts = yield* AccountStore
     const log = yield* EventLog
     const bus = yield* EventBus
     const config = yield* EventsConfig
+    // Completed when the service shuts down: every open stream then ends cleanly.
+    const shutdown = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
 
     /**
      * Decides what to replay after `lastEventId`. No id: nothing (the client
@@ -115,7 +118,9 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
           { _tag: "Ready", resync: start.resync },
           ...start.events.map((event): StreamItem => ({ _tag: "Event", event }))
         ]
-        return Stream.concat(Stream.fromIterable(head), Stream.merge(live, heartbeats, { haltStrategy: "either" }))
+        return Stream.concat(Stream.fromIterable(head), Stream.merge(live, heartbeats, { haltStrategy: "either" })).pipe(
+          Stream.interruptWhen(Deferred.await(shutdown))
+        )
       })) as Stream.Stream<StreamItem, StorageError>
     })
 

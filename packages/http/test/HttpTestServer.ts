@@ -7,13 +7,17 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
 import { HostingHttp } from "@hosting/http"
 import { TestServices } from "@hosting/testing"
-import { Effect, Layer } from "effect"
+import { Effect, Layer, Supervisor } from "effect"
+
+/** Tracks every fiber the test server forks, so tests can see that none is left behind. */
+export const fibers = Effect.runSync(Supervisor.track)
 
 export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions = {}) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HostingHttp.layer(options)),
     Layer.provideMerge(TestServices.make(options)),
-    Layer.provideMerge(NodeHttpServer.layerTest)
+    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provide(Supervisor.addSupervisor(fibers))
   )
 
 /** A typed client, optionally sending a bearer token. */
