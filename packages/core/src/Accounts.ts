@@ -1,9 +1,10 @@
 /**
  * Account use cases: the caller's profile, an account's details, rename.
  */
-import { Effect, Option } from "effect"
+import { Effect } from "effect"
 import { AccountNameTaken, AccountNotFound } from "./Errors.js"
 import type { AccountName } from "./Ids.js"
+import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, Transactor } from "./Ports.js"
 import type { Principal } from "./Principal.js"
@@ -13,13 +14,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const store = yield* AccountStore
     const tx = yield* Transactor
 
-    const named = (name: AccountName) =>
-      store.findByName(name).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new AccountNotFound({ account: name })),
-          onSome: Effect.succeed
-        }))
-      )
+    const named = (name: AccountName) => store.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
     /** The caller and the accounts they belong to, with their role in each. */
     const me = Effect.fn("Accounts.me")(function*(principal: Principal) {

@@ -9,6 +9,7 @@ import * as AgentSpec from "./AgentSpec.js"
 import { AccountNotFound, AgentNotFound, BuildAlreadyPublished, BuildNotFound, VersionAlreadyPublished } from "./Errors.js"
 import type { AgentBuildEvent } from "./Event.js"
 import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId, compareSemVerDescending, type SemVer } from "./Ids.js"
+import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { EventBus } from "./EventBus.js"
 import { AccountStore, AgentStore, type CatalogQuery, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
@@ -77,20 +78,10 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
     const bus = yield* EventBus
 
     const accountNamed = (name: AccountName) =>
-      accounts.findByName(name).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new AccountNotFound({ account: name })),
-          onSome: Effect.succeed
-        }))
-      )
+      accounts.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
     const agentOf = (account: Account, name: AgentName) =>
-      agents.findAgent(account.id, name).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () => Effect.fail(new AgentNotFound({ agent: agentRef(account.name, name) })),
-          onSome: Effect.succeed
-        }))
-      )
+      agents.findAgent(account.id, name).pipe(orFail(() => new AgentNotFound({ agent: agentRef(account.name, name) })))
 
     /** Accounts whose stream receives the build events of an agent: the publisher and every account deploying it. */
     const recipientsOf = (agent: AgentRecord) =>
@@ -175,10 +166,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         const agent = yield* agentOf(account, input.name)
         const ref = agentRef(account.name, agent.name)
         const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
-          Effect.flatMap(Option.match({
-            onNone: () => Effect.fail(new BuildNotFound({ agent: ref, buildId: input.build_id })),
-            onSome: Effect.succeed
-          }))
+          orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id }))
         )
         if (Option.isSome(build.version)) {
           if (build.version.value === input.version) {

@@ -10,6 +10,7 @@ import { PermissionDenied, type StorageError } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
 import { EventBus } from "./EventBus.js"
 import type { AccountId, AccountName } from "./Ids.js"
+import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, EventLog } from "./Ports.js"
 import type { Principal } from "./Principal.js"
@@ -88,11 +89,9 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     ) {
       // An account that does not exist has no members: the answer is the same 403 as for a non-member.
       const account: Account = yield* accounts.findByName(accountName).pipe(
-        Effect.flatMap(Option.match({
-          onNone: () =>
-            Effect.fail(new PermissionDenied({ details: `You are not a member of account ${accountName}; following its events needs membership.` })),
-          onSome: Effect.succeed
-        }))
+        orFail(() =>
+          new PermissionDenied({ details: `You are not a member of account ${accountName}; following its events needs membership.` })
+        )
       )
       yield* Policy.requireMember(principal, account, "following the account's events")
       return Stream.unwrapScoped(Effect.gen(function*() {

@@ -11,6 +11,7 @@ import { AccountId, AccountName, AgentName, BuildId, Role, UserId } from "./Ids.
 import { Identity } from "./Identity.js"
 import { AccountStore, DeploymentStore, IdGenerator, Transactor } from "./Ports.js"
 import { formatParseError } from "./SchemaIssues.js"
+import { orFail } from "./internal/lookup.js"
 
 const FixtureUser = Schema.Struct({
   id: UserId,
@@ -125,10 +126,8 @@ export const load = Effect.fn("Fixtures.load")(function*(fixtures: Fixtures) {
   const known = new Set(users.map((u) => u.id))
   const accountIdOf = (name: string, what: string) =>
     store.findByName(AccountName.make(name)).pipe(
-      Effect.flatMap(Option.match({
-        onNone: () => Effect.fail(new InvalidRequest({ details: `fixtures: ${what} names account ${name}, which does not exist` })),
-        onSome: (account) => Effect.succeed(account.id)
-      }))
+      orFail(() => new InvalidRequest({ details: `fixtures: ${what} names account ${name}, which does not exist` })),
+      Effect.map((account) => account.id)
     )
   for (const account of accounts) {
     for (const member of account.members) {

@@ -6,23 +6,10 @@ import { describe, expect, it } from "@effect/vitest"
 import { ApiErrors } from "@hosting/api"
 import { Seed } from "@hosting/testing"
 import { Effect } from "effect"
-import { client, layer, raw } from "./HttpTestServer.js"
+import { client, expectErrorBody, layer, raw, registerBody } from "./HttpTestServer.js"
 
 const spec = "name: helper\ndescription: Helps people\n"
-const registerBody = (build_id: string, extra: Record<string, unknown> = {}) => ({
-  build_id,
-  registry: "ghcr.io/acme",
-  spec_content: spec,
-  readme: "# Helper",
-  ...extra
-})
 
-/** Every error answer has the {error, details} body with a snake_case code and a sentence. */
-const expectErrorBody = (body: unknown, code: string) => {
-  expect(body).toMatchObject({ error: code })
-  expect(typeof (body as { details: unknown }).details).toBe("string")
-  expect((body as { details: string }).details.length).toBeGreaterThan(0)
-}
 
 describe("HTTP: catalog and accounts", () => {
   it.layer(layer())((it) => {

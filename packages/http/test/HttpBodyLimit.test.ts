@@ -1,37 +1,24 @@
 /**
  * The body limit holds for bodies that do not declare their length.
  */
-import { HttpServer } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Seed } from "@hosting/testing"
 import { Effect } from "effect"
 import { request } from "node:http"
-import { layer } from "./HttpTestServer.js"
+import { expectErrorBody, layer, port, registerBody } from "./HttpTestServer.js"
 
-const expectErrorBody = (body: unknown, code: string) => {
-  expect(body).toMatchObject({ error: code })
-  expect((body as { details: string }).details.length).toBeGreaterThan(0)
-}
 
-const registerBody = (build_id: string, extra: Record<string, unknown> = {}) => ({
-  build_id,
-  registry: "ghcr.io/acme",
-  spec_content: "name: helper\n",
-  ...extra
-})
 
 describe("HTTP: streamed bodies", () => {
   it.layer(layer({ maxBodyBytes: 1024 }))((it) => {
     it.effect("a chunked body without Content-Length that grows past the limit is 413 too", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        const port = yield* HttpServer.addressWith((address) =>
-          Effect.succeed(address._tag === "TcpAddress" ? address.port : 0)
-        )
+        const serverPort = yield* port
         const result = yield* Effect.async<{ status: number; body: string }>((resume) => {
           const req = request({
             host: "127.0.0.1",
-            port,
+            port: serverPort,
             method: "POST",
             path: `/api/v1/agents/${team.account}/helper/register`,
             headers: { authorization: `Bearer ${team.tokens.owner}`, "content-type": "application/json", "transfer-encoding": "chunked" }

@@ -4,19 +4,9 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Seed } from "@hosting/testing"
 import { Effect } from "effect"
-import { layer, raw } from "./HttpTestServer.js"
+import { expectErrorBody, layer, raw, registerBody } from "./HttpTestServer.js"
 
-const expectErrorBody = (body: unknown, code: string) => {
-  expect(body).toMatchObject({ error: code })
-  expect((body as { details: string }).details.length).toBeGreaterThan(0)
-}
 
-const registerBody = (build_id: string, extra: Record<string, unknown> = {}) => ({
-  build_id,
-  registry: "ghcr.io/acme",
-  spec_content: "name: helper\n",
-  ...extra
-})
 
 describe("HTTP: error bodies", () => {
   it.layer(layer({ maxBodyBytes: 64 * 1024 }))((it) => {

@@ -8,12 +8,8 @@ import { Errors, EventBus, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { MemoryStorage } from "@hosting/testing"
 import { Effect, Layer } from "effect"
-import { raw } from "./HttpTestServer.js"
+import { expectErrorBody, raw } from "./HttpTestServer.js"
 
-const expectErrorBody = (body: unknown, code: string) => {
-  expect(body).toMatchObject({ error: code })
-  expect((body as { details: string }).details.length).toBeGreaterThan(0)
-}
 
 const leaky = new Error("SELECT secret_column FROM builds -- /var/lib/hosting/db.sqlite")
 const brokenAgents = Layer.succeed(Ports.AgentStore, new Proxy({} as Ports.AgentStore["Type"], {

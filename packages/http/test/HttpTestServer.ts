@@ -8,6 +8,7 @@ import { HostingApi } from "@hosting/api"
 import { HostingHttp } from "@hosting/http"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer, Supervisor } from "effect"
+import { expect } from "vitest"
 
 /** Tracks every fiber the test server forks, so tests can see that none is left behind. */
 export const fibers = Effect.runSync(Supervisor.track)
@@ -52,3 +53,19 @@ export const raw = (
 
 /** The port the test server listens on. */
 export const port = HttpServer.addressWith((address) => Effect.succeed(address._tag === "TcpAddress" ? address.port : 0))
+
+/** Every error answer has the {error, details} body with the given code and a sentence. */
+export const expectErrorBody = (body: unknown, code: string) => {
+  expect(body).toMatchObject({ error: code })
+  expect(typeof (body as { details: unknown }).details).toBe("string")
+  expect((body as { details: string }).details.length).toBeGreaterThan(0)
+}
+
+/** A valid registration body, with fields to override. */
+export const registerBody = (build_id: string, extra: Record<string, unknown> = {}) => ({
+  build_id,
+  registry: "ghcr.io/acme",
+  spec_content: "name: helper\ndescription: Helps people\n",
+  readme: "# Helper",
+  ...extra
+})
