@@ -1,0 +1,104 @@
+/**
+ * The contract of the Cluster port. The fake cluster and the Kubernetes
+ * adapter both run it with one line: `ClusterSuite.run("fake", layer)`.
+ * Every test works in its own namespace.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cluster } from "@hosting/core"
+import { Effect, type Layer, Option } from "effect"
+import { uniqueName } from "./StorageSuite.js"
+
+const labels = { "hosting.dev/account": "acme", "hosting.dev/agent": "acme.helper", "hosting.dev/build": "b-1" }
+
+const workload = (namespace: string, overrides: Partial<Cluster.Workload> = {}): Cluster.Workload => ({
+  namespace,
+  name: "helper",
+  image: "ghcr.io/acme/helper:b-1",
+  replicas: 1,
+  port: Option.some(8080),
+  env: { MODE: "fast" },
+  configMap: "helper-config",
+  labels,
+  annotations: { "hosting.dev/deployment": "dep-1" },
+  ...overrides
+})
+
+/** Runs the cluster contract against a layer providing the Cluster port. */
+export const run = <E>(name: string, layer: Layer.Layer<Cluster.Cluster, E>) => {
+  describe(`cluster contract: ${name}`, () => {
+    it.layer(layer, { timeout: 30_000 })((it) => {
+      it.effect("ensureNamespace is idempotent", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          yield* cluster.ensureNamespace(ns, labels)
+          yield* cluster.ensureNamespace(ns, labels)
+          expect(yield* cluster.listPods(ns)).toEqual([])
+        }))
+
+      it.effect("a ConfigMap reads back as applied; applying again replaces its data", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          yield* cluster.ensureNamespace(ns, labels)
+          yield* cluster.applyConfigMap(new Cluster.ConfigMap({ namespace: ns, name: "cfg", data: { A: "1", B: "2" } }), labels)
+          expect(Option.getOrThrow(yield* cluster.readConfigMap(ns, "cfg")).data).toEqual({ A: "1", B: "2" })
+          yield* cluster.applyConfigMap(new Cluster.ConfigMap({ namespace: ns, name: "cfg", data: { C: "3" } }), labels)
+          const read = Option.getOrThrow(yield* cluster.readConfigMap(ns, "cfg"))
+          expect([read.name, read.namespace, read.data]).toEqual(["cfg", ns, { C: "3" }])
+        }))
+
+      it.effect("reading a ConfigMap that does not exist gives None, in a namespace that exists or not", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          expect(Option.isNone(yield* cluster.readConfigMap(ns, "nothing"))).toBe(true)
+          yield* cluster.ensureNamespace(ns, labels)
+          expect(Option.isNone(yield* cluster.readConfigMap(ns, "nothing"))).toBe(true)
+        }))
+
+      it.effect("a workload applies idempotently, carries its labels and image, and runs its pods", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          yield* cluster.ensureNamespace(ns, labels)
+          yield* cluster.applyWorkload(workload(ns))
+          yield* cluster.applyWorkload(workload(ns, { image: "ghcr.io/acme/helper:b-2" }))
+          const status = Option.getOrThrow(yield* cluster.readWorkload(ns, "helper"))
+          expect([status.image, status.replicas]).toEqual(["ghcr.io/acme/helper:b-2", 1])
+          expect(status.labels).toMatchObject(labels)
+          const pods = yield* cluster.listPods(ns)
+          expect(pods.length).toBe(1)
+          expect(pods[0]!.namespace).toBe(ns)
+          expect(Option.isNone(yield* cluster.readWorkload(ns, "other"))).toBe(true)
+        }))
+
+      it.effect("deleting a pod answers true once it existed, false when there is no such pod", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          yield* cluster.ensureNamespace(ns, labels)
+          yield* cluster.applyWorkload(workload(ns))
+          const [pod] = yield* cluster.listPods(ns)
+          expect(yield* cluster.deletePod(ns, pod!.name)).toBe(true)
+          expect((yield* cluster.listPods(ns)).map((p) => p.name)).not.toContain(pod!.name)
+          expect(yield* cluster.deletePod(ns, "no-such-pod")).toBe(false)
+          expect(yield* cluster.deletePod(uniqueName("no-such-ns"), "no-such-pod")).toBe(false)
+        }))
+
+      it.effect("removing a namespace removes everything in it; removing it again is not an error", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          yield* cluster.ensureNamespace(ns, labels)
+          yield* cluster.applyConfigMap(new Cluster.ConfigMap({ namespace: ns, name: "cfg", data: { A: "1" } }), labels)
+          yield* cluster.applyWorkload(workload(ns))
+          yield* cluster.removeNamespace(ns)
+          yield* cluster.removeNamespace(ns)
+          expect(Option.isNone(yield* cluster.readConfigMap(ns, "cfg"))).toBe(true)
+          expect(Option.isNone(yield* cluster.readWorkload(ns, "helper"))).toBe(true)
+          expect(yield* cluster.listPods(ns)).toEqual([])
+        }))
+    })
+  })
+}

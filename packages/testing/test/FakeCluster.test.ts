@@ -1,0 +1,3 @@
+import { ClusterSuite, FakeCluster } from "@hosting/testing"
+
+ClusterSuite.run("fake", FakeCluster.layer())
