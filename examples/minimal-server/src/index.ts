@@ -8,6 +8,7 @@ import { HostingApi } from "@hosting/api"
 import { Catalog, EventBus, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
+import * as FakeCluster from "@hosting/testing/FakeCluster"
 import { Effect, Layer, Option, Schema } from "effect"
 import { createServer } from "node:http"
 
@@ -28,10 +29,11 @@ const StatusLive = HttpApiBuilder.group(MinimalApi, "status", (handlers) =>
       ))
   }))
 
-/** Everything below HTTP: storage in memory and the use cases. */
+/** Everything below HTTP: storage in memory, a fake cluster and the use cases. */
 export const Core = UseCases.layer.pipe(
   Layer.provideMerge(Ports.IdGeneratorRandom),
   Layer.provideMerge(EventBus.layerLocal),
+  Layer.provideMerge(FakeCluster.layer()),
   Layer.provideMerge(SqliteStorage.layer({ filename: ":memory:" }))
 )
 

@@ -6,6 +6,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { EventBus, Events, Fixtures, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
+import * as FakeCluster from "@hosting/testing/FakeCluster"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
 import { readFile } from "node:fs/promises"
@@ -28,17 +29,26 @@ const storage = (config: ServerConfig): Layer.Layer<Layer.Layer.Success<Storage>
   }
 }
 
-/** Loads the fixtures file named by HOSTING_FIXTURES, if any. */
-const fixtures = (path: string | undefined) =>
-  path === undefined ? Layer.empty : Layer.effectDiscard(Effect.gen(function*() {
-    const text = yield* Effect.tryPromise({
-      try: () => readFile(path, "utf8"),
-      catch: (error) => new StartupError({ message: `HOSTING_FIXTURES: cannot read ${path}: ${(error as Error).message}` })
-    })
-    const report = yield* Fixtures.parse(text).pipe(
-      Effect.flatMap(Fixtures.load),
+/** Reads and checks the fixtures file named by HOSTING_FIXTURES. */
+const readFixtures = (path: string) =>
+  Effect.tryPromise({
+    try: () => readFile(path, "utf8"),
+    catch: (error) => new StartupError({ message: `HOSTING_FIXTURES: cannot read ${path}: ${(error as Error).message}` })
+  }).pipe(
+    Effect.flatMap(Fixtures.parse),
+    Effect.mapError((error) =>
+      error._tag === "StartupError" ? error : new StartupError({ message: `HOSTING_FIXTURES (${path}): ${error.message}` })
+    )
+  )
+
+/** Loads the fixtures into storage at start. */
+const loadFixtures = (path: string, fixtures: Fixtures.Fixtures) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const report = yield* Fixtures.load(fixtures).pipe(
       Effect.catchAll((error) =>
-        error._tag === "StorageError" ? Effect.die(error) : Effect.fail(new StartupError({ message: `HOSTING_FIXTURES (${path}): ${error.message}` }))
+        error._tag === "StorageError"
+          ? Effect.die(error)
+          : Effect.fail(new StartupError({ message: `HOSTING_FIXTURES (${path}): ${error.message}` }))
       )
     )
     yield* Effect.logInfo(
@@ -51,9 +61,19 @@ const fixtures = (path: string | undefined) =>
     }
   }))
 
-/** Storage, use cases and fixtures: everything below HTTP. */
-export const core = (config: ServerConfig) =>
-  Layer.merge(fixtures(config.fixtures), Events.retention).pipe(
+/** The cluster adapter of HOSTING_CLUSTER; the fake one starts with the fixtures' `cluster` objects. */
+const cluster = (config: ServerConfig, fixtures: Fixtures.Fixtures | undefined) => {
+  switch (config.cluster) {
+    case "fake":
+      return FakeCluster.layer(fixtures?.cluster)
+    case "kubernetes":
+      return Layer.fail(new StartupError({ message: "HOSTING_CLUSTER=kubernetes is not available in this build yet." }))
+  }
+}
+
+/** Storage, cluster, use cases and fixtures: everything below HTTP. */
+export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) =>
+  Layer.merge(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty, Events.retention).pipe(
     Layer.provideMerge(UseCases.layer),
     Layer.provideMerge(Layer.succeed(Events.EventsConfig, {
       replayCap: config.eventReplayCap,
@@ -62,14 +82,15 @@ export const core = (config: ServerConfig) =>
     })),
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
+    Layer.provideMerge(cluster(config, fixtures?.data)),
     Layer.provideMerge(storage(config))
   )
 
 /** The API served by the HttpServer in context. */
-export const app = (config: ServerConfig) =>
+export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HostingHttp.layer({ maxBodyBytes: config.maxBodyBytes })),
-    Layer.provide(core(config))
+    Layer.provide(core(config, fixtures))
   )
 
 const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
@@ -110,7 +131,8 @@ const listen = (config: ServerConfig) => {
 
 /** The whole server listening on HOST:PORT; announces itself once requests are served. */
 export const layer = (config: ServerConfig) =>
-  announce(config).pipe(
-    Layer.provide(app(config)),
-    Layer.provide(listen(config))
-  )
+  Layer.unwrapEffect(Effect.gen(function*() {
+    const path = config.fixtures
+    const fixtures = path === undefined ? undefined : { path, data: yield* readFixtures(path) }
+    return announce(config).pipe(Layer.provide(app(config, fixtures)), Layer.provide(listen(config)))
+  }))

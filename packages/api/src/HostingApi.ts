@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountsApi } from "./AccountsApi.js"
 import { AgentsApi, PublicAgentsApi } from "./AgentsApi.js"
 import { InternalError, NotFound, PayloadTooLarge } from "./ApiErrors.js"
+import { DeploymentsApi } from "./DeploymentsApi.js"
 
 /** The path prefix of every route. */
 export const basePath = "/api/v1" as const
@@ -14,6 +15,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(PublicAgentsApi)
   .add(AgentsApi)
   .add(AccountsApi)
+  .add(DeploymentsApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(InternalError)

@@ -1,8 +1,8 @@
 /**
  * Agents and their builds (a build with a semver version is a published Version).
  */
-import { Schema } from "effect"
-import { AccountId, AccountName, AgentId, AgentName, BuildId, SemVer } from "./Ids.js"
+import { Option, Schema } from "effect"
+import { AccountId, AccountName, AgentId, AgentName, BuildId, compareSemVerDescending, SemVer } from "./Ids.js"
 
 /** One finding of the specification checks: never fatal, shown to the publisher. */
 export class ValidationWarning extends Schema.Class<ValidationWarning>("ValidationWarning")({
@@ -82,3 +82,24 @@ export class AgentConfig extends Schema.Class<AgentConfig>("AgentConfig")({
   spec: SpecMap,
   env: Schema.Record({ key: Schema.String, value: Schema.String })
 }) {}
+
+/** Published versions, highest semver first. */
+export const publishedOf = (builds: ReadonlyArray<Build>) =>
+  builds
+    .filter((b) => Option.isSome(b.version))
+    .sort((a, b) => compareSemVerDescending(Option.getOrThrow(a.version), Option.getOrThrow(b.version)))
+
+/** The image of a build: the spec's `image` when given, else `<registry>/<name>:<build_id>`. */
+export const imageOf = (agent: AgentRecord, build: Build) => {
+  const image = build.spec["image"]
+  if (typeof image === "string" && image !== "") return image
+  const registry = agent.registry.replace(/^[a-z]+:\/\//i, "").replace(/\/+$/, "")
+  return `${registry}/${agent.name}:${build.build_id}`
+}
+
+/** The string values of the spec's `env`; anything else is left out. */
+export const envOf = (build: Build): Record<string, string> => {
+  const env = build.spec["env"]
+  if (env === null || typeof env !== "object" || Array.isArray(env)) return {}
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"))
+}

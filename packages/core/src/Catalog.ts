@@ -4,11 +4,12 @@
  */
 import { DateTime, Effect, Option } from "effect"
 import type { Account } from "./Account.js"
-import { Agent, AgentConfig, type AgentRecord, Build, type ValidationWarning, Version } from "./Agent.js"
+import * as Agent from "./Agent.js"
+import { AgentConfig, type AgentRecord, Build, type ValidationWarning, Version } from "./Agent.js"
 import * as AgentSpec from "./AgentSpec.js"
 import { AccountNotFound, AgentNotFound, BuildAlreadyPublished, BuildNotFound, VersionAlreadyPublished } from "./Errors.js"
 import type { AgentBuildEvent } from "./Event.js"
-import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId, compareSemVerDescending, type SemVer } from "./Ids.js"
+import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId, type SemVer } from "./Ids.js"
 import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { EventBus } from "./EventBus.js"
@@ -35,12 +36,6 @@ export interface PublishInput {
 
 const agentRef = (account: string, name: string) => `${account}/${name}`
 
-/** Published versions, highest semver first. */
-const publishedOf = (builds: ReadonlyArray<Build>) =>
-  builds
-    .filter((b) => Option.isSome(b.version))
-    .sort((a, b) => compareSemVerDescending(Option.getOrThrow(a.version), Option.getOrThrow(b.version)))
-
 const toVersion = (build: Build) =>
   new Version({
     build_id: build.build_id,
@@ -51,20 +46,6 @@ const toVersion = (build: Build) =>
     registered_at: build.registered_at,
     validation_warnings: build.validation_warnings
   })
-
-/** The image of a build: the spec's `image` when given, else `<registry>/<name>:<build_id>`. */
-const imageOf = (agent: AgentRecord, build: Build) => {
-  const image = build.spec["image"]
-  if (typeof image === "string" && image !== "") return image
-  const registry = agent.registry.replace(/^[a-z]+:\/\//i, "").replace(/\/+$/, "")
-  return `${registry}/${agent.name}:${build.build_id}`
-}
-
-const envOf = (build: Build): Record<string, string> => {
-  const env = build.spec["env"]
-  if (env === null || typeof env !== "object" || Array.isArray(env)) return {}
-  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"))
-}
 
 /** Register, publish and read agents. */
 export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", {
@@ -205,9 +186,9 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       if (Option.isNone(agent)) return yield* notFound
       const builds = yield* agents.listBuilds(agent.value.id)
       const member = Policy.isMember(principal, owner.value)
-      const visible = member ? builds : publishedOf(builds)
+      const visible = member ? builds : Agent.publishedOf(builds)
       if (visible.length === 0) return yield* notFound
-      return new Agent({
+      return new Agent.Agent({
         account: owner.value.name,
         name: agent.value.name,
         registry: agent.value.registry,
@@ -231,7 +212,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       const agent = yield* agentOf(owner, name)
       const builds = yield* agents.listBuilds(agent.id)
       const member = Policy.isMember(Option.some(principal), owner)
-      const candidates = member ? builds : publishedOf(builds)
+      const candidates = member ? builds : Agent.publishedOf(builds)
       const latest = candidates[0]
       if (latest === undefined) {
         return yield* member
@@ -244,9 +225,9 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         build_id: latest.build_id,
         version: Option.getOrUndefined(latest.version),
         registry: agent.registry,
-        image: imageOf(agent, latest),
+        image: Agent.imageOf(agent, latest),
         spec: latest.spec,
-        env: envOf(latest)
+        env: Agent.envOf(latest)
       })
     })
 

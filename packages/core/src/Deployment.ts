@@ -31,3 +31,75 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   undeployed_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }) {}
+
+/** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
+export class Deployment extends Schema.Class<Deployment>("Deployment")({
+  id: DeploymentId,
+  /** The deploying account. */
+  account: AccountName,
+  /** The agent it runs, as `<publisher>/<name>`. */
+  agent: Schema.String,
+  agent_name: AgentName,
+  build_id: BuildId,
+  namespace: Schema.String,
+  status: Schema.String,
+  deployed_at: Schema.DateTimeUtc,
+  undeployed_at: Schema.NullOr(Schema.DateTimeUtc),
+  spec: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+}) {}
+
+/** The API view of a stored deployment. */
+export const toView = (record: DeploymentRecord): Deployment =>
+  new Deployment({
+    id: record.id,
+    account: record.account,
+    agent: `${record.publisher}/${record.agent_name}`,
+    agent_name: record.agent_name,
+    build_id: record.build_id,
+    namespace: record.namespace,
+    status: record.status,
+    deployed_at: record.deployed_at,
+    undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
+    spec: record.spec
+  })
+
+/** FNV-1a, 32 bits, as 8 hex digits: a short, stable suffix for names that must be shortened. */
+const fnv1a = (text: string) => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < text.length; i++) {
+    hash ^= text.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193) >>> 0
+  }
+  return hash.toString(16).padStart(8, "0")
+}
+
+/** Longest Kubernetes namespace name (a DNS-1123 label). */
+export const maxNamespaceLength = 63
+
+/**
+ * The namespace of an account's deployment of an agent: `<account>-<agent>`
+ * for its own agents, `<account>-<publisher>-<agent>` for another account's.
+ * Names over 63 characters keep their first 54 and end with `-` and a hash of
+ * the whole name, so they stay unique, stable and DNS-1123 safe.
+ */
+export const namespaceFor = (account: AccountName, publisher: AccountName, agent: AgentName): string => {
+  const full = account === publisher ? `${account}-${agent}` : `${account}-${publisher}-${agent}`
+  if (full.length <= maxNamespaceLength) return full
+  return `${full.slice(0, maxNamespaceLength - 9).replace(/-+$/, "")}-${fnv1a(full)}`
+}
+
+/** Label keys put on every cluster object of a deployment. */
+export const labelKeys = {
+  managedBy: "app.kubernetes.io/managed-by",
+  account: "hosting.dev/account",
+  publisher: "hosting.dev/publisher",
+  agent: "hosting.dev/agent",
+  build: "hosting.dev/build",
+  deployment: "hosting.dev/deployment"
+} as const
+
+/** Label values must be at most 63 characters of [A-Za-z0-9._-], starting and ending alphanumeric. */
+export const labelValue = (value: string): string => {
+  const cleaned = value.replace(/[^A-Za-z0-9._-]/g, "_").replace(/^[^A-Za-z0-9]+|[^A-Za-z0-9]+$/g, "")
+  return cleaned.length <= 63 ? cleaned : `${cleaned.slice(0, 54).replace(/[^A-Za-z0-9]+$/, "")}-${fnv1a(value)}`
+}

@@ -3,6 +3,7 @@
  * `message`; which HTTP status they become is decided once, in @hosting/http.
  */
 import { Schema } from "effect"
+import type { ClusterError } from "./Cluster.js"
 
 /** The request is malformed in a way the schemas could not express (a bad combination, a bad value). */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {
@@ -91,6 +92,51 @@ export class BuildNotFound extends Schema.TaggedError<BuildNotFound>()("BuildNot
   }
 }
 
+/** No published version with that number. */
+export class VersionNotFound extends Schema.TaggedError<VersionNotFound>()("VersionNotFound", {
+  agent: Schema.String,
+  version: Schema.String
+}) {
+  readonly code = "version_not_found"
+  override get message() {
+    return this.version === ""
+      ? `Agent ${this.agent} has no published version to deploy.`
+      : `Agent ${this.agent} has no published version ${this.version}.`
+  }
+}
+
+/** No deployment with that id (or namespace), or not one the caller may see. */
+export class DeploymentNotFound extends Schema.TaggedError<DeploymentNotFound>()("DeploymentNotFound", {
+  deployment: Schema.String
+}) {
+  readonly code = "deployment_not_found"
+  override get message() {
+    return `Deployment ${this.deployment} does not exist.`
+  }
+}
+
+/** No ConfigMap of that name in the deployment's namespace. */
+export class ConfigMapNotFound extends Schema.TaggedError<ConfigMapNotFound>()("ConfigMapNotFound", {
+  namespace: Schema.String,
+  name: Schema.String
+}) {
+  readonly code = "configmap_not_found"
+  override get message() {
+    return `ConfigMap ${this.name} does not exist in namespace ${this.namespace}.`
+  }
+}
+
+/** No pod of that name in the deployment's namespace. */
+export class PodNotFound extends Schema.TaggedError<PodNotFound>()("PodNotFound", {
+  namespace: Schema.String,
+  pod: Schema.String
+}) {
+  readonly code = "pod_not_found"
+  override get message() {
+    return `Pod ${this.pod} does not exist in namespace ${this.namespace}.`
+  }
+}
+
 /** No credential, or one that is unknown or expired. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
   details: Schema.String
@@ -124,6 +170,11 @@ export class StorageError extends Schema.TaggedError<StorageError>()("StorageErr
 
 /** Every error a use case may fail with. */
 export type DomainError =
+  | VersionNotFound
+  | DeploymentNotFound
+  | ConfigMapNotFound
+  | PodNotFound
+  | ClusterError
   | InvalidRequest
   | SpecInvalid
   | VersionAlreadyPublished

@@ -87,7 +87,7 @@ export const FixturesSchema = Schema.Struct({
 export type Fixtures = typeof FixturesSchema.Type
 
 /** Keys of the format whose feature has not landed yet: validated, not loaded. */
-export const pendingKeys = ["cluster", "files", "traces"] as const
+export const pendingKeys = ["files", "traces"] as const
 
 /** Decodes fixtures from parsed JSON; unknown keys and bad values are refused with their path. */
 export const decode = (input: unknown): Effect.Effect<Fixtures, InvalidRequest> =>

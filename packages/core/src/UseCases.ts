@@ -4,8 +4,9 @@
 import { Layer } from "effect"
 import { Accounts } from "./Accounts.js"
 import { Catalog } from "./Catalog.js"
+import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"
 import { Identity } from "./Identity.js"
 
-/** Catalog, Accounts, Identity and Events; needs the storage ports, an IdGenerator and an EventBus. */
-export const layer = Layer.mergeAll(Catalog.Default, Accounts.Default, Identity.Default, Events.Default)
+/** Every use case; needs the storage ports, an IdGenerator, an EventBus and a Cluster. */
+export const layer = Layer.mergeAll(Catalog.Default, Accounts.Default, Identity.Default, Events.Default, Deployments.Default)

@@ -21,6 +21,11 @@ export interface ApiErrorByTag {
   readonly AccountNotFound: ApiErrors.NotFound
   readonly AgentNotFound: ApiErrors.NotFound
   readonly BuildNotFound: ApiErrors.NotFound
+  readonly VersionNotFound: ApiErrors.NotFound
+  readonly DeploymentNotFound: ApiErrors.NotFound
+  readonly ConfigMapNotFound: ApiErrors.NotFound
+  readonly PodNotFound: ApiErrors.NotFound
+  readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.InternalError
   readonly StorageError: ApiErrors.InternalError
 }
 
@@ -45,7 +50,16 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "AccountNotFound":
     case "AgentNotFound":
     case "BuildNotFound":
+    case "VersionNotFound":
+    case "DeploymentNotFound":
+    case "ConfigMapNotFound":
+    case "PodNotFound":
       return new ApiErrors.NotFound({ error: error.code, details: error.message })
+    case "ClusterError":
+      // The cluster's message is safe by the port's contract; its cause goes to the log only.
+      return error.reason === "Unavailable"
+        ? new ApiErrors.ServiceUnavailable({ error: "cluster_unavailable", details: error.message })
+        : new ApiErrors.InternalError({ error: "cluster_error", details: error.message })
     case "StorageError":
       return new ApiErrors.InternalError({ error: "internal_error", details: internalDetails })
   }
@@ -62,6 +76,8 @@ export const handle = <A, E extends Errors.DomainError, R>(
     Effect.tapError((error) =>
       error._tag === "StorageError"
         ? Effect.logError("storage failure", (error as Errors.StorageError).operation, (error as Errors.StorageError).cause)
+        : error._tag === "ClusterError"
+        ? Effect.logError("cluster failure", error.message, (error as { cause?: unknown }).cause)
         : Effect.void
     ),
     Effect.mapError(fromDomain)

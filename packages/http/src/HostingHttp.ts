@@ -8,6 +8,7 @@ import { Layer } from "effect"
 import * as AccountsHttp from "./AccountsHttp.js"
 import * as AgentsHttp from "./AgentsHttp.js"
 import * as Auth from "./Auth.js"
+import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 
 /** Options of the HTTP layer. */
@@ -20,11 +21,11 @@ export interface HostingHttpOptions {
  * The handlers of every group of HostingApi, with authentication. They also
  * serve an API that extends HostingApi with groups of its own.
  */
-export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer).pipe(
+export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer).pipe(
   Layer.provide(Auth.layer)
 )
 
-/** HostingApi with its handlers; needs the core use cases (Catalog, Accounts, Identity). */
+/** HostingApi with its handlers; needs the core use cases (UseCases.layer). */
 export const api = HttpApiBuilder.api(HostingApi.HostingApi).pipe(Layer.provide(handlers))
 
 /** What every served API gets: the OpenAPI document, the reference page, the body limit and error bodies. */

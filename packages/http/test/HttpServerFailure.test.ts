@@ -6,7 +6,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, EventBus, Ports, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
-import { MemoryStorage } from "@hosting/testing"
+import { FakeCluster, MemoryStorage } from "@hosting/testing"
 import { Effect, Layer } from "effect"
 import { expectErrorBody, raw } from "./HttpTestServer.js"
 
@@ -23,6 +23,7 @@ describe("HTTP: server failures", () => {
       Layer.provideMerge(UseCases.layer),
       Layer.provideMerge(Ports.IdGeneratorRandom),
       Layer.provideMerge(EventBus.layerLocal),
+      Layer.provideMerge(FakeCluster.layer()),
       Layer.provideMerge(Layer.merge(MemoryStorage.layer, brokenAgents)),
       Layer.provideMerge(NodeHttpServer.layerTest)
     )

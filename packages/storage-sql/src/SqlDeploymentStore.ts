@@ -3,7 +3,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Deployment, Ids, Ports } from "@hosting/core"
-import { Effect, Layer, Option } from "effect"
+import { type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText } from "./internal/sql.js"
 
 interface DeploymentRow {
@@ -49,13 +49,41 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
         status = excluded.status, deployed_at = excluded.deployed_at, undeployed_at = excluded.undeployed_at,
         spec = excluded.spec`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
 
+  const select = sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
+      d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec
+    FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
+
   const findById = (id: Deployment.DeploymentId) =>
-    sql<DeploymentRow>`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
-        d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec
-      FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id
-      WHERE d.id = ${id}`.pipe(
+    sql<DeploymentRow>`${select} WHERE d.id = ${id}`.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
       storageError("SqlDeploymentStore.findById")
+    )
+
+  const findByNamespace = (namespace: string) =>
+    sql<DeploymentRow>`${select} WHERE d.namespace = ${namespace} ORDER BY d.deployed_at DESC, d.id DESC LIMIT 1`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
+      storageError("SqlDeploymentStore.findByNamespace")
+    )
+
+  const liveInNamespace = (namespace: string) =>
+    sql<DeploymentRow>`${select} WHERE d.namespace = ${namespace} AND d.undeployed_at IS NULL ORDER BY d.deployed_at DESC`.pipe(
+      Effect.map((rows) => rows.map(toRecord)),
+      storageError("SqlDeploymentStore.liveInNamespace")
+    )
+
+  const listForAgent = (publisherId: Ids.AccountId, agentName: Ids.AgentName, accountIds: ReadonlyArray<Ids.AccountId>) =>
+    accountIds.length === 0
+      ? Effect.succeed([])
+      : sql<DeploymentRow>`${select} WHERE d.publisher_id = ${publisherId} AND d.agent_name = ${agentName}
+          AND ${sql.in("d.account_id", accountIds)} ORDER BY d.deployed_at DESC, d.id DESC`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
+          storageError("SqlDeploymentStore.listForAgent")
+        )
+
+  const markUndeployed = (id: Deployment.DeploymentId, status: string, at: DateTime.Utc) =>
+    sql`UPDATE deployments SET status = ${status}, undeployed_at = ${timeText(at)} WHERE id = ${id}`.pipe(
+      Effect.asVoid,
+      storageError("SqlDeploymentStore.markUndeployed")
     )
 
   const accountsDeploying = (publisherId: Ids.AccountId, agentName: Ids.AgentName) =>
@@ -67,7 +95,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
       storageError("SqlDeploymentStore.accountsDeploying")
     )
 
-  return Ports.DeploymentStore.of({ upsert, findById, accountsDeploying })
+  return Ports.DeploymentStore.of({ upsert, findById, findByNamespace, liveInNamespace, listForAgent, markUndeployed, accountsDeploying })
 })
 
 export const layer = Layer.effect(Ports.DeploymentStore, make)

@@ -16,8 +16,10 @@ interface Space {
 
 /** Objects to start with (the fixtures' `cluster` key). */
 export interface Seed {
-  readonly configmaps?: ReadonlyArray<{ readonly namespace: string; readonly name: string; readonly data: Readonly<Record<string, string>> }>
-  readonly pods?: ReadonlyArray<{ readonly namespace: string; readonly name: string }>
+  readonly configmaps?:
+    | ReadonlyArray<{ readonly namespace: string; readonly name: string; readonly data: Readonly<Record<string, string>> }>
+    | undefined
+  readonly pods?: ReadonlyArray<{ readonly namespace: string; readonly name: string }> | undefined
 }
 
 /** Builds a fake cluster holding the seed objects. */

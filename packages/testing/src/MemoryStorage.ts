@@ -244,18 +244,46 @@ export const make = Effect.gen(function*() {
       })
   })
 
+  type DeploymentInput = Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]
+  const toDeployment = (r: DeploymentInput) =>
+    new Deployment.DeploymentRecord({
+      ...r,
+      account: accountName(r.account_id),
+      publisher: accountName(r.publisher_id),
+      spec: { ...r.spec }
+    })
+  const newestFirst = (a: DeploymentInput, b: DeploymentInput) =>
+    byTimeDesc(a.deployed_at, b.deployed_at) || b.id.localeCompare(a.id)
+
   const deployments = Ports.DeploymentStore.of({
     upsert: (record) => Effect.sync(() => void state.deployments.set(record.id, record)),
-    findById: (id) =>
+    findById: (id) => Effect.sync(() => Option.map(Option.fromNullable(state.deployments.get(id)), toDeployment)),
+    findByNamespace: (namespace) =>
       Effect.sync(() =>
-        Option.map(Option.fromNullable(state.deployments.get(id)), (r) =>
-          new Deployment.DeploymentRecord({
-            ...r,
-            account: accountName(r.account_id),
-            publisher: accountName(r.publisher_id),
-            spec: { ...r.spec }
-          }))
+        Option.map(
+          Option.fromNullable([...state.deployments.values()].filter((d) => d.namespace === namespace).sort(newestFirst)[0]),
+          toDeployment
+        )
       ),
+    liveInNamespace: (namespace) =>
+      Effect.sync(() =>
+        [...state.deployments.values()]
+          .filter((d) => d.namespace === namespace && Option.isNone(d.undeployed_at))
+          .sort(newestFirst)
+          .map(toDeployment)
+      ),
+    listForAgent: (publisherId, agentName, accountIds) =>
+      Effect.sync(() =>
+        [...state.deployments.values()]
+          .filter((d) => d.publisher_id === publisherId && d.agent_name === agentName && accountIds.includes(d.account_id))
+          .sort(newestFirst)
+          .map(toDeployment)
+      ),
+    markUndeployed: (id, status, at) =>
+      Effect.sync(() => {
+        const record = state.deployments.get(id)
+        if (record) state.deployments.set(id, { ...record, status, undeployed_at: Option.some(at) })
+      }),
     accountsDeploying: (publisherId, agentName) =>
       Effect.sync(() =>
         [...new Set(

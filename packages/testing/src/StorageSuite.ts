@@ -261,6 +261,46 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(yield* deployments.accountsDeploying(publisher.id, agentName)).toEqual([deployer.id])
             expect(yield* deployments.accountsDeploying(publisher.id, Ids.AgentName.make(uniqueName("other")))).toEqual([])
           }))
+
+        it.effect("listForAgent gives the deployments made by the given accounts, most recent first; markUndeployed ends one", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const publisher = yield* newAccount()
+            const other = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            const namespace = uniqueName("ns")
+            const make = (account: Account.Account, day: string) => ({
+              id: Deployment.DeploymentId.make(uniqueName("dep")),
+              account_id: account.id,
+              publisher_id: publisher.id,
+              agent_name: agentName,
+              build_id: Ids.BuildId.make("b-1"),
+              namespace: account === publisher ? namespace : uniqueName("ns"),
+              status: "running",
+              deployed_at: at(`2026-11-${day}T10:00:00.000Z`),
+              undeployed_at: Option.none(),
+              spec: {}
+            })
+            const first = make(publisher, "01")
+            const second = make(publisher, "02")
+            const elsewhere = make(other, "03")
+            for (const d of [first, second, elsewhere]) yield* deployments.upsert(d)
+            const own = yield* deployments.listForAgent(publisher.id, agentName, [publisher.id])
+            expect(own.map((d) => d.id)).toEqual([second.id, first.id])
+            const both = yield* deployments.listForAgent(publisher.id, agentName, [publisher.id, other.id])
+            expect(both.map((d) => d.id)).toEqual([elsewhere.id, second.id, first.id])
+            expect(yield* deployments.listForAgent(publisher.id, agentName, [])).toEqual([])
+            expect((yield* deployments.liveInNamespace(namespace)).map((d) => d.id)).toEqual([second.id, first.id])
+            expect(Option.getOrThrow(yield* deployments.findByNamespace(namespace)).id).toBe(second.id)
+            yield* deployments.markUndeployed(first.id, "superseded", at("2026-11-02T10:00:00.000Z"))
+            const ended = Option.getOrThrow(yield* deployments.findById(first.id))
+            expect([ended.status, Option.map(ended.undeployed_at, DateTime.formatIso)]).toEqual([
+              "superseded",
+              Option.some("2026-11-02T10:00:00.000Z")
+            ])
+            expect((yield* deployments.liveInNamespace(namespace)).map((d) => d.id)).toEqual([second.id])
+            expect(Option.isNone(yield* deployments.findByNamespace(uniqueName("ns")))).toBe(true)
+          }))
       })
 
       describe("EventLog and Transactor", () => {

@@ -1,17 +1,22 @@
 /**
  * The core use cases on in-memory storage: what use-case and HTTP tests run on.
  */
-import { EventBus, Events, Ports, UseCases } from "@hosting/core"
+import { type Cluster, EventBus, Events, Ports, UseCases } from "@hosting/core"
 import { Duration, Layer } from "effect"
+import * as FakeCluster from "./FakeCluster.js"
 import * as MemoryStorage from "./MemoryStorage.js"
 
 /** Settings a test may change. */
 export interface TestServicesOptions {
   readonly replayCap?: number
   readonly heartbeat?: Duration.DurationInput
+  /** Objects the fake cluster starts with. */
+  readonly cluster?: FakeCluster.Seed
+  /** Another Cluster instead of the fake one. */
+  readonly clusterLayer?: Layer.Layer<Cluster.Cluster>
 }
 
-/** Every use case, the in-process event bus and every storage port, in memory. */
+/** Every use case, the in-process event bus, a fake cluster and every storage port, in memory. */
 export const make = (options: TestServicesOptions = {}) =>
   UseCases.layer.pipe(
     Layer.provideMerge(Layer.succeed(Events.EventsConfig, {
@@ -21,6 +26,7 @@ export const make = (options: TestServicesOptions = {}) =>
     })),
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
+    Layer.provideMerge(options.clusterLayer ?? FakeCluster.layer(options.cluster)),
     Layer.provideMerge(MemoryStorage.layer)
   )
 

@@ -1,0 +1,104 @@
+/**
+ * Deployments: history, deploy and undeploy, ConfigMaps and pod restarts.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Cluster, Deployment, Ids } from "@hosting/core"
+import { Schema } from "effect"
+import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
+import { Authentication } from "./Authentication.js"
+
+const account = HttpApiSchema.param("account", Ids.AccountName)
+const name = HttpApiSchema.param("name", Ids.AgentName)
+const deploymentId = HttpApiSchema.param("deploymentId", Deployment.DeploymentId)
+
+/** A DNS-1123 label: what Kubernetes accepts as a namespace. */
+const Namespace = Schema.String.pipe(
+  Schema.pattern(/^[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?$/, { message: () => "must be a Kubernetes namespace name" })
+)
+/** A DNS-1123 subdomain: what Kubernetes accepts as a ConfigMap or pod name. */
+const ObjectName = Schema.String.pipe(
+  Schema.maxLength(253),
+  Schema.pattern(/^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/, { message: () => "must be a Kubernetes object name" })
+)
+
+const namespace = HttpApiSchema.param("namespace", Namespace)
+const cmname = HttpApiSchema.param("cmname", ObjectName)
+const pod = HttpApiSchema.param("pod", ObjectName)
+
+/** `?account=` names the account the namespace must belong to. */
+export const OwnershipParams = Schema.Struct({ account: Ids.AccountName })
+
+export const HistoryResponse = Schema.Struct({
+  deployments: Schema.Array(Deployment.Deployment),
+  count: Schema.Int
+})
+
+export const DeployRequest = Schema.Struct({
+  build_id: Schema.optional(Ids.BuildId),
+  version: Schema.optional(Ids.SemVer),
+  into: Schema.optional(Ids.AccountName)
+})
+
+export const RestartResponse = Schema.Struct({ status: Schema.String, pod: Schema.String })
+
+export class DeploymentsApi extends HttpApiGroup.make("deployments")
+  .add(
+    HttpApiEndpoint.get("history")`/agents/${account}/${name}/deployment/history`
+      .addSuccess(HistoryResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .annotate(OpenApi.Summary, "Deployments of an agent that the caller's accounts made, most recent first")
+  )
+  .add(
+    HttpApiEndpoint.post("deploy")`/agents/${account}/${name}/deployments`
+      .setPayload(DeployRequest)
+      .addSuccess(Deployment.Deployment, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Summary,
+        "Deploy a build, a published version, or the latest published version (owner or admin of the deploying account)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get")`/deployments/${deploymentId}`
+      .addSuccess(Deployment.Deployment)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "One deployment (members of the deploying account)")
+  )
+  .add(
+    HttpApiEndpoint.del("undeploy")`/deployments/${deploymentId}`
+      .addSuccess(Deployment.Deployment)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(ServiceUnavailable)
+      .annotate(OpenApi.Summary, "Undeploy: remove the cluster objects and end the deployment (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.get("configMap")`/deployments/${namespace}/configmap/${cmname}`
+      .setUrlParams(OwnershipParams)
+      .addSuccess(Cluster.ConfigMap)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(ServiceUnavailable)
+      .annotate(OpenApi.Summary, "The data of a ConfigMap in a deployment's namespace")
+  )
+  .add(
+    HttpApiEndpoint.post("restartPod")`/deployments/${namespace}/pods/${pod}/restart`
+      .setUrlParams(OwnershipParams)
+      .addSuccess(RestartResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(ServiceUnavailable)
+      .annotate(OpenApi.Summary, "Delete a pod so that the cluster recreates it")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Deployments")
+{}

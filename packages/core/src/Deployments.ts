@@ -1,0 +1,266 @@
+/**
+ * Deployment use cases: deploy and undeploy agents into cluster namespaces,
+ * read the deployment history, read a deployment's ConfigMaps and restart
+ * its pods.
+ */
+import { DateTime, Effect, Option } from "effect"
+import type { Account } from "./Account.js"
+import * as Agent from "./Agent.js"
+import * as Cluster from "./Cluster.js"
+import { DeploymentId, type DeploymentRecord, labelKeys, labelValue, namespaceFor, toView } from "./Deployment.js"
+import {
+  AccountNotFound,
+  AgentNotFound,
+  BuildNotFound,
+  DeploymentNotFound,
+  ConfigMapNotFound,
+  InvalidRequest,
+  PermissionDenied,
+  PodNotFound,
+  VersionNotFound
+} from "./Errors.js"
+import { EventBus } from "./EventBus.js"
+import type { AccountId, AccountName, AgentName, BuildId, SemVer } from "./Ids.js"
+import { orFail } from "./internal/lookup.js"
+import * as Policy from "./Policy.js"
+import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
+import { membershipIn, type Principal } from "./Principal.js"
+
+/** What to deploy: a build, a published version, or (neither) the highest published version. */
+export interface DeployInput {
+  readonly account: AccountName
+  readonly name: AgentName
+  readonly build_id?: BuildId | undefined
+  readonly version?: SemVer | undefined
+  /** The deploying account; the agent's own account when absent. */
+  readonly into?: AccountName | undefined
+}
+
+/** Statuses a deployment record takes. */
+export const Status = {
+  running: "running",
+  superseded: "superseded",
+  undeployed: "undeployed"
+} as const
+
+/** Name of the ConfigMap that carries the agent's spec and environment. */
+export const configMapName = (agent: AgentName) => `${agent}-config`
+
+export class Deployments extends Effect.Service<Deployments>()("@hosting/core/Deployments", {
+  effect: Effect.gen(function*() {
+    const accounts = yield* AccountStore
+    const agents = yield* AgentStore
+    const store = yield* DeploymentStore
+    const log = yield* EventLog
+    const bus = yield* EventBus
+    const cluster = yield* Cluster.Cluster
+    const ids = yield* IdGenerator
+    const tx = yield* Transactor
+
+    const accountNamed = (name: AccountName) => accounts.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
+
+    const changed = (record: DeploymentRecord, now: DateTime.Utc) =>
+      log.append([{
+        account_id: record.account_id,
+        type: "deployment.changed",
+        data: {
+          deployment_id: record.id,
+          agent: `${record.publisher}/${record.agent_name}`,
+          build_id: record.build_id,
+          namespace: record.namespace,
+          status: record.status
+        }
+      }], now)
+
+    /** Picks the build to deploy; another account's agent can only be deployed from a published version. */
+    const chooseBuild = (agent: Agent.AgentRecord, input: DeployInput, crossAccount: boolean) =>
+      Effect.gen(function*() {
+        const ref = `${agent.account}/${agent.name}`
+        if (input.build_id !== undefined) {
+          const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
+            Effect.map(Option.filter((b) => !crossAccount || Option.isSome(b.version))),
+            orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id! }))
+          )
+          if (input.version !== undefined && Option.getOrUndefined(build.version) !== input.version) {
+            return yield* new InvalidRequest({
+              details: `Build ${build.build_id} of ${ref} is not version ${input.version}; give one of build_id and version, or both that match.`
+            })
+          }
+          return build
+        }
+        if (input.version !== undefined) {
+          return yield* agents.findBuildByVersion(agent.id, input.version).pipe(
+            orFail(() => new VersionNotFound({ agent: ref, version: input.version! }))
+          )
+        }
+        const latest = Agent.publishedOf(yield* agents.listBuilds(agent.id))[0]
+        if (latest === undefined) return yield* new VersionNotFound({ agent: ref, version: "" })
+        return latest
+      })
+
+    /** Deploys an agent into the deploying account's namespace for it (owner or admin of that account). */
+    const deploy = Effect.fn("Deployments.deploy")(function*(principal: Principal, input: DeployInput) {
+      const publisher = yield* accountNamed(input.account).pipe(
+        Effect.catchTag("AccountNotFound", () => new AgentNotFound({ agent: `${input.account}/${input.name}` }))
+      )
+      const target = input.into === undefined || input.into === publisher.name ? publisher : yield* accountNamed(input.into)
+      yield* Policy.requireManager(principal, target, "deploying an agent")
+      const crossAccount = target.id !== publisher.id
+      const notFound = new AgentNotFound({ agent: `${publisher.name}/${input.name}` })
+      const agent = yield* agents.findAgent(publisher.id, input.name).pipe(orFail(() => notFound))
+      // For another account, an agent with nothing published does not exist.
+      if (crossAccount && Agent.publishedOf(yield* agents.listBuilds(agent.id)).length === 0) return yield* notFound
+      const build = yield* chooseBuild(agent, input, crossAccount)
+      const namespace = namespaceFor(target.name, publisher.name, agent.name)
+      const id = DeploymentId.make(`dep-${yield* ids.next}`)
+      const labels = {
+        [labelKeys.managedBy]: "hosting",
+        [labelKeys.account]: labelValue(target.name),
+        [labelKeys.publisher]: labelValue(publisher.name),
+        [labelKeys.agent]: labelValue(agent.name),
+        [labelKeys.build]: labelValue(build.build_id),
+        [labelKeys.deployment]: labelValue(id)
+      }
+      const env = Agent.envOf(build)
+      const port = build.spec["port"]
+      const replicas = build.spec["replicas"]
+      // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
+      yield* cluster.ensureNamespace(namespace, labels)
+      yield* cluster.applyConfigMap(
+        new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { "agent.yaml": build.spec_content, ...env } }),
+        labels
+      )
+      yield* cluster.applyWorkload({
+        namespace,
+        name: agent.name,
+        image: Agent.imageOf(agent, build),
+        replicas: typeof replicas === "number" && Number.isInteger(replicas) && replicas >= 0 && replicas <= 20 ? replicas : 1,
+        port: typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65536 ? Option.some(port) : Option.none(),
+        env,
+        configMap: configMapName(agent.name),
+        labels,
+        annotations: {
+          "hosting.dev/agent-ref": `${publisher.name}/${agent.name}`,
+          "hosting.dev/version": Option.getOrElse(build.version, () => "")
+        }
+      })
+      const record = yield* tx.withTransaction(Effect.gen(function*() {
+        const now = yield* DateTime.now
+        for (const previous of yield* store.liveInNamespace(namespace)) {
+          yield* store.markUndeployed(previous.id, Status.superseded, now)
+        }
+        yield* store.upsert({
+          id,
+          account_id: target.id,
+          publisher_id: publisher.id,
+          agent_name: agent.name,
+          build_id: build.build_id,
+          namespace,
+          status: Status.running,
+          deployed_at: now,
+          undeployed_at: Option.none(),
+          spec: build.spec
+        })
+        const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        yield* changed(stored, now)
+        return stored
+      }))
+      yield* bus.publish([target.id])
+      return toView(record)
+    })
+
+    /** A deployment the caller may act on: the deploying account's members (managers when `manage`). */
+    const deploymentFor = (principal: Principal, id: DeploymentId, manage: boolean) =>
+      Effect.gen(function*() {
+        const record = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        const account = yield* accounts.findById(record.account_id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        if (Option.isNone(membershipIn(principal, account.id))) return yield* new DeploymentNotFound({ deployment: id })
+        if (manage) yield* Policy.requireManager(principal, account, "undeploying")
+        return record
+      })
+
+    /** One deployment (members of the deploying account). */
+    const get = Effect.fn("Deployments.get")(function*(principal: Principal, id: DeploymentId) {
+      return toView(yield* deploymentFor(principal, id, false))
+    })
+
+    /** Ends a deployment and removes its cluster objects; undeploying twice changes nothing. */
+    const undeploy = Effect.fn("Deployments.undeploy")(function*(principal: Principal, id: DeploymentId) {
+      const record = yield* deploymentFor(principal, id, true)
+      if (Option.isSome(record.undeployed_at)) return toView(record)
+      const others = (yield* store.liveInNamespace(record.namespace)).filter((d) => d.id !== record.id)
+      if (others.length === 0) yield* cluster.removeNamespace(record.namespace)
+      const ended = yield* tx.withTransaction(Effect.gen(function*() {
+        const now = yield* DateTime.now
+        yield* store.markUndeployed(record.id, Status.undeployed, now)
+        const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        yield* changed(stored, now)
+        return stored
+      }))
+      yield* bus.publish([record.account_id])
+      return toView(ended)
+    })
+
+    /**
+     * The deployments of agent `account/name` the caller may see: those made by
+     * the caller's own accounts. Members of the publisher, or of an account
+     * that deployed the agent, may ask; anyone else is refused.
+     */
+    const history = Effect.fn("Deployments.history")(function*(principal: Principal, account: AccountName, name: AgentName) {
+      const refused = new PermissionDenied({
+        details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its deployments.`
+      })
+      const publisher = yield* accounts.findByName(account).pipe(orFail(() => refused))
+      const mine: ReadonlyArray<AccountId> = principal.memberships.map((m) => m.account_id)
+      const visible = yield* store.listForAgent(publisher.id, name, mine)
+      if (visible.length === 0 && Option.isNone(membershipIn(principal, publisher.id))) return yield* refused
+      return visible.map(toView)
+    })
+
+    /**
+     * The deployment behind a namespace, checked against the `account` the
+     * caller names: the caller must be a member of it, and the namespace must
+     * be that account's.
+     */
+    const namespaceOf = (principal: Principal, namespace: string, accountName: AccountName) =>
+      Effect.gen(function*() {
+        const account: Account = yield* accounts.findByName(accountName).pipe(
+          orFail(() => new PermissionDenied({ details: `You are not a member of account ${accountName}.` }))
+        )
+        yield* Policy.requireMember(principal, account, "reaching its deployments")
+        const record = yield* store.findByNamespace(namespace).pipe(
+          orFail(() => new DeploymentNotFound({ deployment: `in namespace ${namespace}` }))
+        )
+        if (record.account_id !== account.id) {
+          return yield* new PermissionDenied({ details: `Namespace ${namespace} does not belong to account ${account.name}.` })
+        }
+        return record
+      })
+
+    /** The data of a ConfigMap in a deployment's namespace (members of the owning account). */
+    const configMap = Effect.fn("Deployments.configMap")(function*(
+      principal: Principal,
+      namespace: string,
+      name: string,
+      account: AccountName
+    ) {
+      yield* namespaceOf(principal, namespace, account)
+      return yield* cluster.readConfigMap(namespace, name).pipe(orFail(() => new ConfigMapNotFound({ namespace, name })))
+    })
+
+    /** Deletes a pod so that the cluster recreates it (members of the owning account). */
+    const restartPod = Effect.fn("Deployments.restartPod")(function*(
+      principal: Principal,
+      namespace: string,
+      pod: string,
+      account: AccountName
+    ) {
+      yield* namespaceOf(principal, namespace, account)
+      const deleted = yield* cluster.deletePod(namespace, pod)
+      if (!deleted) return yield* new PodNotFound({ namespace, pod })
+      return { status: "restarting", pod }
+    })
+
+    return { deploy, get, undeploy, history, configMap, restartPod } as const
+  })
+}) {}

@@ -1,0 +1,265 @@
+/**
+ * The deployment routes over HTTP, on the fake cluster: each test names the
+ * rule of interface.md or extensions.md it checks.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { Cluster, Ports } from "@hosting/core"
+import { Seed } from "@hosting/testing"
+import { Effect, Option, TestClock } from "effect"
+import { expectErrorBody, layer, raw, registerBody } from "./HttpTestServer.js"
+
+/** Registers builds of an agent and publishes some of them. */
+const agentWith = (team: Seed.Team, name: string, builds: ReadonlyArray<readonly [string, string?]>) =>
+  Effect.forEach(builds, ([build, version]) =>
+    Effect.gen(function*() {
+      const spec = `name: ${name}\ndescription: d\nport: 8080\nenv:\n  MODE: fast\n`
+      const r = yield* raw("POST", `/agents/${team.account}/${name}/register`, {
+        token: team.tokens.owner,
+        json: registerBody(build, { spec_content: spec })
+      })
+      expect(r.status).toBe(201)
+      if (version) {
+        const p = yield* raw("POST", `/agents/${team.account}/${name}/publish`, {
+          token: team.tokens.owner,
+          json: { build_id: build, version }
+        })
+        expect(p.status).toBe(201)
+      }
+    }))
+
+const deploy = (team: Seed.Team, who: Seed.Person, agent: string, body: Record<string, unknown> = {}, publisher = team) =>
+  raw("POST", `/agents/${publisher.account}/${agent}/deployments`, { token: team.tokens[who], json: body })
+
+describe("HTTP: deployments", () => {
+  it.layer(layer())((it) => {
+    it.effect("deploy without a version deploys the latest published version and answers 201 with the record", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"], ["b-2", "1.1.0"], ["b-3"]])
+        const r = yield* deploy(team, "admin", "helper")
+        expect(r.status).toBe(201)
+        expect(r.body).toMatchObject({
+          account: team.account,
+          agent: `${team.account}/helper`,
+          agent_name: "helper",
+          build_id: "b-2",
+          namespace: `${team.account}-helper`,
+          status: "running",
+          undeployed_at: null,
+          spec: { name: "helper", port: 8080 }
+        })
+        expect(r.body.id).toMatch(/^dep-/)
+        expect(Date.parse(r.body.deployed_at)).not.toBeNaN()
+        const cluster = yield* Cluster.Cluster
+        const pods = yield* cluster.listPods(r.body.namespace)
+        expect(pods.length).toBe(1)
+      }))
+
+    it.effect("deploy takes a build_id (even unpublished, for the agent's own account) or a version; a mismatch is 400", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"], ["b-2"]])
+        expect((yield* deploy(team, "owner", "helper", { build_id: "b-2" })).body.build_id).toBe("b-2")
+        expect((yield* deploy(team, "owner", "helper", { version: "1.0.0" })).body.build_id).toBe("b-1")
+        expect((yield* deploy(team, "owner", "helper", { build_id: "b-1", version: "1.0.0" })).status).toBe(201)
+        const mismatch = yield* deploy(team, "owner", "helper", { build_id: "b-2", version: "1.0.0" })
+        expect(mismatch.status).toBe(400)
+        expectErrorBody(mismatch.body, "invalid_request")
+        const noVersion = yield* deploy(team, "owner", "helper", { version: "9.9.9" })
+        expect(noVersion.status).toBe(404)
+        expectErrorBody(noVersion.body, "version_not_found")
+        const noBuild = yield* deploy(team, "owner", "helper", { build_id: "b-404" })
+        expect(noBuild.status).toBe(404)
+        expectErrorBody(noBuild.body, "build_not_found")
+        const bad = yield* deploy(team, "owner", "helper", { version: "1.0" })
+        expect(bad.status).toBe(400)
+      }))
+
+    it.effect("deploy with nothing published and no build_id is 404 version_not_found", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1"]])
+        const r = yield* deploy(team, "owner", "helper")
+        expect(r.status).toBe(404)
+        expectErrorBody(r.body, "version_not_found")
+      }))
+
+    it.effect("deploy needs owner or admin of the deploying account: a member or an outsider gets 403, no token 401", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        for (const who of ["member", "outsider"] as const) {
+          const r = yield* deploy(team, who, "helper")
+          expect(r.status).toBe(403)
+          expectErrorBody(r.body, "forbidden")
+        }
+        expect((yield* raw("POST", `/agents/${team.account}/helper/deployments`, { json: {} })).status).toBe(401)
+        const history = yield* raw("GET", `/agents/${team.account}/helper/deployment/history`, { token: team.tokens.owner })
+        expect(history.body).toEqual({ deployments: [], count: 0 })
+      }))
+
+    it.effect("a published agent of another account may be deployed `into` one's own account, from a published version only", () =>
+      Effect.gen(function*() {
+        const publisher = yield* Seed.team
+        const deployer = yield* Seed.team
+        yield* agentWith(publisher, "helper", [["b-1", "1.0.0"], ["b-2"]])
+        yield* agentWith(publisher, "secret", [["s-1"]])
+        const ok = yield* deploy(deployer, "owner", "helper", { into: deployer.account }, publisher)
+        expect(ok.status).toBe(201)
+        expect(ok.body).toMatchObject({
+          account: deployer.account,
+          agent: `${publisher.account}/helper`,
+          build_id: "b-1",
+          namespace: `${deployer.account}-${publisher.account}-helper`
+        })
+        const unpublished = yield* deploy(deployer, "owner", "helper", { into: deployer.account, build_id: "b-2" }, publisher)
+        expect(unpublished.status).toBe(404)
+        const hidden = yield* deploy(deployer, "owner", "secret", { into: deployer.account }, publisher)
+        expect(hidden.status).toBe(404)
+        expectErrorBody(hidden.body, "agent_not_found")
+        const intoOthers = yield* deploy(deployer, "owner", "helper", { into: publisher.account }, publisher)
+        expect(intoOthers.status).toBe(403)
+        const notInto = yield* deploy(deployer, "owner", "helper", {}, publisher)
+        expect(notInto.status).toBe(403)
+      }))
+
+    it.effect("history lists, most recent first with count, the deployments the caller's accounts made; anyone else gets 403", () =>
+      Effect.gen(function*() {
+        const publisher = yield* Seed.team
+        const deployer = yield* Seed.team
+        const stranger = yield* Seed.team
+        yield* agentWith(publisher, "helper", [["b-1", "1.0.0"], ["b-2", "2.0.0"]])
+        const first = yield* deploy(publisher, "owner", "helper", { version: "1.0.0" })
+        yield* TestClock.adjust("1 minute")
+        const second = yield* deploy(publisher, "owner", "helper", { version: "2.0.0" })
+        const theirs = yield* deploy(deployer, "owner", "helper", { into: deployer.account }, publisher)
+        const path = `/agents/${publisher.account}/helper/deployment/history`
+        const own = yield* raw("GET", path, { token: publisher.tokens.member })
+        expect(own.status).toBe(200)
+        expect(own.body.count).toBe(2)
+        expect(own.body.deployments.map((d: any) => [d.id, d.status])).toEqual([
+          [second.body.id, "running"],
+          [first.body.id, "superseded"]
+        ])
+        const deployers = yield* raw("GET", path, { token: deployer.tokens.member })
+        expect(deployers.body.deployments.map((d: any) => d.id)).toEqual([theirs.body.id])
+        const refused = yield* raw("GET", path, { token: stranger.tokens.owner })
+        expect(refused.status).toBe(403)
+        expectErrorBody(refused.body, "forbidden")
+        expect((yield* raw("GET", path)).status).toBe(401)
+      }))
+
+    it.effect("the configuration map read verifies the `account` query parameter against the namespace", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const other = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        const { body: dep } = yield* deploy(team, "owner", "helper")
+        const path = `/deployments/${dep.namespace}/configmap/helper-config`
+        const read = yield* raw("GET", `${path}?account=${team.account}`, { token: team.tokens.member })
+        expect(read.status).toBe(200)
+        expect(read.body).toMatchObject({ name: "helper-config", namespace: dep.namespace, data: { MODE: "fast" } })
+        expect(read.body.data["agent.yaml"]).toContain("name: helper")
+        const missingAccount = yield* raw("GET", path, { token: team.tokens.member })
+        expect(missingAccount.status).toBe(400)
+        expectErrorBody(missingAccount.body, "invalid_request")
+        const otherAccount = yield* raw("GET", `${path}?account=${other.account}`, { token: other.tokens.owner })
+        expect(otherAccount.status).toBe(403)
+        const notMember = yield* raw("GET", `${path}?account=${team.account}`, { token: team.tokens.outsider })
+        expect(notMember.status).toBe(403)
+        const noMap = yield* raw("GET", `/deployments/${dep.namespace}/configmap/nothing?account=${team.account}`, {
+          token: team.tokens.member
+        })
+        expect(noMap.status).toBe(404)
+        expectErrorBody(noMap.body, "configmap_not_found")
+        const noNamespace = yield* raw("GET", `/deployments/no-such-namespace/configmap/x?account=${team.account}`, {
+          token: team.tokens.member
+        })
+        expect(noNamespace.status).toBe(404)
+        expect((yield* raw("GET", `${path}?account=${team.account}`)).status).toBe(401)
+      }))
+
+    it.effect("pod restart deletes the pod so that the cluster recreates it; ownership is verified like the ConfigMap read", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const other = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        const { body: dep } = yield* deploy(team, "owner", "helper")
+        const cluster = yield* Cluster.Cluster
+        const [pod] = yield* cluster.listPods(dep.namespace)
+        const path = `/deployments/${dep.namespace}/pods/${pod!.name}/restart`
+        expect((yield* raw("POST", `${path}?account=${other.account}`, { token: other.tokens.owner })).status).toBe(403)
+        expect((yield* raw("POST", path, { token: team.tokens.member })).status).toBe(400)
+        const restarted = yield* raw("POST", `${path}?account=${team.account}`, { token: team.tokens.member })
+        expect(restarted.status).toBe(200)
+        expect(restarted.body).toEqual({ status: "restarting", pod: pod!.name })
+        const after = yield* cluster.listPods(dep.namespace)
+        expect(after.length).toBe(1)
+        expect(after[0]!.name).not.toBe(pod!.name)
+        const again = yield* raw("POST", `${path}?account=${team.account}`, { token: team.tokens.member })
+        expect(again.status).toBe(404)
+        expectErrorBody(again.body, "pod_not_found")
+      }))
+
+    it.effect("undeploy removes the cluster objects and ends the record; again changes nothing; members may not", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        const { body: dep } = yield* deploy(team, "owner", "helper")
+        const member = yield* raw("DELETE", `/deployments/${dep.id}`, { token: team.tokens.member })
+        expect(member.status).toBe(403)
+        const outsider = yield* raw("DELETE", `/deployments/${dep.id}`, { token: team.tokens.outsider })
+        expect(outsider.status).toBe(404)
+        const gone = yield* raw("DELETE", `/deployments/${dep.id}`, { token: team.tokens.admin })
+        expect(gone.status).toBe(200)
+        expect(gone.body).toMatchObject({ id: dep.id, status: "undeployed" })
+        expect(gone.body.undeployed_at).not.toBeNull()
+        const cluster = yield* Cluster.Cluster
+        expect(yield* cluster.listPods(dep.namespace)).toEqual([])
+        const read = yield* raw("GET", `/deployments/${dep.namespace}/configmap/helper-config?account=${team.account}`, {
+          token: team.tokens.member
+        })
+        expect(read.status).toBe(404)
+        const again = yield* raw("DELETE", `/deployments/${dep.id}`, { token: team.tokens.owner })
+        expect(again.status).toBe(200)
+        expect(again.body.undeployed_at).toBe(gone.body.undeployed_at)
+        const one = yield* raw("GET", `/deployments/${dep.id}`, { token: team.tokens.member })
+        expect(one.body).toMatchObject({ id: dep.id, status: "undeployed" })
+        expect((yield* raw("DELETE", "/deployments/dep-nothing", { token: team.tokens.owner })).status).toBe(404)
+      }))
+
+    it.effect("deploy and undeploy append deployment.changed to the deploying account's stream", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        const accounts = yield* Ports.AccountStore
+        const log = yield* Ports.EventLog
+        const account = Option.getOrThrow(yield* accounts.findByName(team.account))
+        const before = yield* log.after(account.id, Option.none(), 1000)
+        const { body: dep } = yield* deploy(team, "owner", "helper")
+        yield* raw("DELETE", `/deployments/${dep.id}`, { token: team.tokens.owner })
+        const after = (yield* log.after(account.id, Option.none(), 1000)).slice(before.length)
+        expect(after.map((e) => [e.type, e.data["status"], e.data["deployment_id"]])).toEqual([
+          ["deployment.changed", "running", dep.id],
+          ["deployment.changed", "undeployed", dep.id]
+        ])
+        expect(after[0]!.data).toMatchObject({ agent: `${team.account}/helper`, build_id: "b-1", namespace: dep.namespace })
+      }))
+
+    it.effect("once an account deploys P/x, P's build events reach that account's stream too", () =>
+      Effect.gen(function*() {
+        const publisher = yield* Seed.team
+        const deployer = yield* Seed.team
+        yield* agentWith(publisher, "helper", [["b-1", "1.0.0"]])
+        yield* deploy(deployer, "owner", "helper", { into: deployer.account }, publisher)
+        const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(deployer.account))
+        const log = yield* Ports.EventLog
+        const before = (yield* log.after(account.id, Option.none(), 1000)).length
+        yield* agentWith(publisher, "helper", [["b-2"]])
+        const events = (yield* log.after(account.id, Option.none(), 1000)).slice(before)
+        expect(events.map((e) => [e.type, e.data["agent"], e.data["build_id"]])).toEqual([
+          ["agent.build", `${publisher.account}/helper`, "b-2"]
+        ])
+      }))
+  })
+})
