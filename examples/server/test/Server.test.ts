@@ -25,7 +25,11 @@ writeFileSync(fixtures, JSON.stringify({
     deployed_at: "2026-11-01T10:00:00Z",
     undeployed_at: null,
     spec: {}
-  }]
+  }],
+  cluster: {
+    configmaps: [{ namespace: "acme-helper", name: "helper-env", data: { K: "V" } }],
+    pods: [{ namespace: "acme-helper", name: "helper-0" }]
+  }
 }))
 
 const call = async (server: Running, method: string, path: string, token?: string, body?: unknown) => {
@@ -71,6 +75,15 @@ describe("example server", () => {
     expect(agent.body.versions.map((v: any) => v.version)).toEqual(["1.0.0"])
     const list = await call(server, "GET", "/agents")
     expect(list.body.agents.map((a: any) => `${a.account}/${a.name}`)).toContain("acme/helper")
+  })
+
+  it("the fake cluster starts with the fixtures' objects: the ConfigMap reads and the pod restarts", async () => {
+    const map = await call(server, "GET", "/deployments/acme-helper/configmap/helper-env?account=acme", "bob-token")
+    expect(map).toEqual({ status: 200, body: { name: "helper-env", namespace: "acme-helper", data: { K: "V" } } })
+    const restart = await call(server, "POST", "/deployments/acme-helper/pods/helper-0/restart?account=acme", "bob-token")
+    expect(restart).toEqual({ status: 200, body: { status: "restarting", pod: "helper-0" } })
+    const history = await call(server, "GET", "/agents/acme/helper/deployment/history", "bob-token")
+    expect(history.body.deployments.map((d: any) => d.id)).toEqual(["dep-1"])
   })
 
   it("stops cleanly on SIGTERM with a stream open, and what it stored is there at the next start", async () => {
