@@ -6,6 +6,7 @@
 import { Context, type DateTime, Effect, Layer, type Option } from "effect"
 import type { Account, Member, Membership, User } from "./Account.js"
 import type { AgentRecord, AgentSummary, Build } from "./Agent.js"
+import type { ConversationId, ConversationRecord, Message, MessageId, MessageStatus } from "./Conversation.js"
 import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
 import type { StorageError } from "./Errors.js"
 import type { NewEvent, StoredEvent } from "./Event.js"
@@ -146,3 +147,42 @@ export class IdGenerator extends Context.Tag("@hosting/core/IdGenerator")<IdGene
 export const IdGeneratorRandom: Layer.Layer<IdGenerator> = Layer.succeed(IdGenerator, {
   next: Effect.sync(() => globalThis.crypto.randomUUID())
 })
+
+/** Conversations and their messages. */
+export class ConversationStore extends Context.Tag("@hosting/core/ConversationStore")<ConversationStore, {
+  readonly find: (id: ConversationId) => Effect.Effect<Option.Option<ConversationRecord>, StorageError>
+  /** Creates the conversation unless it exists; returns the stored one, whoever created it. */
+  readonly ensure: (input: {
+    readonly id: ConversationId
+    readonly deployment_id: DeploymentId
+    readonly owner_id: UserId
+    readonly title: string
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<ConversationRecord, StorageError>
+  /** A user's conversations on a deployment, most recently updated first. */
+  readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<ConversationRecord>, StorageError>
+  readonly setTitle: (id: ConversationId, title: string, now: DateTime.Utc) => Effect.Effect<void, StorageError>
+  /** Marks the conversation terminal: it takes no more messages. */
+  readonly markTerminal: (id: ConversationId) => Effect.Effect<void, StorageError>
+  /** Appends a message; a user message counts toward the limit. Moves `updated_at`. */
+  readonly append: (input: {
+    readonly conversation_id: ConversationId
+    readonly message: Message
+    readonly client_message_id: Option.Option<string>
+  }) => Effect.Effect<void, StorageError>
+  /** The user message sent earlier with this client_message_id, if any. */
+  readonly findByClientMessageId: (conversationId: ConversationId, clientMessageId: string) => Effect.Effect<Option.Option<Message>, StorageError>
+  /** Every message of the conversation, oldest first. */
+  readonly messages: (conversationId: ConversationId) => Effect.Effect<ReadonlyArray<Message>, StorageError>
+  /** The newest assistant message of the conversation. */
+  readonly latestReply: (conversationId: ConversationId) => Effect.Effect<Option.Option<Message>, StorageError>
+  /** Replaces a message's content and status (a reply's progress). */
+  readonly updateMessage: (
+    id: MessageId,
+    content: string,
+    status: MessageStatus,
+    now: DateTime.Utc
+  ) => Effect.Effect<void, StorageError>
+  /** Messages left `streaming` (after a crash), with their conversation. */
+  readonly streaming: Effect.Effect<ReadonlyArray<{ readonly conversation_id: ConversationId; readonly message: Message }>, StorageError>
+}>() {}

@@ -92,10 +92,45 @@ const deploymentsAndRetention = Effect.gen(function*() {
   yield* sql`INSERT INTO event_log_state (id, pruned) VALUES (1, 0)`
 })
 
+const conversations = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const seq = sql.onDialectOrElse({
+    pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
+    orElse: () => sql.literal("INTEGER PRIMARY KEY AUTOINCREMENT")
+  })
+  yield* sql`CREATE TABLE conversations (
+    id TEXT PRIMARY KEY,
+    deployment_id TEXT NOT NULL,
+    owner_id TEXT NOT NULL REFERENCES users(id),
+    title TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    user_messages INTEGER NOT NULL DEFAULT 0,
+    terminal INTEGER NOT NULL DEFAULT 0
+  )`
+  yield* sql`CREATE INDEX conversations_owner ON conversations (deployment_id, owner_id, updated_at)`
+  yield* sql`CREATE TABLE messages (
+    seq ${seq},
+    id TEXT NOT NULL UNIQUE,
+    conversation_id TEXT NOT NULL REFERENCES conversations(id),
+    role TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+    content TEXT NOT NULL,
+    attachments TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('complete', 'streaming', 'failed', 'cancelled')),
+    client_message_id TEXT,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    UNIQUE (conversation_id, client_message_id)
+  )`
+  yield* sql`CREATE INDEX messages_conversation ON messages (conversation_id, seq)`
+  yield* sql`CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming'`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
-  "0002_deployments_and_retention": deploymentsAndRetention
+  "0002_deployments_and_retention": deploymentsAndRetention,
+  "0003_conversations": conversations
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

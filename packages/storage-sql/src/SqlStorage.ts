@@ -8,6 +8,7 @@ import { Effect, Layer } from "effect"
 import * as Migrations from "./Migrations.js"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAgentStore from "./SqlAgentStore.js"
+import * as SqlConversationStore from "./SqlConversationStore.js"
 import * as SqlDeploymentStore from "./SqlDeploymentStore.js"
 import * as SqlEventLog from "./SqlEventLog.js"
 import * as SqlTokenStore from "./SqlTokenStore.js"
@@ -33,6 +34,7 @@ export const migrations = Layer.effectDiscard(
 export const layer = Layer.mergeAll(
   SqlAccountStore.layer,
   SqlAgentStore.layer,
+  SqlConversationStore.layer,
   SqlDeploymentStore.layer,
   SqlEventLog.layer,
   SqlTokenStore.layer,

@@ -1,6 +1,7 @@
 export * as Migrations from "./Migrations.js"
 export * as SqlAccountStore from "./SqlAccountStore.js"
 export * as SqlAgentStore from "./SqlAgentStore.js"
+export * as SqlConversationStore from "./SqlConversationStore.js"
 export * as SqlDeploymentStore from "./SqlDeploymentStore.js"
 export * as SqlEventLog from "./SqlEventLog.js"
 export * as SqlStorage from "./SqlStorage.js"

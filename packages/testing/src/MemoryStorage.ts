@@ -4,7 +4,7 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Deployment, Event, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, Event, Ids, Ports } from "@hosting/core"
 import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
 
 interface State {
@@ -18,6 +18,8 @@ interface State {
   nextEventId: number
   pruned: number
   deployments: Map<string, Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]>
+  conversations: Map<string, Omit<Conversation.ConversationRecord, "assistant_streaming">>
+  messages: Array<{ conversation_id: string; client_message_id: string | undefined; message: Conversation.Message }>
 }
 
 const emptyState = (): State => ({
@@ -30,7 +32,9 @@ const emptyState = (): State => ({
   events: [],
   nextEventId: 1,
   pruned: 0,
-  deployments: new Map()
+  deployments: new Map(),
+  conversations: new Map(),
+  messages: []
 })
 
 const copy = (s: State): State => ({
@@ -43,7 +47,9 @@ const copy = (s: State): State => ({
   events: [...s.events],
   nextEventId: s.nextEventId,
   pruned: s.pruned,
-  deployments: new Map(s.deployments)
+  deployments: new Map(s.deployments),
+  conversations: new Map(s.conversations),
+  messages: [...s.messages]
 })
 
 const buildKey = (agentId: string, buildId: string) => `${agentId}\u0000${buildId}`
@@ -297,12 +303,93 @@ export const make = Effect.gen(function*() {
       )
   })
 
-  return { transactor, accounts, tokens, agents, events, deployments } as const
+  const withStreaming = (c: Omit<Conversation.ConversationRecord, "assistant_streaming">) =>
+    new Conversation.ConversationRecord({
+      ...c,
+      assistant_streaming: state.messages.some((m) => m.conversation_id === c.id && m.message.status === "streaming")
+    })
+  const messagesOf = (id: string) => state.messages.filter((m) => m.conversation_id === id)
+
+  const conversations = Ports.ConversationStore.of({
+    find: (id) => Effect.sync(() => Option.map(Option.fromNullable(state.conversations.get(id)), withStreaming)),
+    ensure: (input) =>
+      Effect.sync(() => {
+        if (!state.conversations.has(input.id)) {
+          state.conversations.set(input.id, {
+            id: input.id,
+            deployment_id: input.deployment_id,
+            owner_id: input.owner_id,
+            title: input.title,
+            created_at: input.now,
+            updated_at: input.now,
+            user_messages: 0,
+            terminal: false
+          })
+        }
+        return withStreaming(state.conversations.get(input.id)!)
+      }),
+    listFor: (deploymentId, ownerId) =>
+      Effect.sync(() =>
+        [...state.conversations.values()]
+          .filter((c) => c.deployment_id === deploymentId && c.owner_id === ownerId)
+          .sort((a, b) => byTimeDesc(a.updated_at, b.updated_at) || a.id.localeCompare(b.id))
+          .map(withStreaming)
+      ),
+    setTitle: (id, title, now) =>
+      Effect.sync(() => {
+        const c = state.conversations.get(id)
+        if (c) state.conversations.set(id, { ...c, title, updated_at: now })
+      }),
+    markTerminal: (id) =>
+      Effect.sync(() => {
+        const c = state.conversations.get(id)
+        if (c) state.conversations.set(id, { ...c, terminal: true })
+      }),
+    append: ({ client_message_id, conversation_id, message }) =>
+      Effect.sync(() => {
+        state.messages.push({ conversation_id, client_message_id: Option.getOrUndefined(client_message_id), message })
+        const c = state.conversations.get(conversation_id)
+        if (c) {
+          state.conversations.set(conversation_id, {
+            ...c,
+            updated_at: message.timestamp,
+            user_messages: c.user_messages + (message.role === "user" ? 1 : 0)
+          })
+        }
+      }),
+    findByClientMessageId: (conversationId, clientMessageId) =>
+      Effect.sync(() =>
+        Option.fromNullable(messagesOf(conversationId).find((m) => m.client_message_id === clientMessageId)?.message)
+      ),
+    messages: (conversationId) => Effect.sync(() => messagesOf(conversationId).map((m) => m.message)),
+    latestReply: (conversationId) =>
+      Effect.sync(() =>
+        Option.fromNullable(messagesOf(conversationId).filter((m) => m.message.role === "assistant").at(-1)?.message)
+      ),
+    updateMessage: (id, content, status) =>
+      Effect.sync(() => {
+        const entry = state.messages.find((m) => m.message.message_id === id)
+        if (entry) entry.message = new Conversation.Message({ ...entry.message, content, status })
+      }),
+    streaming: Effect.sync(() =>
+      state.messages
+        .filter((m) => m.message.status === "streaming")
+        .map((m) => ({ conversation_id: Conversation.ConversationId.make(m.conversation_id), message: m.message }))
+    )
+  })
+
+  return { transactor, accounts, tokens, agents, events, deployments, conversations } as const
 })
 
 /** Every storage port, in memory, fresh for each build of the layer. */
 export const layer: Layer.Layer<
-  Ports.AccountStore | Ports.AgentStore | Ports.TokenStore | Ports.EventLog | Ports.DeploymentStore | Ports.Transactor
+  | Ports.AccountStore
+  | Ports.AgentStore
+  | Ports.TokenStore
+  | Ports.EventLog
+  | Ports.DeploymentStore
+  | Ports.ConversationStore
+  | Ports.Transactor
 > = Layer.scopedContext(
   Effect.map(make, (ports) =>
     Context.make(Ports.Transactor, ports.transactor).pipe(
@@ -310,6 +397,7 @@ export const layer: Layer.Layer<
       Context.add(Ports.TokenStore, ports.tokens),
       Context.add(Ports.AgentStore, ports.agents),
       Context.add(Ports.EventLog, ports.events),
-      Context.add(Ports.DeploymentStore, ports.deployments)
+      Context.add(Ports.DeploymentStore, ports.deployments),
+      Context.add(Ports.ConversationStore, ports.conversations)
     ))
 )

@@ -4,7 +4,7 @@
  * (unique names), so the suite runs on a shared database.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Account, Agent, Deployment, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, Ids, Ports } from "@hosting/core"
 import { DateTime, Effect, Layer, Option } from "effect"
 
 /** What the suite needs: every storage port. */
@@ -14,6 +14,7 @@ export type StoragePorts =
   | Ports.TokenStore
   | Ports.EventLog
   | Ports.DeploymentStore
+  | Ports.ConversationStore
   | Ports.Transactor
 
 let counter = 0
@@ -300,6 +301,71 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             ])
             expect((yield* deployments.liveInNamespace(namespace)).map((d) => d.id)).toEqual([second.id])
             expect(Option.isNone(yield* deployments.findByNamespace(uniqueName("ns")))).toBe(true)
+          }))
+      })
+
+      describe("ConversationStore", () => {
+        const newConversation = Effect.gen(function*() {
+          const store = yield* Ports.ConversationStore
+          const user = yield* newUser
+          const id = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+          const deployment = Deployment.DeploymentId.make(uniqueName("dep"))
+          const stored = yield* store.ensure({ id, deployment_id: deployment, owner_id: user.id, title: "first", now: at("2026-11-01T10:00:00.000Z") })
+          return { store, user, id, deployment, stored }
+        })
+        const message = (role: "user" | "assistant", content: string, time: string, status: Conversation.MessageStatus = "complete") =>
+          new Conversation.Message({
+            message_id: Conversation.MessageId.make(uniqueName("msg")),
+            role,
+            content,
+            attachments: role === "user" ? [new Conversation.Attachment({ key: "f-1", filename: "a.txt" })] : [],
+            timestamp: at(time),
+            status
+          })
+
+        it.effect("ensure creates a conversation once; a second ensure returns the first, owner and title unchanged", () =>
+          Effect.gen(function*() {
+            const { deployment, id, store, stored } = yield* newConversation
+            expect([stored.title, stored.user_messages, stored.terminal, stored.assistant_streaming]).toEqual(["first", 0, false, false])
+            const other = yield* newUser
+            const again = yield* store.ensure({ id, deployment_id: deployment, owner_id: other.id, title: "second", now: at("2026-11-02T10:00:00.000Z") })
+            expect([again.owner_id, again.title]).toEqual([stored.owner_id, "first"])
+            expect(Option.isNone(yield* store.find(Conversation.ConversationId.make(globalThis.crypto.randomUUID())))).toBe(true)
+          }))
+
+        it.effect("messages append in order; user messages count; updated_at moves; streaming replies show", () =>
+          Effect.gen(function*() {
+            const { id, store } = yield* newConversation
+            const question = message("user", "hi", "2026-11-01T10:01:00.000Z")
+            const reply = message("assistant", "", "2026-11-01T10:01:01.000Z", "streaming")
+            yield* store.append({ conversation_id: id, message: question, client_message_id: Option.some("c-1") })
+            yield* store.append({ conversation_id: id, message: reply, client_message_id: Option.none() })
+            const during = Option.getOrThrow(yield* store.find(id))
+            expect([during.user_messages, during.assistant_streaming]).toEqual([1, true])
+            expect(DateTime.formatIso(during.updated_at)).toBe("2026-11-01T10:01:01.000Z")
+            expect((yield* store.streaming).map((s) => s.message.message_id)).toContain(reply.message_id)
+            yield* store.updateMessage(reply.message_id, "hello", "complete", at("2026-11-01T10:01:02.000Z"))
+            const after = Option.getOrThrow(yield* store.find(id))
+            expect(after.assistant_streaming).toBe(false)
+            const all = yield* store.messages(id)
+            expect(all.map((m) => [m.role, m.content, m.status])).toEqual([["user", "hi", "complete"], ["assistant", "hello", "complete"]])
+            expect(all[0]!.attachments.map((a) => a.filename)).toEqual(["a.txt"])
+            expect(Option.getOrThrow(yield* store.latestReply(id)).content).toBe("hello")
+            expect(Option.getOrThrow(yield* store.findByClientMessageId(id, "c-1")).message_id).toBe(question.message_id)
+            expect(Option.isNone(yield* store.findByClientMessageId(id, "c-2"))).toBe(true)
+          }))
+
+        it.effect("listFor gives a user's conversations on a deployment, most recently updated first; title and terminal stick", () =>
+          Effect.gen(function*() {
+            const { deployment, id, store, user } = yield* newConversation
+            const second = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+            yield* store.ensure({ id: second, deployment_id: deployment, owner_id: user.id, title: "later", now: at("2026-11-03T10:00:00.000Z") })
+            expect((yield* store.listFor(deployment, user.id)).map((c) => c.id)).toEqual([second, id])
+            yield* store.setTitle(id, "renamed", at("2026-11-04T10:00:00.000Z"))
+            yield* store.markTerminal(id)
+            const listed = yield* store.listFor(deployment, user.id)
+            expect(listed.map((c) => [c.id, c.title, c.terminal])).toEqual([[id, "renamed", true], [second, "later", false]])
+            expect(yield* store.listFor(deployment, (yield* newUser).id)).toEqual([])
           }))
       })
 

@@ -1,0 +1,88 @@
+/**
+ * Conversations with a deployed agent and their messages.
+ */
+import { Schema } from "effect"
+import { DeploymentId } from "./Deployment.js"
+import { UserId } from "./Ids.js"
+
+/** A conversation id: a UUID v4 chosen by the client. */
+export const ConversationId = Schema.String.pipe(
+  Schema.pattern(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i, {
+    message: () => "must be a UUID v4 chosen by the client"
+  }),
+  Schema.brand("ConversationId")
+)
+export type ConversationId = typeof ConversationId.Type
+
+/** Identifier of a message. */
+export const MessageId = Schema.String.pipe(Schema.brand("MessageId"))
+export type MessageId = typeof MessageId.Type
+
+/** Longest title, in user-perceived characters. */
+export const maxTitleLength = 80
+
+/** Counts user-perceived characters (grapheme clusters), not UTF-16 code units. */
+export const graphemeLength = (text: string): number => {
+  let count = 0
+  for (const _ of new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)) count++
+  return count
+}
+
+/** The first `max` user-perceived characters of a text. */
+export const graphemeSlice = (text: string, max: number): string => {
+  let out = ""
+  let count = 0
+  for (const { segment } of new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)) {
+    if (count++ === max) break
+    out += segment
+  }
+  return out
+}
+
+/** A title: not blank, at most 80 user-perceived characters. */
+export const Title = Schema.String.pipe(
+  Schema.filter((s) => s.trim().length > 0 && graphemeLength(s) <= maxTitleLength, {
+    message: () => `must be 1 to ${maxTitleLength} characters and not blank`
+  })
+)
+
+/** A reference to a file attached to a message. */
+export class Attachment extends Schema.Class<Attachment>("Attachment")({
+  key: Schema.String,
+  filename: Schema.String
+}) {}
+
+/** Where a message stands. */
+export const MessageStatus = Schema.Literal("complete", "streaming", "failed", "cancelled")
+export type MessageStatus = typeof MessageStatus.Type
+
+/** A stored message (extensions.md "Message history"). */
+export class Message extends Schema.Class<Message>("Message")({
+  message_id: MessageId,
+  role: Schema.Literal("user", "assistant"),
+  content: Schema.String,
+  attachments: Schema.Array(Attachment),
+  timestamp: Schema.DateTimeUtc,
+  status: MessageStatus
+}) {}
+
+/** A conversation as stored. */
+export class ConversationRecord extends Schema.Class<ConversationRecord>("ConversationRecord")({
+  id: ConversationId,
+  deployment_id: DeploymentId,
+  owner_id: UserId,
+  title: Schema.String,
+  created_at: Schema.DateTimeUtc,
+  updated_at: Schema.DateTimeUtc,
+  user_messages: Schema.Int,
+  terminal: Schema.Boolean,
+  assistant_streaming: Schema.Boolean
+}) {}
+
+/** A conversation as the API lists it (interface.md "Conversation summary"). */
+export class ConversationSummary extends Schema.Class<ConversationSummary>("ConversationSummary")({
+  conversation_id: ConversationId,
+  title: Schema.String,
+  updated_at: Schema.DateTimeUtc,
+  assistant_streaming: Schema.Boolean
+}) {}
