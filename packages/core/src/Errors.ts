@@ -137,6 +137,47 @@ export class PodNotFound extends Schema.TaggedError<PodNotFound>()("PodNotFound"
   }
 }
 
+/** No conversation with that id for the caller on that deployment. */
+export class ConversationNotFound extends Schema.TaggedError<ConversationNotFound>()("ConversationNotFound", {
+  conversation: Schema.String
+}) {
+  readonly code = "conversation_not_found"
+  override get message() {
+    return `Conversation ${this.conversation} does not exist.`
+  }
+}
+
+/** No ready file with that key owned by the caller. */
+export class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFound", {
+  key: Schema.String
+}) {
+  readonly code = "file_not_found"
+  override get message() {
+    return `File ${this.key} does not exist, is not ready, or is not yours.`
+  }
+}
+
+/** The conversation reached its per-thread message limit and takes no more messages. */
+export class MessageLimitReached extends Schema.TaggedError<MessageLimitReached>()("MessageLimitReached", {
+  limit: Schema.Number
+}) {
+  readonly code = "message_limit_reached"
+  override get message() {
+    return `This conversation reached its limit of ${this.limit} messages; start a new conversation.`
+  }
+}
+
+/** More files attached than a message may carry. */
+export class TooManyAttachments extends Schema.TaggedError<TooManyAttachments>()("TooManyAttachments", {
+  count: Schema.Number,
+  limit: Schema.Number
+}) {
+  readonly code = "too_many_attachments"
+  override get message() {
+    return `${this.count} files are attached; a message may carry at most ${this.limit}.`
+  }
+}
+
 /** No credential, or one that is unknown or expired. */
 export class Unauthenticated extends Schema.TaggedError<Unauthenticated>()("Unauthenticated", {
   details: Schema.String
@@ -170,6 +211,10 @@ export class StorageError extends Schema.TaggedError<StorageError>()("StorageErr
 
 /** Every error a use case may fail with. */
 export type DomainError =
+  | ConversationNotFound
+  | FileNotFound
+  | MessageLimitReached
+  | TooManyAttachments
   | VersionNotFound
   | DeploymentNotFound
   | ConfigMapNotFound

@@ -8,6 +8,7 @@ import type { Account, Member, Membership, User } from "./Account.js"
 import type { AgentRecord, AgentSummary, Build } from "./Agent.js"
 import type { ConversationId, ConversationRecord, Message, MessageId, MessageStatus } from "./Conversation.js"
 import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
+import type { FileRecord } from "./File.js"
 import type { StorageError } from "./Errors.js"
 import type { NewEvent, StoredEvent } from "./Event.js"
 import type { AccountId, AccountName, AgentId, AgentName, BuildId, Role, SemVer, UserId } from "./Ids.js"
@@ -185,4 +186,12 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
   ) => Effect.Effect<void, StorageError>
   /** Messages left `streaming` (after a crash), with their conversation. */
   readonly streaming: Effect.Effect<ReadonlyArray<{ readonly conversation_id: ConversationId; readonly message: Message }>, StorageError>
+}>() {}
+
+/** File records (metadata; the bytes are in the object store). */
+export class FileStore extends Context.Tag("@hosting/core/FileStore")<FileStore, {
+  /** Creates or replaces the record with the same key. */
+  readonly upsert: (file: FileRecord) => Effect.Effect<void, StorageError>
+  /** A file of the deployment with that key, if any (whatever its owner or status). */
+  readonly find: (deploymentId: DeploymentId, key: string) => Effect.Effect<Option.Option<FileRecord>, StorageError>
 }>() {}

@@ -26,6 +26,10 @@ export interface ApiErrorByTag {
   readonly ConfigMapNotFound: ApiErrors.NotFound
   readonly PodNotFound: ApiErrors.NotFound
   readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.InternalError
+  readonly ConversationNotFound: ApiErrors.NotFound
+  readonly FileNotFound: ApiErrors.NotFound
+  readonly MessageLimitReached: ApiErrors.Conflict
+  readonly TooManyAttachments: ApiErrors.PayloadTooLarge
   readonly StorageError: ApiErrors.InternalError
 }
 
@@ -54,7 +58,13 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "DeploymentNotFound":
     case "ConfigMapNotFound":
     case "PodNotFound":
+    case "ConversationNotFound":
+    case "FileNotFound":
       return new ApiErrors.NotFound({ error: error.code, details: error.message })
+    case "MessageLimitReached":
+      return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
+    case "TooManyAttachments":
+      return new ApiErrors.PayloadTooLarge({ error: error.code, details: error.message })
     case "ClusterError":
       // The cluster's message is safe by the port's contract; its cause goes to the log only.
       return error.reason === "Unavailable"

@@ -124,6 +124,20 @@ const conversations = Effect.gen(function*() {
   )`
   yield* sql`CREATE INDEX messages_conversation ON messages (conversation_id, seq)`
   yield* sql`CREATE INDEX messages_streaming ON messages (status) WHERE status = 'streaming'`
+  yield* sql`CREATE TABLE files (
+    deployment_id TEXT NOT NULL,
+    key TEXT NOT NULL,
+    owner_id TEXT NOT NULL,
+    filename TEXT NOT NULL,
+    content_type TEXT NOT NULL,
+    size BIGINT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'ready')),
+    origin TEXT NOT NULL CHECK (origin IN ('user', 'agent')),
+    conversation_id TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (deployment_id, key)
+  )`
+  yield* sql`CREATE INDEX files_owner ON files (deployment_id, owner_id)`
 })
 
 /** Every migration, keyed `<number>_<name>`. */

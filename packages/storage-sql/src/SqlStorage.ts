@@ -11,6 +11,7 @@ import * as SqlAgentStore from "./SqlAgentStore.js"
 import * as SqlConversationStore from "./SqlConversationStore.js"
 import * as SqlDeploymentStore from "./SqlDeploymentStore.js"
 import * as SqlEventLog from "./SqlEventLog.js"
+import * as SqlFileStore from "./SqlFileStore.js"
 import * as SqlTokenStore from "./SqlTokenStore.js"
 
 /** Transactions through the SqlClient (nested calls join the outer transaction). */
@@ -37,6 +38,7 @@ export const layer = Layer.mergeAll(
   SqlConversationStore.layer,
   SqlDeploymentStore.layer,
   SqlEventLog.layer,
+  SqlFileStore.layer,
   SqlTokenStore.layer,
   transactor
 ).pipe(Layer.provideMerge(migrations))

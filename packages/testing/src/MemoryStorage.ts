@@ -4,7 +4,7 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Conversation, Deployment, Event, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports } from "@hosting/core"
 import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
 
 interface State {
@@ -20,6 +20,7 @@ interface State {
   deployments: Map<string, Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]>
   conversations: Map<string, Omit<Conversation.ConversationRecord, "assistant_streaming">>
   messages: Array<{ conversation_id: string; client_message_id: string | undefined; message: Conversation.Message }>
+  files: Map<string, File.FileRecord>
 }
 
 const emptyState = (): State => ({
@@ -34,7 +35,8 @@ const emptyState = (): State => ({
   pruned: 0,
   deployments: new Map(),
   conversations: new Map(),
-  messages: []
+  messages: [],
+  files: new Map()
 })
 
 const copy = (s: State): State => ({
@@ -49,7 +51,8 @@ const copy = (s: State): State => ({
   pruned: s.pruned,
   deployments: new Map(s.deployments),
   conversations: new Map(s.conversations),
-  messages: [...s.messages]
+  messages: [...s.messages],
+  files: new Map(s.files)
 })
 
 const buildKey = (agentId: string, buildId: string) => `${agentId}\u0000${buildId}`
@@ -378,7 +381,13 @@ export const make = Effect.gen(function*() {
     )
   })
 
-  return { transactor, accounts, tokens, agents, events, deployments, conversations } as const
+  const fileKey = (deploymentId: string, key: string) => `${deploymentId}\u0000${key}`
+  const files = Ports.FileStore.of({
+    upsert: (file) => Effect.sync(() => void state.files.set(fileKey(file.deployment_id, file.key), file)),
+    find: (deploymentId, key) => Effect.sync(() => Option.fromNullable(state.files.get(fileKey(deploymentId, key))))
+  })
+
+  return { transactor, accounts, tokens, agents, events, deployments, conversations, files } as const
 })
 
 /** Every storage port, in memory, fresh for each build of the layer. */
@@ -389,6 +398,7 @@ export const layer: Layer.Layer<
   | Ports.EventLog
   | Ports.DeploymentStore
   | Ports.ConversationStore
+  | Ports.FileStore
   | Ports.Transactor
 > = Layer.scopedContext(
   Effect.map(make, (ports) =>
@@ -398,6 +408,7 @@ export const layer: Layer.Layer<
       Context.add(Ports.AgentStore, ports.agents),
       Context.add(Ports.EventLog, ports.events),
       Context.add(Ports.DeploymentStore, ports.deployments),
-      Context.add(Ports.ConversationStore, ports.conversations)
+      Context.add(Ports.ConversationStore, ports.conversations),
+      Context.add(Ports.FileStore, ports.files)
     ))
 )

@@ -4,7 +4,7 @@
  * (unique names), so the suite runs on a shared database.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Account, Agent, Conversation, Deployment, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, File, Ids, Ports } from "@hosting/core"
 import { DateTime, Effect, Layer, Option } from "effect"
 
 /** What the suite needs: every storage port. */
@@ -15,6 +15,7 @@ export type StoragePorts =
   | Ports.EventLog
   | Ports.DeploymentStore
   | Ports.ConversationStore
+  | Ports.FileStore
   | Ports.Transactor
 
 let counter = 0
@@ -366,6 +367,32 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const listed = yield* store.listFor(deployment, user.id)
             expect(listed.map((c) => [c.id, c.title, c.terminal])).toEqual([[id, "renamed", true], [second, "later", false]])
             expect(yield* store.listFor(deployment, (yield* newUser).id)).toEqual([])
+          }))
+      })
+
+      describe("FileStore", () => {
+        it.effect("a file record reads back by deployment and key, and upsert replaces it", () =>
+          Effect.gen(function*() {
+            const files = yield* Ports.FileStore
+            const user = yield* newUser
+            const deployment = Deployment.DeploymentId.make(uniqueName("dep"))
+            const record = new File.FileRecord({
+              key: uniqueName("f"),
+              deployment_id: deployment,
+              owner_id: user.id,
+              filename: "notes.txt",
+              content_type: "text/plain",
+              size: 5,
+              status: "pending",
+              origin: "user",
+              conversation_id: Option.none(),
+              created_at: at("2026-11-01T10:00:00.000Z")
+            })
+            yield* files.upsert(record)
+            yield* files.upsert(new File.FileRecord({ ...record, status: "ready" }))
+            const found = Option.getOrThrow(yield* files.find(deployment, record.key))
+            expect([found.filename, found.size, found.status, found.owner_id]).toEqual(["notes.txt", 5, "ready", user.id])
+            expect(Option.isNone(yield* files.find(Deployment.DeploymentId.make(uniqueName("dep")), record.key))).toBe(true)
           }))
       })
 

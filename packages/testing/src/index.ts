@@ -1,4 +1,5 @@
 export * as ClusterSuite from "./ClusterSuite.js"
+export * as EchoAgent from "./EchoAgent.js"
 export * as FakeCluster from "./FakeCluster.js"
 export * as MemoryStorage from "./MemoryStorage.js"
 export * as Seed from "./Seed.js"
