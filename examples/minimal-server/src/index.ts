@@ -5,9 +5,10 @@
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
-import { Catalog, EventBus, Ports, UseCases } from "@hosting/core"
+import { Catalog, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
+import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import { Effect, Layer, Option, Schema } from "effect"
 import { createServer } from "node:http"
@@ -29,10 +30,12 @@ const StatusLive = HttpApiBuilder.group(MinimalApi, "status", (handlers) =>
       ))
   }))
 
-/** Everything below HTTP: storage in memory, a fake cluster and the use cases. */
+/** Everything below HTTP: storage in memory, a fake cluster, the echo agent and the use cases. */
 export const Core = UseCases.layer.pipe(
   Layer.provideMerge(Ports.IdGeneratorRandom),
   Layer.provideMerge(EventBus.layerLocal),
+  Layer.provideMerge(ReplyBus.layerLocal),
+  Layer.provideMerge(EchoAgent.layer()),
   Layer.provideMerge(FakeCluster.layer()),
   Layer.provideMerge(SqliteStorage.layer({ filename: ":memory:" }))
 )

@@ -4,8 +4,10 @@
  */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { EventBus, Events, Fixtures, Ports, UseCases } from "@hosting/core"
+import { KubernetesCluster } from "@hosting/cluster-kubernetes"
+import { Chat, EventBus, Events, Fixtures, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
+import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
@@ -67,7 +69,17 @@ const cluster = (config: ServerConfig, fixtures: Fixtures.Fixtures | undefined) 
     case "fake":
       return FakeCluster.layer(fixtures?.cluster)
     case "kubernetes":
-      return Layer.fail(new StartupError({ message: "HOSTING_CLUSTER=kubernetes is not available in this build yet." }))
+      return KubernetesCluster.layerFromKubeConfig()
+  }
+}
+
+/** The agent runtime of HOSTING_AGENT_RUNTIME. */
+const agentRuntime = (config: ServerConfig) => {
+  switch (config.agentRuntime) {
+    case "echo":
+      return EchoAgent.layer({ delay: Duration.millis(config.echoDelayMs) })
+    case "http":
+      return Layer.fail(new StartupError({ message: "HOSTING_AGENT_RUNTIME=http is not available in this build yet; use echo." }))
   }
 }
 
@@ -80,6 +92,14 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       heartbeat: Duration.millis(config.heartbeatMs),
       retention: Duration.days(config.eventRetentionDays)
     })),
+    Layer.provideMerge(Layer.succeed(Chat.ChatConfig, {
+      messageLimit: config.messageLimit,
+      maxAttachments: config.maxAttachments,
+      flushInterval: Duration.millis(100),
+      heartbeat: Duration.millis(config.heartbeatMs)
+    })),
+    Layer.provideMerge(agentRuntime(config)),
+    Layer.provideMerge(ReplyBus.layerLocal),
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(cluster(config, fixtures?.data)),

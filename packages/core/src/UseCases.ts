@@ -4,9 +4,17 @@
 import { Layer } from "effect"
 import { Accounts } from "./Accounts.js"
 import { Catalog } from "./Catalog.js"
+import { Chat } from "./Chat.js"
 import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"
 import { Identity } from "./Identity.js"
 
-/** Every use case; needs the storage ports, an IdGenerator, an EventBus and a Cluster. */
-export const layer = Layer.mergeAll(Catalog.Default, Accounts.Default, Identity.Default, Events.Default, Deployments.Default)
+/** Every use case; needs the storage ports, an IdGenerator, an EventBus, a ReplyBus, a Cluster and an AgentRuntime. */
+export const layer = Layer.mergeAll(
+  Catalog.Default,
+  Accounts.Default,
+  Identity.Default,
+  Events.Default,
+  Deployments.Default,
+  Chat.Default
+)

@@ -4,9 +4,9 @@
 import { HttpApiBuilder } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
-import { Errors, EventBus, Ports, UseCases } from "@hosting/core"
+import { Errors, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
-import { FakeCluster, MemoryStorage } from "@hosting/testing"
+import { EchoAgent, FakeCluster, MemoryStorage } from "@hosting/testing"
 import { Effect, Layer } from "effect"
 import { expectErrorBody, raw } from "./HttpTestServer.js"
 
@@ -24,6 +24,8 @@ describe("HTTP: server failures", () => {
       Layer.provideMerge(Ports.IdGeneratorRandom),
       Layer.provideMerge(EventBus.layerLocal),
       Layer.provideMerge(FakeCluster.layer()),
+      Layer.provideMerge(EchoAgent.layer()),
+      Layer.provideMerge(ReplyBus.layerLocal),
       Layer.provideMerge(Layer.merge(MemoryStorage.layer, brokenAgents)),
       Layer.provideMerge(NodeHttpServer.layerTest)
     )

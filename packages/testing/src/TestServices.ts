@@ -1,8 +1,9 @@
 /**
  * The core use cases on in-memory storage: what use-case and HTTP tests run on.
  */
-import { type Cluster, EventBus, Events, Ports, UseCases } from "@hosting/core"
+import { type AgentRuntime, Chat, type Cluster, EventBus, Events, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { Duration, Layer } from "effect"
+import * as EchoAgent from "./EchoAgent.js"
 import * as FakeCluster from "./FakeCluster.js"
 import * as MemoryStorage from "./MemoryStorage.js"
 
@@ -14,6 +15,12 @@ export interface TestServicesOptions {
   readonly cluster?: FakeCluster.Seed
   /** Another Cluster instead of the fake one. */
   readonly clusterLayer?: Layer.Layer<Cluster.Cluster>
+  /** The echo agent's settings. */
+  readonly echo?: EchoAgent.EchoOptions
+  /** Another agent runtime instead of the echo agent. */
+  readonly agentLayer?: Layer.Layer<AgentRuntime.AgentRuntime>
+  readonly messageLimit?: number
+  readonly maxAttachments?: number
 }
 
 /** Every use case, the in-process event bus, a fake cluster and every storage port, in memory. */
@@ -24,6 +31,14 @@ export const make = (options: TestServicesOptions = {}) =>
       heartbeat: Duration.decode(options.heartbeat ?? Duration.seconds(25)),
       retention: Duration.days(7)
     })),
+    Layer.provideMerge(Layer.succeed(Chat.ChatConfig, {
+      messageLimit: options.messageLimit ?? 200,
+      maxAttachments: options.maxAttachments ?? 16,
+      flushInterval: Duration.millis(50),
+      heartbeat: Duration.decode(options.heartbeat ?? Duration.seconds(25))
+    })),
+    Layer.provideMerge(options.agentLayer ?? EchoAgent.layer(options.echo)),
+    Layer.provideMerge(ReplyBus.layerLocal),
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(options.clusterLayer ?? FakeCluster.layer(options.cluster)),

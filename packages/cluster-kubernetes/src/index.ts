@@ -1,0 +1,1 @@
+export * as KubernetesCluster from "./KubernetesCluster.js"

@@ -1,0 +1,419 @@
+/**
+ * Chat with a deployed agent: conversations, titles, sending a message, the
+ * reply streamed by a supervised background fiber that stores it as it
+ * arrives, the reply stream, cancellation and message history.
+ */
+import { Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
+import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
+import {
+  Attachment,
+  type ConversationId,
+  type ConversationRecord,
+  ConversationSummary,
+  graphemeLength,
+  graphemeSlice,
+  maxTitleLength,
+  Message,
+  MessageId,
+  type MessageStatus
+} from "./Conversation.js"
+import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
+import {
+  ConversationNotFound,
+  DeploymentNotFound,
+  FileNotFound,
+  InvalidRequest,
+  MessageLimitReached,
+  PermissionDenied,
+  type StorageError,
+  TooManyAttachments
+} from "./Errors.js"
+import { orFail } from "./internal/lookup.js"
+import { ConversationStore, DeploymentStore, FileStore, IdGenerator, Transactor } from "./Ports.js"
+import { membershipIn, type Principal } from "./Principal.js"
+import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
+
+/** Settings of chat. */
+export class ChatConfig extends Context.Reference<ChatConfig>()("@hosting/core/ChatConfig", {
+  defaultValue: () => ({
+    /** User messages a conversation takes before it is terminal. */
+    messageLimit: 200,
+    /** Files one message may carry. */
+    maxAttachments: 16,
+    /** How often a streaming reply is written to storage: a crash loses at most this much of it. */
+    flushInterval: Duration.millis(100) as Duration.Duration,
+    /** Heartbeat interval of reply streams. */
+    heartbeat: Duration.seconds(25) as Duration.Duration
+  })
+}) {}
+
+/** What a message carries (interface.md send-message body). */
+export interface SendInput {
+  readonly content?: string | undefined
+  readonly attachments?: ReadonlyArray<{ readonly key: string }> | undefined
+  /** Makes a retried send idempotent: the same answer, no second message. */
+  readonly client_message_id?: string | undefined
+}
+
+/** What the reply stream carries. Ids resume a stream: `<message_id>:<offset>` or `<message_id>:end`. */
+export type ReplyItem =
+  | { readonly _tag: "Delta"; readonly id: string; readonly message_id: MessageId; readonly index: number; readonly delta: string }
+  | { readonly _tag: "Completed"; readonly id: string; readonly message_id: MessageId; readonly content: string }
+  | { readonly _tag: "Failed"; readonly id: string; readonly message_id: MessageId; readonly error: string }
+  | { readonly _tag: "Heartbeat" }
+
+/** Why a reply ended without completing, as the stream and the history tell it. */
+export const failure = {
+  cancelled: "cancelled",
+  shutdown: "The server stopped before the reply was complete."
+} as const
+
+const resumeId = /^(.+):(\d{1,12}|end)$/
+
+/** The first title of a conversation: the start of its first message, or its first file's name. */
+const firstTitle = (content: string, attachments: ReadonlyArray<Attachment>) => {
+  const text = content.trim().replace(/\s+/g, " ")
+  if (text !== "") return graphemeSlice(text, maxTitleLength)
+  return graphemeSlice(attachments[0]?.filename ?? "New conversation", maxTitleLength)
+}
+
+interface RunningReply {
+  readonly conversation: ConversationId
+  readonly message_id: MessageId
+  /** What arrived so far (ahead of storage by at most one flush interval). */
+  content: string
+  cancelled: boolean
+  fiber?: Fiber.RuntimeFiber<void>
+}
+
+export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
+  scoped: Effect.gen(function*() {
+    const conversations = yield* ConversationStore
+    const deployments = yield* DeploymentStore
+    const files = yield* FileStore
+    const runtime = yield* AgentRuntime
+    const bus = yield* ReplyBus
+    const ids = yield* IdGenerator
+    const tx = yield* Transactor
+    const config = yield* ChatConfig
+
+    const running = new Map<ConversationId, RunningReply>()
+    const replies = yield* FiberSet.make<void>()
+    const shutdown = yield* Deferred.make<void>()
+    yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
+
+    // A reply left streaming by a crash will never finish: close it as failed, keeping what arrived.
+    const orphans = yield* conversations.streaming.pipe(Effect.orElseSucceed(() => []))
+    if (orphans.length > 0) {
+      const now = yield* DateTime.now
+      yield* Effect.forEach(orphans, ({ message }) =>
+        conversations.updateMessage(message.message_id, message.content, "failed", now).pipe(Effect.ignore))
+      yield* Effect.logWarning(`chat: ${orphans.length} replies left streaming by a previous run were closed as failed`)
+    }
+
+    /** The deployment, for a member of the deploying account. */
+    const deploymentOf = (principal: Principal, id: DeploymentId) =>
+      Effect.gen(function*() {
+        const deployment = yield* deployments.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        if (Option.isNone(membershipIn(principal, deployment.account_id))) {
+          return yield* new PermissionDenied({ details: `Only members of ${deployment.account} may chat with its deployments.` })
+        }
+        return deployment
+      })
+
+    /** A conversation of the caller on the deployment; anything else is not found. */
+    const ownConversation = (principal: Principal, deploymentId: DeploymentId, id: ConversationId) =>
+      conversations.find(id).pipe(
+        Effect.map(Option.filter((c) => c.owner_id === principal.user.id && c.deployment_id === deploymentId)),
+        orFail(() => new ConversationNotFound({ conversation: id }))
+      )
+
+    const summary = (c: ConversationRecord) =>
+      new ConversationSummary({
+        conversation_id: c.id,
+        title: c.title,
+        updated_at: c.updated_at,
+        assistant_streaming: c.assistant_streaming
+      })
+
+    /** The caller's conversations on a deployment, most recent first. */
+    const list = Effect.fn("Chat.list")(function*(principal: Principal, deploymentId: DeploymentId) {
+      yield* deploymentOf(principal, deploymentId)
+      return (yield* conversations.listFor(deploymentId, principal.user.id)).map(summary)
+    })
+
+    /** Sets the title; idempotent; never creates a conversation. */
+    const setTitle = Effect.fn("Chat.setTitle")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      id: ConversationId,
+      title: string
+    ) {
+      yield* deploymentOf(principal, deploymentId)
+      if (title.trim() === "" || graphemeLength(title) > maxTitleLength) {
+        return yield* new InvalidRequest({ details: `title: must be 1 to ${maxTitleLength} characters and not blank` })
+      }
+      const conversation = yield* ownConversation(principal, deploymentId, id)
+      if (conversation.title !== title) yield* conversations.setTitle(id, title, yield* DateTime.now)
+      return { conversation_id: id, title }
+    })
+
+    const publish = (conversation: ConversationId, event: ReplyEvent) => bus.publish(conversation, event)
+
+    /** Runs one reply: streams from the agent, stores at intervals and at the end, publishes every chunk. */
+    const runReply = (reply: RunningReply, deployment: DeploymentRecord, history: ReadonlyArray<Message>, turn: Message) => {
+      let stored = 0
+      const store = (status: MessageStatus) =>
+        Effect.suspend(() => {
+          stored = reply.content.length
+          return DateTime.now.pipe(
+            Effect.flatMap((now) => conversations.updateMessage(reply.message_id, reply.content, status, now))
+          )
+        })
+      const end = (status: MessageStatus, error: string) =>
+        store(status).pipe(
+          Effect.zipRight(publish(reply.conversation, { _tag: "Failed", message_id: reply.message_id, error })),
+          Effect.catchAll((e: StorageError) => Effect.logError("chat: could not store the end of a reply", e))
+        )
+      const flushing = Effect.suspend(() => (reply.content.length > stored ? store("streaming") : Effect.void)).pipe(
+        Effect.repeat(Schedule.spaced(config.flushInterval)),
+        Effect.catchAll((e) => Effect.logWarning("chat: a reply flush failed; the next one retries", e))
+      )
+      const stream = runtime.reply({ deployment, history, message: turn }).pipe(
+        Stream.runForEach((chunk) =>
+          Effect.suspend(() => {
+            const offset = reply.content.length
+            reply.content += chunk
+            return publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
+          })
+        )
+      )
+      return Effect.scoped(Effect.gen(function*() {
+        yield* Effect.forkScoped(flushing)
+        yield* stream
+        yield* store("complete")
+        yield* publish(reply.conversation, { _tag: "Completed", message_id: reply.message_id, content: reply.content })
+      })).pipe(
+        Effect.catchAll((error: AgentError | StorageError) =>
+          end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
+        ),
+        Effect.onInterrupt(() =>
+          reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
+        ),
+        Effect.ensuring(Effect.sync(() => {
+          if (running.get(reply.conversation) === reply) running.delete(reply.conversation)
+        }))
+      )
+    }
+
+    /** Stops the reply in flight of a conversation, if any; it is stored as cancelled with what arrived. */
+    const stopReply = (conversation: ConversationId) =>
+      Effect.suspend(() => {
+        const reply = running.get(conversation)
+        if (reply?.fiber === undefined) return Effect.succeed(Option.none<MessageId>())
+        reply.cancelled = true
+        return Fiber.interrupt(reply.fiber).pipe(Effect.as(Option.some(reply.message_id)))
+      })
+
+    /**
+     * Sends a user message (interface.md send-message rules 1-7): stores the
+     * user turn and an empty streaming reply in one transaction, then starts
+     * the reply in the background and answers at once.
+     */
+    const send = Effect.fn("Chat.send")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      conversationId: ConversationId,
+      input: SendInput
+    ) {
+      const deployment = yield* deploymentOf(principal, deploymentId)
+      const content = input.content ?? ""
+      const keys = [...new Set((input.attachments ?? []).map((a) => a.key))]
+      if (content.trim() === "" && keys.length === 0) {
+        return yield* new InvalidRequest({ details: "A message needs content or at least one attachment." })
+      }
+      if (keys.length > config.maxAttachments) {
+        return yield* new TooManyAttachments({ count: keys.length, limit: config.maxAttachments })
+      }
+      // The authoritative metadata: a key the caller sends is only a reference.
+      const attached = yield* Effect.forEach(keys, (key) =>
+        files.find(deploymentId, key).pipe(
+          Effect.map(Option.filter((f) => f.owner_id === principal.user.id && f.status === "ready")),
+          orFail(() => new FileNotFound({ key })),
+          Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
+        ))
+      const existing = yield* conversations.find(conversationId)
+      if (Option.isSome(existing) && (existing.value.owner_id !== principal.user.id || existing.value.deployment_id !== deploymentId)) {
+        return yield* new ConversationNotFound({ conversation: conversationId })
+      }
+      const clientId = Option.fromNullable(input.client_message_id)
+      const outcome = yield* tx.withTransaction(Effect.gen(function*() {
+        if (Option.isSome(clientId)) {
+          const earlier = yield* conversations.findByClientMessageId(conversationId, clientId.value)
+          if (Option.isSome(earlier)) return { _tag: "Repeated" as const, message: earlier.value }
+        }
+        const now = yield* DateTime.now
+        const conversation = yield* conversations.ensure({
+          id: conversationId,
+          deployment_id: deploymentId,
+          owner_id: principal.user.id,
+          title: firstTitle(content, attached),
+          now
+        })
+        if (conversation.owner_id !== principal.user.id || conversation.deployment_id !== deploymentId) {
+          return yield* new ConversationNotFound({ conversation: conversationId })
+        }
+        if (conversation.terminal || conversation.user_messages >= config.messageLimit) {
+          return yield* new MessageLimitReached({ limit: config.messageLimit })
+        }
+        const message = new Message({
+          message_id: MessageId.make(`msg-${yield* ids.next}`),
+          role: "user",
+          content,
+          attachments: attached,
+          timestamp: now,
+          status: "complete"
+        })
+        yield* conversations.append({ conversation_id: conversationId, message, client_message_id: clientId })
+        if (conversation.user_messages + 1 >= config.messageLimit) yield* conversations.markTerminal(conversationId)
+        const reply = new Message({
+          message_id: MessageId.make(`msg-${yield* ids.next}`),
+          role: "assistant",
+          content: "",
+          attachments: [],
+          timestamp: now,
+          status: "streaming"
+        })
+        yield* conversations.append({ conversation_id: conversationId, message: reply, client_message_id: Option.none() })
+        const history = yield* conversations.messages(conversationId)
+        return { _tag: "Started" as const, message, reply, history }
+      }))
+      if (outcome._tag === "Started") {
+        // A new turn supersedes a reply still in flight.
+        yield* stopReply(conversationId)
+        const reply: RunningReply = { conversation: conversationId, message_id: outcome.reply.message_id, content: "", cancelled: false }
+        running.set(conversationId, reply)
+        const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
+        reply.fiber = yield* FiberSet.run(replies, runReply(reply, deployment, history, outcome.message))
+      }
+      return { message_id: outcome.message.message_id, timestamp: outcome.message.timestamp }
+    })
+
+    /** Stops the reply in flight. */
+    const cancel = Effect.fn("Chat.cancel")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
+      yield* deploymentOf(principal, deploymentId)
+      yield* ownConversation(principal, deploymentId, id)
+      const stopped = yield* stopReply(id)
+      return Option.match(stopped, {
+        onNone: () => ({ status: "idle" as const, message_id: null }),
+        onSome: (message_id) => ({ status: "cancelled" as const, message_id })
+      })
+    })
+
+    /** The newest state of a message: a running reply's content is ahead of storage. */
+    const current = (message: Message, conversation: ConversationId) => {
+      const reply = running.get(conversation)
+      return reply !== undefined && reply.message_id === message.message_id
+        ? new Message({ ...message, content: reply.content, status: "streaming" })
+        : message
+    }
+
+    /** Every message of the caller's conversation, oldest first. */
+    const history = Effect.fn("Chat.history")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
+      yield* deploymentOf(principal, deploymentId)
+      yield* ownConversation(principal, deploymentId, id)
+      return (yield* conversations.messages(id)).map((m) => current(m, id))
+    })
+
+    /**
+     * The reply stream of a conversation. Opened while a reply streams, it
+     * sends what arrived so far as one delta, then every chunk; opened after,
+     * it replays the latest reply and its end. `lastEventId` resumes after
+     * the event with that id.
+     */
+    const stream = Effect.fn("Chat.stream")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      id: ConversationId,
+      lastEventId: Option.Option<string>
+    ) {
+      yield* deploymentOf(principal, deploymentId)
+      yield* ownConversation(principal, deploymentId, id)
+      return Stream.unwrapScoped(Effect.gen(function*() {
+        // Subscribe before the snapshot, so that nothing falls between them.
+        const subscription = yield* bus.subscribe(id)
+        const latest = Option.map(yield* conversations.latestReply(id), (m) => current(m, id))
+        const resume = Option.flatMap(lastEventId, (raw) => Option.fromNullable(resumeId.exec(raw)))
+        const sent = new Map<string, { offset: number; ended: boolean }>()
+        const head: Array<ReplyItem> = []
+        if (Option.isSome(latest)) {
+          const message = latest.value
+          const from = Option.match(resume, {
+            onNone: () => 0,
+            onSome: (m) => (m[1] === message.message_id ? (m[2] === "end" ? "end" as const : Number(m[2])) : 0)
+          })
+          if (from !== "end") {
+            if (message.content.length > from) {
+              head.push({
+                _tag: "Delta",
+                id: `${message.message_id}:${message.content.length}`,
+                message_id: message.message_id,
+                index: from,
+                delta: message.content.slice(from)
+              })
+            }
+            if (message.status === "complete") {
+              head.push({ _tag: "Completed", id: `${message.message_id}:end`, message_id: message.message_id, content: message.content })
+            } else if (message.status !== "streaming") {
+              head.push({
+                _tag: "Failed",
+                id: `${message.message_id}:end`,
+                message_id: message.message_id,
+                error: message.status === "cancelled" ? failure.cancelled : failure.shutdown
+              })
+            }
+          }
+          sent.set(message.message_id, {
+            offset: Math.max(message.content.length, from === "end" ? 0 : from),
+            ended: from === "end" || message.status !== "streaming"
+          })
+        }
+        const translate = (event: ReplyEvent): ReadonlyArray<ReplyItem> => {
+          const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
+          sent.set(event.message_id, state)
+          if (state.ended) return []
+          switch (event._tag) {
+            case "Delta": {
+              const end = event.offset + event.delta.length
+              if (end <= state.offset) return []
+              const start = Math.max(event.offset, state.offset)
+              state.offset = end
+              return [{
+                _tag: "Delta",
+                id: `${event.message_id}:${end}`,
+                message_id: event.message_id,
+                index: start,
+                delta: event.delta.slice(start - event.offset)
+              }]
+            }
+            case "Completed":
+              state.ended = true
+              return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
+            case "Failed":
+              state.ended = true
+              return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]
+          }
+        }
+        const live = Stream.repeatEffect(subscription.take).pipe(Stream.mapConcat(translate))
+        const heartbeats = Stream.fromSchedule(Schedule.spaced(config.heartbeat)).pipe(
+          Stream.map((): ReplyItem => ({ _tag: "Heartbeat" }))
+        )
+        return Stream.concat(Stream.fromIterable(head), Stream.merge(live, heartbeats, { haltStrategy: "either" })).pipe(
+          Stream.interruptWhen(Deferred.await(shutdown))
+        )
+      }))
+    })
+
+    return { list, setTitle, send, cancel, history, stream } as const
+  })
+}) {}
