@@ -6,6 +6,7 @@ import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountsApi } from "./AccountsApi.js"
 import { AgentsApi, PublicAgentsApi } from "./AgentsApi.js"
 import { InternalError, NotFound, PayloadTooLarge } from "./ApiErrors.js"
+import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
 
 /** The path prefix of every route. */
@@ -16,6 +17,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(AgentsApi)
   .add(AccountsApi)
   .add(DeploymentsApi)
+  .add(ChatApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(InternalError)

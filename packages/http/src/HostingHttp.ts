@@ -8,6 +8,7 @@ import { Layer } from "effect"
 import * as AccountsHttp from "./AccountsHttp.js"
 import * as AgentsHttp from "./AgentsHttp.js"
 import * as Auth from "./Auth.js"
+import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 
@@ -21,7 +22,7 @@ export interface HostingHttpOptions {
  * The handlers of every group of HostingApi, with authentication. They also
  * serve an API that extends HostingApi with groups of its own.
  */
-export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer).pipe(
+export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer, ChatHttp.layer).pipe(
   Layer.provide(Auth.layer)
 )
 

@@ -3,8 +3,8 @@
  * stream of the account event stream's items.
  */
 import { HttpServerResponse } from "@effect/platform"
-import type { Events } from "@hosting/core"
-import { Effect, Stream } from "effect"
+import type { Chat, Events } from "@hosting/core"
+import { Chunk, Effect, Stream } from "effect"
 
 /** How long a client should wait before reconnecting, sent once per connection. */
 export const retryMs = 3000
@@ -23,7 +23,7 @@ export const frame = (event: { readonly event: string; readonly data: unknown; r
   `event: ${event.event}\ndata: ${JSON.stringify(event.data)}\n\n`
 
 /** The SSE frame of an item of the account event stream. */
-export const frameItem = (item: Events.StreamItem): string => {
+export const frameEvent = (item: Events.StreamItem): string => {
   switch (item._tag) {
     case "Ready":
       return frame({ event: "ready", data: { resync: item.resync }, retry: retryMs })
@@ -34,14 +34,32 @@ export const frameItem = (item: Events.StreamItem): string => {
   }
 }
 
+/** The SSE frame of an item of a conversation's reply stream. */
+export const frameReply = (item: Chat.ReplyItem): string => {
+  switch (item._tag) {
+    case "Delta":
+      return frame({ event: "message.delta", id: item.id, data: { message_id: item.message_id, index: item.index, delta: item.delta } })
+    case "Completed":
+      return frame({ event: "message.completed", id: item.id, data: { message_id: item.message_id, content: item.content } })
+    case "Failed":
+      return frame({ event: "message.failed", id: item.id, data: { message_id: item.message_id, error: item.error } })
+    case "Heartbeat":
+      return frame({ event: "heartbeat", data: {} })
+  }
+}
+
+/** The first frame of a reply stream: how long to wait before reconnecting. */
+export const retryFrame = `retry: ${retryMs}\n\n`
+
 /**
  * The streaming response. A failure in the middle of a stream is logged and
  * ends the stream; the client reconnects with its last event id.
  */
-export const response = <E>(items: Stream.Stream<Events.StreamItem, E>) =>
+export const response = <A, E>(items: Stream.Stream<A, E>, toFrame: (item: A) => string, prefix = "") =>
   HttpServerResponse.stream(
     items.pipe(
-      Stream.map(frameItem),
+      Stream.map(toFrame),
+      prefix === "" ? (s) => s : Stream.prepend(Chunk.of(prefix)),
       Stream.catchAllCause((cause) => Stream.fromEffect(Effect.logError("event stream failed", cause)).pipe(Stream.drain)),
       Stream.encodeText
     ),

@@ -1,6 +1,7 @@
 export * as AccountsHttp from "./AccountsHttp.js"
 export * as AgentsHttp from "./AgentsHttp.js"
 export * as Auth from "./Auth.js"
+export * as ChatHttp from "./ChatHttp.js"
 export * as DeploymentsHttp from "./DeploymentsHttp.js"
 export * as ErrorMapping from "./ErrorMapping.js"
 export * as ErrorResponses from "./ErrorResponses.js"

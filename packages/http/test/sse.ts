@@ -28,6 +28,11 @@ export const parseFrames = (buffer: string): { events: Array<SseEvent>; rest: st
       const value = colon === -1 ? "" : line.slice(colon + 1).replace(/^ /, "")
       fields[key] = key === "data" && fields[key] !== undefined ? `${fields[key]}\n${value}` : value
     }
+    // As in the SSE spec, a block without data (a lone `retry:`) dispatches no event.
+    if (fields["data"] === undefined) {
+      end = rest.indexOf("\n\n")
+      continue
+    }
     events.push({
       event: fields["event"] ?? "message",
       id: fields["id"],

@@ -1,0 +1,101 @@
+/**
+ * Chat with a deployed agent: conversations, titles, messages, the reply
+ * stream, cancellation and history.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Conversation, Deployment } from "@hosting/core"
+import { Schema } from "effect"
+import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge } from "./ApiErrors.js"
+import { EventStream, EventsHeaders, EventsParams } from "./AccountsApi.js"
+import { Authentication } from "./Authentication.js"
+
+const deploymentId = HttpApiSchema.param("deploymentId", Deployment.DeploymentId)
+const conversationId = HttpApiSchema.param("conversationId", Conversation.ConversationId)
+
+/** Longest message text accepted, in characters. */
+export const maxContentLength = 100_000
+
+export const ListResponse = Schema.Struct({ conversations: Schema.Array(Conversation.ConversationSummary) })
+
+export const TitleRequest = Schema.Struct({ title: Conversation.Title })
+export const TitleResponse = Schema.Struct({ conversation_id: Conversation.ConversationId, title: Schema.String })
+
+export const SendRequest = Schema.Struct({
+  content: Schema.optional(Schema.String.pipe(Schema.maxLength(maxContentLength))),
+  // More than the per-message limit is a 413 from the use case; this bound only stops absurd bodies.
+  attachments: Schema.optional(Schema.Array(Schema.Struct({ key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) })).pipe(
+    Schema.maxItems(1000)
+  )),
+  client_message_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)))
+})
+
+export const SendResponse = Schema.Struct({ message_id: Schema.String, timestamp: Schema.DateTimeUtc })
+
+export const HistoryResponse = Schema.Struct({ messages: Schema.Array(Conversation.Message) })
+
+export const CancelResponse = Schema.Struct({
+  status: Schema.Literal("cancelled", "idle"),
+  message_id: Schema.NullOr(Schema.String)
+})
+
+export class ChatApi extends HttpApiGroup.make("chat")
+  .add(
+    HttpApiEndpoint.get("list")`/deployments/${deploymentId}/chat/conversations`
+      .addSuccess(ListResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The caller's conversations with the deployment, most recent first")
+  )
+  .add(
+    HttpApiEndpoint.put("setTitle")`/deployments/${deploymentId}/chat/conversations/${conversationId}/title`
+      .setPayload(TitleRequest)
+      .addSuccess(TitleResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Set a conversation's title (idempotent; 1-80 characters)")
+  )
+  .add(
+    HttpApiEndpoint.post("send")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/messages`
+      .setPayload(SendRequest)
+      .addSuccess(SendResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(PayloadTooLarge)
+      .annotate(OpenApi.Summary, "Send a user message; the reply streams on the conversation's reply stream")
+  )
+  .add(
+    HttpApiEndpoint.get("history")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/messages`
+      .addSuccess(HistoryResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Every message of the conversation, oldest first")
+  )
+  .add(
+    HttpApiEndpoint.get("stream")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/stream`
+      .setUrlParams(EventsParams)
+      .setHeaders(EventsHeaders)
+      .addSuccess(EventStream)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(
+        OpenApi.Summary,
+        "Server-sent stream of the replies: message.delta, message.completed, message.failed, heartbeat"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("cancel")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/cancel`
+      .addSuccess(CancelResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Stop the reply in flight; it is stored as cancelled with what arrived")
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Chat")
+{}

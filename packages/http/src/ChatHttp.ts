@@ -1,0 +1,37 @@
+/**
+ * Handlers of the chat routes.
+ */
+import { HttpApiBuilder } from "@effect/platform"
+import { HostingApi } from "@hosting/api"
+import { Chat, Principal } from "@hosting/core"
+import { Effect, Option } from "effect"
+import { handle } from "./ErrorMapping.js"
+import * as Sse from "./Sse.js"
+
+export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "chat", (handlers) =>
+  Effect.gen(function*() {
+    const chat = yield* Chat.Chat
+    const caller = Principal.CurrentPrincipal
+    return handlers
+      .handle("list", ({ path }) =>
+        Effect.flatMap(caller, (p) => handle(chat.list(p, path.deploymentId))).pipe(
+          Effect.map((conversations) => ({ conversations }))
+        ))
+      .handle("setTitle", ({ path, payload }) =>
+        Effect.flatMap(caller, (p) => handle(chat.setTitle(p, path.deploymentId, path.conversationId, payload.title))))
+      .handle("send", ({ path, payload }) =>
+        Effect.flatMap(caller, (p) => handle(chat.send(p, path.deploymentId, path.conversationId, payload))))
+      .handle("history", ({ path }) =>
+        Effect.flatMap(caller, (p) => handle(chat.history(p, path.deploymentId, path.conversationId))).pipe(
+          Effect.map((messages) => ({ messages }))
+        ))
+      .handle("stream", ({ headers, path, urlParams }) =>
+        Effect.gen(function*() {
+          const principal = yield* caller
+          const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
+          const items = yield* handle(chat.stream(principal, path.deploymentId, path.conversationId, lastEventId))
+          return Sse.response(items, Sse.frameReply, Sse.retryFrame)
+        }))
+      .handle("cancel", ({ path }) =>
+        Effect.flatMap(caller, (p) => handle(chat.cancel(p, path.deploymentId, path.conversationId))))
+  }))
