@@ -135,6 +135,35 @@ describe("example server event stream", () => {
   })
 })
 
+describe("example server chat", () => {
+  it("chats with the echo agent: send, stream the reply, read the history", async () => {
+    const server = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_FIXTURES: fixtures, HOSTING_ECHO_DELAY_MS: "1" })
+    try {
+      const conversation = globalThis.crypto.randomUUID()
+      const path = `/deployments/dep-1/messaging/conversations/${conversation}`
+      const sent = await call(server, "POST", `${path}/messages`, "bob-token", { content: "ping from the example server" })
+      expect(sent.status).toBe(200)
+      const deadline = Date.now() + 10_000
+      let history: any
+      do {
+        history = await call(server, "GET", `${path}/messages`, "bob-token")
+      } while (history.body.messages.at(-1).status === "streaming" && Date.now() < deadline)
+      expect(history.body.messages.map((m: any) => [m.role, m.content, m.status])).toEqual([
+        ["user", "ping from the example server", "complete"],
+        ["assistant", "ping from the example server", "complete"]
+      ])
+      const response = await fetch(`${server.baseUrl}${path}/stream`, { headers: { authorization: "Bearer bob-token" } })
+      const reader = response.body!.getReader()
+      let text = ""
+      while (!text.includes("message.completed")) text += new TextDecoder().decode((await reader.read()).value)
+      await reader.cancel()
+      expect(text).toContain('"content":"ping from the example server"')
+    } finally {
+      await server.stop()
+    }
+  })
+})
+
 describe("example server configuration", () => {
   it("refuses a bad variable at start with a message naming it", async () => {
     for (const [name, value] of [["HOSTING_PORT", "eighty"], ["HOSTING_DATABASE_URL", "mysql://x"], ["HOSTING_CLUSTER", "docker"], ["HOSTING_OBJECT_STORE", "ftp://x"]]) {
