@@ -20,8 +20,8 @@ import {
 import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
 import {
   ConversationNotFound,
+  AttachmentInvalid,
   DeploymentNotFound,
-  FileNotFound,
   InvalidRequest,
   MessageLimitReached,
   PermissionDenied,
@@ -239,7 +239,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       const attached = yield* Effect.forEach(keys, (key) =>
         files.find(deploymentId, key).pipe(
           Effect.map(Option.filter((f) => f.owner_id === principal.user.id && f.status === "ready")),
-          orFail(() => new FileNotFound({ key })),
+          orFail(() => new AttachmentInvalid({ key })),
           Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
         ))
       const existing = yield* conversations.find(conversationId)

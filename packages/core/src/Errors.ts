@@ -157,6 +157,16 @@ export class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFou
   }
 }
 
+/** An attachment key that is not a ready file of the caller on the deployment. */
+export class AttachmentInvalid extends Schema.TaggedError<AttachmentInvalid>()("AttachmentInvalid", {
+  key: Schema.String
+}) {
+  readonly code = "invalid_attachment"
+  override get message() {
+    return `attachments: ${this.key} is not a ready file of yours on this deployment; upload it through the files API first.`
+  }
+}
+
 /** The conversation reached its per-thread message limit and takes no more messages. */
 export class MessageLimitReached extends Schema.TaggedError<MessageLimitReached>()("MessageLimitReached", {
   limit: Schema.Number
@@ -213,6 +223,7 @@ export class StorageError extends Schema.TaggedError<StorageError>()("StorageErr
 export type DomainError =
   | ConversationNotFound
   | FileNotFound
+  | AttachmentInvalid
   | MessageLimitReached
   | TooManyAttachments
   | VersionNotFound

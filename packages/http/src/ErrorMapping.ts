@@ -28,6 +28,7 @@ export interface ApiErrorByTag {
   readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.InternalError
   readonly ConversationNotFound: ApiErrors.NotFound
   readonly FileNotFound: ApiErrors.NotFound
+  readonly AttachmentInvalid: ApiErrors.BadRequest
   readonly MessageLimitReached: ApiErrors.Conflict
   readonly TooManyAttachments: ApiErrors.PayloadTooLarge
   readonly StorageError: ApiErrors.InternalError
@@ -46,6 +47,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "VersionAlreadyPublished":
     case "BuildAlreadyPublished":
     case "AccountNameTaken":
+    case "AttachmentInvalid":
       return new ApiErrors.BadRequest({ error: error.code, details: error.message })
     case "Unauthenticated":
       return new ApiErrors.Unauthorized({ error: error.code, details: error.message })

@@ -76,8 +76,9 @@ describe("HTTP: chat", () => {
         yield* addFile(deployment, team.principals.owner.user.id, "theirs", "ready")
         for (const key of ["missing", "half", "theirs"]) {
           const r = yield* send(team.tokens.member, deployment, newConversationId(), { content: "see file", attachments: [{ key }] })
-          expect(r.status).toBe(404)
-          expectErrorBody(r.body, "file_not_found")
+          expect(r.status).toBe(400)
+          expectErrorBody(r.body, "invalid_attachment")
+          expect(r.body.details).toContain(key)
         }
         const conversation = newConversationId()
         const ok = yield* send(team.tokens.member, deployment, conversation, { attachments: [{ key: "mine" }] })
