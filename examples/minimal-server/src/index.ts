@@ -10,6 +10,7 @@ import { HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
+import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
 import { Effect, Layer, Option, Schema } from "effect"
 import { createServer } from "node:http"
 
@@ -30,12 +31,13 @@ const StatusLive = HttpApiBuilder.group(MinimalApi, "status", (handlers) =>
       ))
   }))
 
-/** Everything below HTTP: storage in memory, a fake cluster, the echo agent and the use cases. */
+/** Everything below HTTP: storage and objects in memory, a fake cluster, the echo agent and the use cases. */
 export const Core = UseCases.layer.pipe(
   Layer.provideMerge(Ports.IdGeneratorRandom),
   Layer.provideMerge(EventBus.layerLocal),
   Layer.provideMerge(ReplyBus.layerLocal),
   Layer.provideMerge(EchoAgent.layer()),
+  Layer.provideMerge(MemoryObjectStore.layer),
   Layer.provideMerge(FakeCluster.layer()),
   Layer.provideMerge(SqliteStorage.layer({ filename: ":memory:" }))
 )

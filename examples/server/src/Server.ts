@@ -4,11 +4,14 @@
  */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
+import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { KubernetesCluster } from "@hosting/cluster-kubernetes"
-import { Chat, EventBus, Events, Fixtures, Ports, ReplyBus, UseCases } from "@hosting/core"
+import { Chat, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
+import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
+import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
 import { readFile } from "node:fs/promises"
@@ -73,13 +76,27 @@ const cluster = (config: ServerConfig, fixtures: Fixtures.Fixtures | undefined) 
   }
 }
 
+/** The object store of HOSTING_OBJECT_STORE. */
+const objectStore = (
+  config: ServerConfig
+): Layer.Layer<ObjectStore.ObjectStore, ObjectStore.ObjectStoreError | StartupError> => {
+  switch (config.objectStore._tag) {
+    case "Fs":
+      return FsObjectStore.layer({ directory: config.objectStore.directory })
+    case "Memory":
+      return MemoryObjectStore.layer
+    case "S3":
+      return Layer.fail(new StartupError({ message: "HOSTING_OBJECT_STORE=s3://... is not available in this build yet; use fs:<dir>." }))
+  }
+}
+
 /** The agent runtime of HOSTING_AGENT_RUNTIME. */
 const agentRuntime = (config: ServerConfig) => {
   switch (config.agentRuntime) {
     case "echo":
       return EchoAgent.layer({ delay: Duration.millis(config.echoDelayMs) })
     case "http":
-      return Layer.fail(new StartupError({ message: "HOSTING_AGENT_RUNTIME=http is not available in this build yet; use echo." }))
+      return HttpAgentRuntime.layer()
   }
 }
 
@@ -100,6 +117,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
     })),
     Layer.provideMerge(agentRuntime(config)),
     Layer.provideMerge(ReplyBus.layerLocal),
+    Layer.provideMerge(objectStore(config)),
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(cluster(config, fixtures?.data)),

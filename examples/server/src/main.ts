@@ -19,7 +19,8 @@ const main = ServerConfig.config.pipe(
   Effect.flatMap((config) => Layer.launch(Server.layer(config))),
   Effect.catchTags({
     ConfigError: (error) => refuse(`configuration: ${String(error)}`),
-    StartupError: (error) => refuse(error.message)
+    StartupError: (error) => refuse(error.message),
+    ObjectStoreError: (error) => refuse(`HOSTING_OBJECT_STORE: ${error.message}`)
   })
 )
 

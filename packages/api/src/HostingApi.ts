@@ -8,6 +8,7 @@ import { AgentsApi, PublicAgentsApi } from "./AgentsApi.js"
 import { InternalError, NotFound, PayloadTooLarge } from "./ApiErrors.js"
 import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
+import { FilesApi } from "./FilesApi.js"
 
 /** The path prefix of every route. */
 export const basePath = "/api/v1" as const
@@ -18,6 +19,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(AccountsApi)
   .add(DeploymentsApi)
   .add(ChatApi)
+  .add(FilesApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(InternalError)

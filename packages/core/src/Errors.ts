@@ -157,6 +157,38 @@ export class FileNotFound extends Schema.TaggedError<FileNotFound>()("FileNotFou
   }
 }
 
+/** The upload is larger than the size reserved for the file. */
+export class FileTooLarge extends Schema.TaggedError<FileTooLarge>()("FileTooLarge", {
+  limit: Schema.Number
+}) {
+  readonly code = "file_too_large"
+  override get message() {
+    return `The upload is larger than the ${this.limit} bytes reserved for this file.`
+  }
+}
+
+/** Completing a file whose bytes have not all arrived. */
+export class UploadIncomplete extends Schema.TaggedError<UploadIncomplete>()("UploadIncomplete", {
+  key: Schema.String,
+  expected: Schema.Number,
+  received: Schema.Number
+}) {
+  readonly code = "upload_incomplete"
+  override get message() {
+    return `File ${this.key} has ${this.received} of its ${this.expected} bytes; upload the content before completing it.`
+  }
+}
+
+/** The object store cannot be used now. */
+export class FilesUnavailable extends Schema.TaggedError<FilesUnavailable>()("FilesUnavailable", {
+  details: Schema.String
+}) {
+  readonly code = "service_unavailable"
+  override get message() {
+    return this.details
+  }
+}
+
 /** An attachment key that is not a ready file of the caller on the deployment. */
 export class AttachmentInvalid extends Schema.TaggedError<AttachmentInvalid>()("AttachmentInvalid", {
   key: Schema.String
@@ -224,6 +256,9 @@ export type DomainError =
   | ConversationNotFound
   | FileNotFound
   | AttachmentInvalid
+  | FileTooLarge
+  | UploadIncomplete
+  | FilesUnavailable
   | MessageLimitReached
   | TooManyAttachments
   | VersionNotFound

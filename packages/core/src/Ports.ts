@@ -194,4 +194,6 @@ export class FileStore extends Context.Tag("@hosting/core/FileStore")<FileStore,
   readonly upsert: (file: FileRecord) => Effect.Effect<void, StorageError>
   /** A file of the deployment with that key, if any (whatever its owner or status). */
   readonly find: (deploymentId: DeploymentId, key: string) => Effect.Effect<Option.Option<FileRecord>, StorageError>
+  /** A user's files on a deployment, newest first. */
+  readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<FileRecord>, StorageError>
 }>() {}

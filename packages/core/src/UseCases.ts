@@ -7,14 +7,16 @@ import { Catalog } from "./Catalog.js"
 import { Chat } from "./Chat.js"
 import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"
+import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
 
-/** Every use case; needs the storage ports, an IdGenerator, an EventBus, a ReplyBus, a Cluster and an AgentRuntime. */
+/** Every use case; needs the storage ports, an IdGenerator, an EventBus, a ReplyBus, a Cluster, an AgentRuntime and an ObjectStore. */
 export const layer = Layer.mergeAll(
   Catalog.Default,
   Accounts.Default,
   Identity.Default,
   Events.Default,
   Deployments.Default,
-  Chat.Default
+  Chat.Default,
+  Files.Default
 )

@@ -29,6 +29,9 @@ export interface ApiErrorByTag {
   readonly ConversationNotFound: ApiErrors.NotFound
   readonly FileNotFound: ApiErrors.NotFound
   readonly AttachmentInvalid: ApiErrors.BadRequest
+  readonly FileTooLarge: ApiErrors.PayloadTooLarge
+  readonly UploadIncomplete: ApiErrors.BadRequest
+  readonly FilesUnavailable: ApiErrors.ServiceUnavailable
   readonly MessageLimitReached: ApiErrors.Conflict
   readonly TooManyAttachments: ApiErrors.PayloadTooLarge
   readonly StorageError: ApiErrors.InternalError
@@ -48,6 +51,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "BuildAlreadyPublished":
     case "AccountNameTaken":
     case "AttachmentInvalid":
+    case "UploadIncomplete":
       return new ApiErrors.BadRequest({ error: error.code, details: error.message })
     case "Unauthenticated":
       return new ApiErrors.Unauthorized({ error: error.code, details: error.message })
@@ -66,7 +70,10 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "MessageLimitReached":
       return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
     case "TooManyAttachments":
+    case "FileTooLarge":
       return new ApiErrors.PayloadTooLarge({ error: error.code, details: error.message })
+    case "FilesUnavailable":
+      return new ApiErrors.ServiceUnavailable({ error: error.code, details: error.message })
     case "ClusterError":
       // The cluster's message is safe by the port's contract; its cause goes to the log only.
       return error.reason === "Unavailable"

@@ -11,6 +11,7 @@ import * as Auth from "./Auth.js"
 import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
+import * as FilesHttp from "./FilesHttp.js"
 
 /** Options of the HTTP layer. */
 export interface HostingHttpOptions {
@@ -22,7 +23,7 @@ export interface HostingHttpOptions {
  * The handlers of every group of HostingApi, with authentication. They also
  * serve an API that extends HostingApi with groups of its own.
  */
-export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer, ChatHttp.layer).pipe(
+export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer, ChatHttp.layer, FilesHttp.layer).pipe(
   Layer.provide(Auth.layer)
 )
 

@@ -6,7 +6,7 @@ import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
-import { EchoAgent, FakeCluster, MemoryStorage } from "@hosting/testing"
+import { EchoAgent, FakeCluster, MemoryObjectStore, MemoryStorage } from "@hosting/testing"
 import { Effect, Layer } from "effect"
 import { expectErrorBody, raw } from "./HttpTestServer.js"
 
@@ -26,6 +26,7 @@ describe("HTTP: server failures", () => {
       Layer.provideMerge(FakeCluster.layer()),
       Layer.provideMerge(EchoAgent.layer()),
       Layer.provideMerge(ReplyBus.layerLocal),
+      Layer.provideMerge(MemoryObjectStore.layer),
       Layer.provideMerge(Layer.merge(MemoryStorage.layer, brokenAgents)),
       Layer.provideMerge(NodeHttpServer.layerTest)
     )

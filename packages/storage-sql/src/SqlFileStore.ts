@@ -51,7 +51,14 @@ export const make: Effect.Effect<Ports.FileStore["Type"], never, SqlClient.SqlCl
       storageError("SqlFileStore.find")
     )
 
-  return Ports.FileStore.of({ upsert, find })
+  const listFor = (deploymentId: Deployment.DeploymentId, ownerId: Ids.UserId) =>
+    sql<FileRow>`SELECT deployment_id, key, owner_id, filename, content_type, size, status, origin, conversation_id, created_at
+      FROM files WHERE deployment_id = ${deploymentId} AND owner_id = ${ownerId} ORDER BY created_at DESC, key`.pipe(
+      Effect.map((rows) => rows.map(toFile)),
+      storageError("SqlFileStore.listFor")
+    )
+
+  return Ports.FileStore.of({ upsert, find, listFor })
 })
 
 export const layer = Layer.effect(Ports.FileStore, make)

@@ -384,7 +384,13 @@ export const make = Effect.gen(function*() {
   const fileKey = (deploymentId: string, key: string) => `${deploymentId}\u0000${key}`
   const files = Ports.FileStore.of({
     upsert: (file) => Effect.sync(() => void state.files.set(fileKey(file.deployment_id, file.key), file)),
-    find: (deploymentId, key) => Effect.sync(() => Option.fromNullable(state.files.get(fileKey(deploymentId, key))))
+    find: (deploymentId, key) => Effect.sync(() => Option.fromNullable(state.files.get(fileKey(deploymentId, key)))),
+    listFor: (deploymentId, ownerId) =>
+      Effect.sync(() =>
+        [...state.files.values()]
+          .filter((f) => f.deployment_id === deploymentId && f.owner_id === ownerId)
+          .sort((a, b) => byTimeDesc(a.created_at, b.created_at) || a.key.localeCompare(b.key))
+      )
   })
 
   return { transactor, accounts, tokens, agents, events, deployments, conversations, files } as const

@@ -393,6 +393,10 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const found = Option.getOrThrow(yield* files.find(deployment, record.key))
             expect([found.filename, found.size, found.status, found.owner_id]).toEqual(["notes.txt", 5, "ready", user.id])
             expect(Option.isNone(yield* files.find(Deployment.DeploymentId.make(uniqueName("dep")), record.key))).toBe(true)
+            const later = new File.FileRecord({ ...record, key: uniqueName("f"), created_at: at("2026-11-02T10:00:00.000Z") })
+            yield* files.upsert(later)
+            expect((yield* files.listFor(deployment, user.id)).map((f) => f.key)).toEqual([later.key, record.key])
+            expect(yield* files.listFor(deployment, (yield* newUser).id)).toEqual([])
           }))
       })
 

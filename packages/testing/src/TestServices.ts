@@ -5,6 +5,7 @@ import { type AgentRuntime, Chat, type Cluster, EventBus, Events, Ports, ReplyBu
 import { Duration, Layer } from "effect"
 import * as EchoAgent from "./EchoAgent.js"
 import * as FakeCluster from "./FakeCluster.js"
+import * as MemoryObjectStore from "./MemoryObjectStore.js"
 import * as MemoryStorage from "./MemoryStorage.js"
 
 /** Settings a test may change. */
@@ -39,6 +40,7 @@ export const make = (options: TestServicesOptions = {}) =>
     })),
     Layer.provideMerge(options.agentLayer ?? EchoAgent.layer(options.echo)),
     Layer.provideMerge(ReplyBus.layerLocal),
+    Layer.provideMerge(MemoryObjectStore.layer),
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(options.clusterLayer ?? FakeCluster.layer(options.cluster)),

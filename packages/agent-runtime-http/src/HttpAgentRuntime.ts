@@ -1,0 +1,316 @@
+/**
+ * The AgentRuntime port over the deployed agent's own HTTP endpoint, in the
+ * OpenAI-compatible chat completions protocol: one streaming POST to
+ * `<base>/v1/chat/completions` per turn, the Server-Sent Events of the answer
+ * turned into reply chunks. Every failure becomes an `AgentError` whose
+ * message is safe to show and whose cause keeps the raw error for the log;
+ * interrupting the reply aborts the request, which closes the connection.
+ */
+import { FetchHttpClient, Headers, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import { AgentRuntime, type Conversation, type Deployment } from "@hosting/core"
+import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"
+
+/** How the runtime finds and calls the agent of a deployment. */
+export interface HttpAgentRuntimeConfig {
+  /** Base URL of the deployment's agent (default: `defaultEndpoint`). */
+  readonly endpointFor?: ((deployment: Deployment.DeploymentRecord) => string) | undefined
+  /** The `model` sent to the agent (default: `defaultModel`). */
+  readonly model?: ((deployment: Deployment.DeploymentRecord) => string) | undefined
+  /** How long the agent may take to send its response headers (default 10 seconds). */
+  readonly connectTimeout?: Duration.DurationInput | undefined
+  /** Longest silence between two pieces of the answer before the agent counts as stalled (default 60 seconds). */
+  readonly idleTimeout?: Duration.DurationInput | undefined
+  /** Extra request headers, such as an API key; their values never reach traces. */
+  readonly headers?: Readonly<Record<string, string | Redacted.Redacted<string>>> | undefined
+}
+
+/** One message of the chat completions request. */
+export interface ChatMessage {
+  readonly role: "user" | "assistant"
+  readonly content: string
+}
+
+/** Port of the agent when its spec names none. */
+export const defaultPort = 8080
+
+/** Largest JSON answer, and largest single SSE event, read: a runaway agent cannot exhaust memory. */
+export const maxAnswerBytes = 8 * 1024 * 1024
+
+// An error body only helps the log; a little of it is enough.
+const maxErrorBodyBytes = 4 * 1024
+
+const nonEmptyString = (value: unknown): value is string => typeof value === "string" && value.trim() !== ""
+
+/**
+ * The spec's `endpoint` when it is a string, else the agent's Service in its
+ * namespace: `http://<agent_name>.<namespace>.svc.cluster.local:<spec.port or 8080>`.
+ */
+export const defaultEndpoint = (deployment: Deployment.DeploymentRecord): string => {
+  const endpoint = deployment.spec["endpoint"]
+  if (nonEmptyString(endpoint)) return endpoint.trim()
+  const port = deployment.spec["port"]
+  const validPort = typeof port === "number" && Number.isInteger(port) && port >= 1 && port <= 65535
+  return `http://${deployment.agent_name}.${deployment.namespace}.svc.cluster.local:${validPort ? port : defaultPort}`
+}
+
+/** The spec's `model` when it is a string, else the agent's name. */
+export const defaultModel = (deployment: Deployment.DeploymentRecord): string => {
+  const model = deployment.spec["model"]
+  return nonEmptyString(model) ? model : deployment.agent_name
+}
+
+/**
+ * The chat completions URL of a base URL. A base that already ends in `/v1`
+ * (as OpenAI client libraries write it) or names the full path is taken as is,
+ * so either spelling of an endpoint works. `None` when it is not an http(s) URL.
+ */
+export const completionsUrl = (base: string): Option.Option<string> => {
+  let url: URL
+  try {
+    url = new URL(base)
+  } catch {
+    return Option.none()
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") return Option.none()
+  const path = url.pathname.replace(/\/+$/, "")
+  url.pathname = path.endsWith("/chat/completions")
+    ? path
+    : path.endsWith("/v1")
+    ? `${path}/chat/completions`
+    : `${path}/v1/chat/completions`
+  return Option.some(url.toString())
+}
+
+// The protocol carries text only, so attachments are named for the agent to know they exist.
+const textOf = (message: Conversation.Message): string => {
+  if (message.attachments.length === 0) return message.content
+  const files = `[Attached files: ${message.attachments.map((a) => a.filename).join(", ")}]`
+  return message.content === "" ? files : `${message.content}\n\n${files}`
+}
+
+/**
+ * The messages of a turn's request: the history in order, without assistant
+ * replies that did not complete (a partial reply would read as the agent's
+ * whole answer), then the new user message.
+ */
+export const chatMessages = (turn: AgentRuntime.Turn): ReadonlyArray<ChatMessage> =>
+  [...turn.history.filter((m) => m.role === "user" || m.status === "complete"), turn.message].map((m) => ({
+    role: m.role,
+    content: textOf(m)
+  }))
+
+/** A duration as people read it in an error message: "250 ms", "10 s", "1.5 s", "2 min". */
+const spoken = (duration: Duration.Duration): string => {
+  const millis = Duration.toMillis(duration)
+  if (millis < 1000) return `${Math.round(millis)} ms`
+  if (millis >= 60_000 && millis % 60_000 === 0) return `${millis / 60_000} min`
+  return `${Number((millis / 1000).toFixed(1))} s`
+}
+
+const agentError = (message: string, cause?: unknown) =>
+  new AgentRuntime.AgentError(cause === undefined ? { message } : { message, cause })
+
+const brokeOff = (cause?: unknown) => agentError("The agent's reply broke off", cause)
+const unreadable = (cause: unknown) => agentError("The agent's reply could not be read", cause)
+const reportedError = (cause: unknown) => agentError("The agent reported an error", cause)
+
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === "object" && value !== null
+
+const firstChoice = (payload: Record<string, unknown>): Record<string, unknown> | undefined => {
+  const choices = payload["choices"]
+  if (!Array.isArray(choices)) return undefined
+  const choice: unknown = choices.find((c) => isRecord(c) && c["index"] === 0) ?? choices[0]
+  return isRecord(choice) ? choice : undefined
+}
+
+const parseJson = (text: string): Effect.Effect<unknown, AgentRuntime.AgentError> =>
+  Effect.try({ try: () => JSON.parse(text) as unknown, catch: unreadable })
+
+/** What one SSE event of the answer says. */
+type Piece =
+  | { readonly _tag: "Text"; readonly text: string }
+  | { readonly _tag: "Finished" }
+  | { readonly _tag: "Done" }
+  | { readonly _tag: "Failed"; readonly error: AgentRuntime.AgentError }
+  | { readonly _tag: "Nothing" }
+
+const nothing: Piece = { _tag: "Nothing" }
+
+const pieceOf = (event: EventSourceMessage): Piece => {
+  const data = event.data.trim()
+  if (data === "[DONE]") return { _tag: "Done" }
+  if (data === "") return nothing
+  let payload: unknown
+  try {
+    payload = JSON.parse(data)
+  } catch (cause) {
+    return { _tag: "Failed", error: unreadable(cause) }
+  }
+  if (!isRecord(payload)) return { _tag: "Failed", error: unreadable(new Error(`not a JSON object: ${data.slice(0, 200)}`)) }
+  // OpenAI-compatible servers report a failure mid-stream as an event with an `error` object.
+  if (event.event === "error" || payload["error"] !== undefined) return { _tag: "Failed", error: reportedError(payload) }
+  const choice = firstChoice(payload)
+  if (choice === undefined) return nothing
+  const delta = choice["delta"]
+  const content = isRecord(delta) ? delta["content"] : undefined
+  if (typeof content === "string" && content !== "") return { _tag: "Text", text: content }
+  const finish = choice["finish_reason"]
+  return finish !== undefined && finish !== null ? { _tag: "Finished" } : nothing
+}
+
+/**
+ * The text chunks of an SSE answer. It ends at `[DONE]` without waiting for
+ * the agent to close the response; an answer that ends with neither `[DONE]`
+ * nor a `finish_reason` broke off.
+ */
+const fromEventStream = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError>) =>
+  Stream.suspend(() => {
+    const events: Array<EventSourceMessage> = []
+    let overflow: ParseError | undefined
+    // `[DONE]` and a `finish_reason` both mark a proper end; without either, the answer broke off.
+    let ended = false
+    const parser = createParser({
+      onEvent: (event) => events.push(event),
+      // Unknown fields and bad `retry` values are noise a lenient reader skips; only overflow is fatal.
+      onError: (error) => {
+        if (error.type === "max-buffer-size-exceeded") overflow = error
+      },
+      maxBufferSize: maxAnswerBytes
+    })
+    const piecesOf = (text: string): ReadonlyArray<Piece> => {
+      parser.feed(text)
+      const pieces: Array<Piece> = []
+      for (const event of events.splice(0)) {
+        const piece = pieceOf(event)
+        pieces.push(piece)
+        if (piece._tag === "Done" || piece._tag === "Finished") ended = true
+        if (piece._tag === "Done" || piece._tag === "Failed") return pieces
+      }
+      if (overflow !== undefined) pieces.push({ _tag: "Failed", error: unreadable(overflow) })
+      return pieces
+    }
+    return body.pipe(
+      Stream.decodeText(),
+      Stream.mapConcat(piecesOf),
+      // One element at a time, so that the text before a failure in the same read is still delivered.
+      Stream.mapEffect((piece) => piece._tag === "Failed" ? Effect.fail(piece.error) : Effect.succeed(piece)),
+      Stream.takeWhile((piece) => piece._tag !== "Done"),
+      Stream.filterMap((piece) => piece._tag === "Text" ? Option.some(piece.text) : Option.none()),
+      Stream.concat(Stream.suspend(() => ended ? Stream.empty : Stream.fail(brokeOff())))
+    )
+  })
+
+/** The reply of an agent that ignored `stream: true` and answered one JSON completion. */
+const fromJsonAnswer = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError>) =>
+  Stream.unwrap(Effect.gen(function*() {
+    let size = 0
+    const text = yield* body.pipe(
+      Stream.tap((bytes) => {
+        size += bytes.length
+        return size > maxAnswerBytes ? Effect.fail(unreadable(new Error(`answer over ${maxAnswerBytes} bytes`))) : Effect.void
+      }),
+      Stream.decodeText(),
+      Stream.mkString
+    )
+    const payload = yield* parseJson(text)
+    if (!isRecord(payload)) return yield* Effect.fail(unreadable(new Error(`not a JSON object: ${text.slice(0, 200)}`)))
+    if (payload["error"] !== undefined) return yield* Effect.fail(reportedError(payload))
+    const message = firstChoice(payload)?.["message"]
+    const content = isRecord(message) ? message["content"] : undefined
+    if (content === null || content === "") return Stream.empty
+    if (typeof content !== "string") return yield* Effect.fail(unreadable(new Error(`no choices[0].message.content in ${text.slice(0, 200)}`)))
+    return Stream.make(content)
+  }))
+
+// The body of a failed answer goes into the error's cause only; it is read briefly and cut short.
+const statusError = (response: HttpClientResponse.HttpClientResponse, idle: Duration.Duration) =>
+  response.stream.pipe(
+    Stream.decodeText(),
+    Stream.runFoldWhile("", (text) => text.length < maxErrorBodyBytes, (text, chunk) => text + chunk),
+    Effect.timeout(Duration.min(idle, Duration.seconds(5))),
+    Effect.orElseSucceed(() => ""),
+    Effect.map((body) =>
+      agentError(
+        `The agent answered ${response.status}`,
+        new Error(`HTTP ${response.status} from ${response.request.url}: ${body.slice(0, maxErrorBodyBytes)}`)
+      )
+    )
+  )
+
+const isJson = (response: HttpClientResponse.HttpClientResponse) => {
+  const type = (response.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
+  return type === "application/json" || type.endsWith("+json")
+}
+
+/** Builds the runtime on the given HttpClient (`layer` uses the fetch one). */
+export const make = (
+  config: HttpAgentRuntimeConfig = {}
+): Effect.Effect<AgentRuntime.AgentRuntime["Type"], never, HttpClient.HttpClient> =>
+  Effect.map(HttpClient.HttpClient, (httpClient) => {
+    const endpointFor = config.endpointFor ?? defaultEndpoint
+    const modelFor = config.model ?? defaultModel
+    const connectTimeout = Duration.decode(config.connectTimeout ?? Duration.seconds(10))
+    const idleTimeout = Duration.decode(config.idleTimeout ?? Duration.seconds(60))
+    const extraHeaders = Object.fromEntries(
+      Object.entries(config.headers ?? {}).map(([name, value]) => [name, Redacted.isRedacted(value) ? Redacted.value(value) : value])
+    )
+    // The HTTP client span records request headers; the configured ones may carry keys under any name.
+    const redactedNames = Object.keys(extraHeaders).map((name) => name.toLowerCase())
+    // The request's life is tied to the reply stream's scope: ending or interrupting the stream aborts it.
+    const client = HttpClient.withScope(httpClient)
+
+    const request = (turn: AgentRuntime.Turn) =>
+      Effect.gen(function*() {
+        const base = endpointFor(turn.deployment)
+        const url = yield* Option.match(completionsUrl(base), {
+          onNone: () => Effect.fail(agentError("The agent's endpoint is not a valid http(s) URL", new Error(`endpoint: ${base}`))),
+          onSome: Effect.succeed
+        })
+        return HttpClientRequest.post(url).pipe(
+          HttpClientRequest.setHeader("accept", "text/event-stream, application/json"),
+          // After the defaults, so that a configured header wins.
+          HttpClientRequest.setHeaders(extraHeaders),
+          HttpClientRequest.bodyUnsafeJson({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
+        )
+      })
+
+    const reply = (turn: AgentRuntime.Turn): Stream.Stream<string, AgentRuntime.AgentError> =>
+      Stream.unwrapScoped(Effect.gen(function*() {
+        const response = yield* client.execute(yield* request(turn)).pipe(
+          Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...redactedNames]),
+          // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
+          Effect.mapError((error) => agentError("The agent is not reachable", error)),
+          Effect.timeoutFail({
+            duration: connectTimeout,
+            onTimeout: () => agentError(`The agent did not answer within ${spoken(connectTimeout)}`)
+          })
+        )
+        if (response.status < 200 || response.status >= 300) return yield* Effect.fail(yield* statusError(response, idleTimeout))
+        const body = response.stream.pipe(
+          Stream.mapError(brokeOff),
+          Stream.timeoutFail(() => agentError(`The agent stopped answering for ${spoken(idleTimeout)}`), idleTimeout)
+        )
+        return isJson(response) ? fromJsonAnswer(body) : fromEventStream(body)
+      })).pipe(
+        Stream.withSpan("HttpAgentRuntime.reply", {
+          attributes: {
+            "hosting.deployment_id": turn.deployment.id,
+            "hosting.agent": `${turn.deployment.publisher}/${turn.deployment.agent_name}`,
+            "hosting.namespace": turn.deployment.namespace
+          }
+        })
+      )
+
+    return AgentRuntime.AgentRuntime.of({ reply })
+  })
+
+/** The AgentRuntime over each deployment's HTTP endpoint, through the platform's `fetch`. */
+export const layer = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRuntime.AgentRuntime> =>
+  Layer.effect(AgentRuntime.AgentRuntime, make(config)).pipe(Layer.provide(FetchHttpClient.layer))
+
+/** The AgentRuntime with its config read through Effect's `Config` (the environment by default). */
+export const layerConfig = (
+  config: Config.Config.Wrap<HttpAgentRuntimeConfig>
+): Layer.Layer<AgentRuntime.AgentRuntime, ConfigError.ConfigError> =>
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

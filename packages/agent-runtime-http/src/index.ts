@@ -1,0 +1,1 @@
+export * as HttpAgentRuntime from "./HttpAgentRuntime.js"

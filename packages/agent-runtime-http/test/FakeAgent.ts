@@ -1,0 +1,136 @@
+/**
+ * A fake agent: an HTTP server on 127.0.0.1 (a free port) that answers every
+ * request with a scripted behaviour, records what it was sent and tells when
+ * the connection that carried a request closes. It stops with its scope.
+ */
+import { Deferred, Effect, type Scope } from "effect"
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
+
+/** One request as the agent received it. */
+export interface Received {
+  readonly method: string
+  readonly path: string
+  readonly headers: IncomingHttpHeaders
+  readonly body: unknown
+}
+
+/** What a script can do with the exchange it answers. */
+export interface Exchange {
+  readonly req: IncomingMessage
+  readonly res: ServerResponse
+  /** Waits; never resolves once the agent has stopped, so a script cannot outlive its test. */
+  readonly sleep: (millis: number) => Promise<void>
+  /** Starts an SSE answer. */
+  readonly startEvents: () => void
+  /** Writes one SSE `data:` event (a JSON payload, or a raw string such as `[DONE]`). */
+  readonly event: (data: unknown) => void
+  /** Writes raw text, to split events and characters across writes. */
+  readonly raw: (text: string | Uint8Array) => void
+}
+
+/** A running fake agent. */
+export interface FakeAgent {
+  readonly url: string
+  readonly received: ReadonlyArray<Received>
+  /**
+   * Completes when the connection that carried the first request closes.
+   * Only that one counts: after an abort, Node's fetch (undici) may open a
+   * spare connection that never carries a request.
+   */
+  readonly requestConnectionClosed: Effect.Effect<void>
+  /** Whether the script finished its answer (`res.end()`) before the connection closed. */
+  readonly answerFinished: () => boolean
+}
+
+/** A chat completions chunk that carries a piece of text. */
+export const delta = (content: string) => ({
+  id: "chatcmpl-1",
+  object: "chat.completion.chunk",
+  choices: [{ index: 0, delta: { content }, finish_reason: null }]
+})
+
+/** The chunk that ends a completion. */
+export const finish = {
+  id: "chatcmpl-1",
+  object: "chat.completion.chunk",
+  choices: [{ index: 0, delta: {}, finish_reason: "stop" }]
+}
+
+/** Starts a fake agent that runs `script` for every request. */
+export const make = (script: (exchange: Exchange) => Promise<void> | void): Effect.Effect<FakeAgent, never, Scope.Scope> =>
+  Effect.gen(function*() {
+    const closed = yield* Deferred.make<void>()
+    const received: Array<Received> = []
+    let finished = false
+    const timers = new Set<ReturnType<typeof setTimeout>>()
+    let stopped = false
+
+    const sleep = (millis: number) =>
+      new Promise<void>((resolve) => {
+        if (stopped) return
+        const timer = setTimeout(() => {
+          timers.delete(timer)
+          resolve()
+        }, millis)
+        timers.add(timer)
+      })
+
+    const server = createServer((req, res) => {
+      const parts: Array<Buffer> = []
+      req.on("data", (part: Buffer) => parts.push(part))
+      req.on("end", () => {
+        const text = Buffer.concat(parts).toString("utf8")
+        let body: unknown = text
+        try {
+          body = JSON.parse(text)
+        } catch {
+          // Kept as text: the test decides whether that is wrong.
+        }
+        if (received.length === 0) {
+          req.socket.once("close", () => Deferred.unsafeDone(closed, Effect.void))
+          res.once("finish", () => {
+            finished = true
+          })
+        }
+        received.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body })
+        const write = (chunk: string | Uint8Array) => {
+          if (!res.destroyed && !res.writableEnded) res.write(chunk)
+        }
+        const exchange: Exchange = {
+          req,
+          res,
+          sleep,
+          startEvents: () => {
+            res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
+            res.flushHeaders()
+          },
+          event: (data) => write(`data: ${typeof data === "string" ? data : JSON.stringify(data)}\n\n`),
+          raw: write
+        }
+        Promise.resolve(script(exchange)).catch((error: unknown) => {
+          if (!res.headersSent) res.writeHead(599)
+          res.end(String(error))
+        })
+      })
+    })
+
+    const port = yield* Effect.async<number>((resume) => {
+      server.listen(0, "127.0.0.1", () => resume(Effect.succeed((server.address() as { port: number }).port)))
+    })
+    yield* Effect.addFinalizer(() =>
+      Effect.async<void>((resume) => {
+        stopped = true
+        for (const timer of timers) clearTimeout(timer)
+        timers.clear()
+        server.closeAllConnections()
+        server.close(() => resume(Effect.void))
+      })
+    )
+
+    return {
+      url: `http://127.0.0.1:${port}`,
+      received,
+      requestConnectionClosed: Deferred.await(closed),
+      answerFinished: () => finished
+    }
+  })

@@ -1,0 +1,259 @@
+/**
+ * Files of a deployment: reserve, upload (through the API or a presigned
+ * URL), complete, list and download; agent-produced files addressed by name.
+ * A missing, incomplete or someone else's file is not found, always.
+ */
+import { Context, DateTime, Duration, Effect, Option, Stream } from "effect"
+import type { ConversationId } from "./Conversation.js"
+import type { DeploymentId } from "./Deployment.js"
+import { FileRecord } from "./File.js"
+import {
+  DeploymentNotFound,
+  FileNotFound,
+  FilesUnavailable,
+  FileTooLarge,
+  InvalidRequest,
+  PermissionDenied,
+  UploadIncomplete
+} from "./Errors.js"
+import type { UserId } from "./Ids.js"
+import { orFail } from "./internal/lookup.js"
+import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
+import { DeploymentStore, FileStore, IdGenerator } from "./Ports.js"
+import { membershipIn, type Principal } from "./Principal.js"
+
+/** Settings of files. */
+export class FilesConfig extends Context.Reference<FilesConfig>()("@hosting/core/FilesConfig", {
+  defaultValue: () => ({
+    /** Largest file a user may reserve. */
+    maxFileBytes: 512 * 1024 * 1024,
+    /** How long a reservation's upload URL, and a download redirect, stay valid. */
+    uploadExpiry: Duration.minutes(15) as Duration.Duration,
+    downloadExpiry: Duration.minutes(5) as Duration.Duration
+  })
+}) {}
+
+/** What a reservation asks for. */
+export interface ReserveInput {
+  readonly filename: string
+  readonly content_type: string
+  readonly size: number
+}
+
+/** Keys of user files: `f-` and a UUID. Anything else in a download path is an agent file's name. */
+export const userKey = /^f-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+/**
+ * A filename as a user or an agent may give it: 1-255 characters, no path
+ * (no `/` or `\`), not `.` or `..`, no NUL or control characters.
+ */
+export const checkFilename = (name: string): Option.Option<string> => {
+  if (name.length === 0 || name.length > 255) return Option.some("must be 1 to 255 characters")
+  if (name === "." || name === ".." || /[/\\]/.test(name)) return Option.some("must be a plain file name, not a path")
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\u007f]/.test(name)) return Option.some("must not contain NUL or control characters")
+  return Option.none()
+}
+
+/** How much of an oversize upload is read (and dropped) before the connection is cut. */
+const overflowMargin = 1024 * 1024
+
+const contentTypePattern = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#$&^_.+-]{0,126}(?:\s*;\s*[a-z0-9-]+=[A-Za-z0-9._-]+)?$/i
+
+/** Where a file's bytes live in the object store: built from ids only. */
+export const objectKey = (file: { readonly deployment_id: DeploymentId; readonly owner_id: UserId; readonly key: string }) =>
+  `files/${file.deployment_id}/${file.owner_id}/${file.key}`
+
+/** The record key of an agent-produced file of a user: per user, by name. */
+export const agentFileKey = (owner: UserId, filename: string) => `agent/${owner}/${filename}`
+
+const unavailable = (error: ObjectStoreError) =>
+  error.reason === "Unavailable"
+    ? new FilesUnavailable({ details: "The file store is not reachable; try again shortly." })
+    : new FilesUnavailable({ details: "The file store failed; try again shortly." })
+
+export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
+  effect: Effect.gen(function*() {
+    const files = yield* FileStore
+    const deployments = yield* DeploymentStore
+    const objects = yield* ObjectStore
+    const ids = yield* IdGenerator
+    const config = yield* FilesConfig
+
+    const deploymentFor = (principal: Principal, id: DeploymentId) =>
+      Effect.gen(function*() {
+        const deployment = yield* deployments.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        if (Option.isNone(membershipIn(principal, deployment.account_id))) {
+          return yield* new PermissionDenied({ details: `Only members of ${deployment.account} may use its deployments' files.` })
+        }
+        return deployment
+      })
+
+    /** The caller's file with that key; pending ones only when asked for. */
+    const ownFile = (principal: Principal, deploymentId: DeploymentId, key: string, pending: boolean) =>
+      files.find(deploymentId, key).pipe(
+        Effect.map(Option.filter((f) => f.owner_id === principal.user.id && (pending || f.status === "ready"))),
+        orFail(() => new FileNotFound({ key }))
+      )
+
+    /** Reserves a file: a pending record and where to upload its bytes. */
+    const reserve = Effect.fn("Files.reserve")(function*(principal: Principal, deploymentId: DeploymentId, input: ReserveInput) {
+      yield* deploymentFor(principal, deploymentId)
+      const bad = checkFilename(input.filename)
+      if (Option.isSome(bad)) return yield* new InvalidRequest({ details: `filename: ${bad.value}` })
+      if (!contentTypePattern.test(input.content_type)) {
+        return yield* new InvalidRequest({ details: "content_type: must be a media type such as text/plain" })
+      }
+      if (!Number.isSafeInteger(input.size) || input.size < 0 || input.size > config.maxFileBytes) {
+        return yield* new InvalidRequest({ details: `size: must be a whole number of bytes from 0 to ${config.maxFileBytes}` })
+      }
+      const now = yield* DateTime.now
+      const record = new FileRecord({
+        key: `f-${yield* ids.next}`,
+        deployment_id: deploymentId,
+        owner_id: principal.user.id,
+        filename: input.filename,
+        content_type: input.content_type,
+        size: input.size,
+        status: "pending",
+        origin: "user",
+        conversation_id: Option.none(),
+        created_at: now
+      })
+      yield* files.upsert(record)
+      const presigned = yield* objects.presignPut(objectKey(record), {
+        expiresIn: config.uploadExpiry,
+        contentType: record.content_type,
+        size: record.size
+      }).pipe(Effect.mapError(unavailable))
+      return { file: record, presigned_url: presigned, expires_at: DateTime.addDuration(now, config.uploadExpiry) }
+    })
+
+    /** Stores the bytes of a pending file of the caller; more than the reserved size is refused. */
+    const upload = Effect.fn("Files.upload")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      key: string,
+      body: Stream.Stream<Uint8Array, InvalidRequest>
+    ) {
+      yield* deploymentFor(principal, deploymentId)
+      const file = yield* ownFile(principal, deploymentId, key, true)
+      if (file.status === "ready") return yield* new InvalidRequest({ details: `File ${key} is complete; reserve a new file to upload again.` })
+      // Bytes past the reserved size are read and dropped (up to a margin), so that the
+      // client, still sending, receives the 413 instead of a reset connection.
+      let seen = 0
+      const limited = body.pipe(
+        Stream.filter((chunk) => (seen += chunk.length) <= file.size),
+        Stream.tap(() => (seen > file.size + overflowMargin ? Effect.fail(new FileTooLarge({ limit: file.size })) : Effect.void)),
+        Stream.concat(Stream.suspend(() => (seen > file.size ? Stream.fail(new FileTooLarge({ limit: file.size })) : Stream.empty)))
+      )
+      return yield* objects.put(objectKey(file), limited, { contentType: file.content_type, maxBytes: file.size }).pipe(
+        Effect.catchTags({
+          ObjectTooLarge: () => Effect.fail(new FileTooLarge({ limit: file.size })),
+          ObjectStoreError: (error) => Effect.fail(unavailable(error))
+        })
+      )
+    })
+
+    /** Marks a file ready once its object exists with the reserved size; completing twice changes nothing. */
+    const complete = Effect.fn("Files.complete")(function*(principal: Principal, deploymentId: DeploymentId, key: string) {
+      yield* deploymentFor(principal, deploymentId)
+      const file = yield* ownFile(principal, deploymentId, key, true)
+      if (file.status === "ready") return file
+      const stored = yield* objects.head(objectKey(file)).pipe(Effect.mapError(unavailable))
+      const received = Option.match(stored, { onNone: () => 0, onSome: (o) => o.size })
+      if (Option.isNone(stored) || received !== file.size) {
+        return yield* new UploadIncomplete({ key, expected: file.size, received })
+      }
+      const ready = new FileRecord({ ...file, status: "ready" })
+      yield* files.upsert(ready)
+      return ready
+    })
+
+    /** The caller's files on the deployment, newest first. */
+    const list = Effect.fn("Files.list")(function*(principal: Principal, deploymentId: DeploymentId) {
+      yield* deploymentFor(principal, deploymentId)
+      return yield* files.listFor(deploymentId, principal.user.id)
+    })
+
+    /**
+     * A ready file of the caller to download: by key, or an agent-produced
+     * file by its name. A name that is a path is refused (400).
+     */
+    const download = Effect.fn("Files.download")(function*(principal: Principal, deploymentId: DeploymentId, fileKey: string) {
+      yield* deploymentFor(principal, deploymentId)
+      let key = fileKey
+      if (!userKey.test(fileKey)) {
+        const bad = checkFilename(fileKey)
+        if (Option.isSome(bad)) return yield* new InvalidRequest({ details: `fileKey: ${bad.value}` })
+        key = agentFileKey(principal.user.id, fileKey)
+      }
+      const file = yield* ownFile(principal, deploymentId, key, false)
+      const disposition = contentDisposition(file.filename)
+      const redirect = yield* objects.presignGet(objectKey(file), {
+        expiresIn: config.downloadExpiry,
+        contentType: file.content_type,
+        contentDisposition: disposition
+      }).pipe(Effect.mapError(unavailable))
+      return { file, disposition, redirect }
+    })
+
+    /** The bytes of a file found by `download` (or a range of them). */
+    const read = (file: FileRecord, range?: { readonly start: number; readonly end: number }) =>
+      objects.get(objectKey(file), range).pipe(
+        Effect.mapError(unavailable),
+        orFail(() => new FileNotFound({ key: file.key })),
+        Effect.map(Stream.mapError(unavailable))
+      )
+
+    /** Stores a file an agent produced for a user in a conversation; it is ready at once. */
+    const storeAgentFile = Effect.fn("Files.storeAgentFile")(function*(input: {
+      readonly deployment_id: DeploymentId
+      readonly owner_id: UserId
+      readonly conversation_id: ConversationId
+      readonly filename: string
+      readonly content_type: string
+      readonly body: Stream.Stream<Uint8Array, InvalidRequest>
+    }) {
+      const bad = checkFilename(input.filename)
+      if (Option.isSome(bad)) return yield* new InvalidRequest({ details: `filename: ${bad.value}` })
+      const key = agentFileKey(input.owner_id, input.filename)
+      const target = { deployment_id: input.deployment_id, owner_id: input.owner_id, key }
+      const stored = yield* objects.put(objectKey(target), input.body, {
+        contentType: input.content_type,
+        maxBytes: config.maxFileBytes
+      }).pipe(
+        Effect.catchTags({
+          ObjectTooLarge: () => Effect.fail(new FileTooLarge({ limit: config.maxFileBytes })),
+          ObjectStoreError: (error) => Effect.fail(unavailable(error))
+        })
+      )
+      const record = new FileRecord({
+        key,
+        deployment_id: input.deployment_id,
+        owner_id: input.owner_id,
+        filename: input.filename,
+        content_type: input.content_type,
+        size: stored.size,
+        status: "ready",
+        origin: "agent",
+        conversation_id: Option.some(input.conversation_id),
+        created_at: yield* DateTime.now
+      })
+      yield* files.upsert(record)
+      return record
+    })
+
+    return { reserve, upload, complete, list, download, read, storeAgentFile } as const
+  })
+}) {}
+
+/**
+ * `Content-Disposition: attachment` with the name in both forms of RFC 6266:
+ * an ASCII fallback and the exact UTF-8 name (RFC 8187).
+ */
+export const contentDisposition = (filename: string): string => {
+  const ascii = filename.replace(/[^\x20-\x7e]|["\\%]/g, "_")
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encoded}`
+}

@@ -1,0 +1,1 @@
+export * as FsObjectStore from "./FsObjectStore.js"

@@ -1,0 +1,3 @@
+import { MemoryObjectStore, ObjectStoreSuite } from "@hosting/testing"
+
+ObjectStoreSuite.run("memory", MemoryObjectStore.layer)
