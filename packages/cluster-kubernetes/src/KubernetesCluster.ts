@@ -239,10 +239,21 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
   const applyWorkload: Cluster.Cluster["Type"]["applyWorkload"] = (workload) => {
     const body = deploymentOf(workload)
     const { namespace, name } = workload
+    const service = serviceOf(workload)
     return createOrReplace(
       call((o) => apps.createNamespacedDeployment({ namespace, body }, o)),
       call((o) => apps.replaceNamespacedDeployment({ namespace, name, body }, o))
     ).pipe(
+      Effect.zipRight(
+        service === undefined ? Effect.void : createOrReplace(
+          call((o) => core.createNamespacedService({ namespace, body: service }, o)),
+          // A Service's clusterIP is fixed once assigned: patch what we own instead of replacing it.
+          call(
+            (o) => core.patchNamespacedService({ namespace, name, body: { metadata: service.metadata, spec: { selector: service.spec!.selector, ports: service.spec!.ports } } }, o),
+            k8s.PatchStrategy.MergePatch
+          )
+        )
+      ),
       Effect.mapError(toClusterError(`write the Deployment "${name}" in namespace "${namespace}"`)),
       Effect.withSpan("KubernetesCluster.applyWorkload", { attributes: { namespace, name, image: workload.image } })
     )
@@ -316,6 +327,25 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
     removeNamespace
   })
 }
+
+/**
+ * The Service that gives a workload with a port a stable name in the cluster
+ * (`<workload>.<namespace>.svc`), which the HTTP agent runtime calls; none
+ * for a workload without a port.
+ */
+export const serviceOf = (workload: Cluster.Workload): k8s.V1Service | undefined =>
+  Option.match(workload.port, {
+    onNone: () => undefined,
+    onSome: (port) => ({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: workload.name, namespace: workload.namespace, labels: { ...workload.labels, [WorkloadLabel]: workload.name } },
+      spec: {
+        selector: { [WorkloadLabel]: workload.name },
+        ports: [{ name: containerName, port, targetPort: port, protocol: "TCP" }]
+      }
+    })
+  })
 
 /** The apps/v1 Deployment that runs a workload. */
 export const deploymentOf = (workload: Cluster.Workload): k8s.V1Deployment => {

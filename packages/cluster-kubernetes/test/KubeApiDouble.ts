@@ -52,7 +52,7 @@ interface Metadata {
 }
 
 /** The resources the double serves. */
-export type Plural = "namespaces" | "configmaps" | "pods" | "deployments"
+export type Plural = "namespaces" | "configmaps" | "pods" | "services" | "deployments"
 
 /** A running double. */
 export interface KubeApiDouble {
@@ -85,6 +85,7 @@ const resources: Record<Plural, ResourceInfo> = {
   namespaces: { plural: "namespaces", singular: "namespace", kind: "Namespace", group: "", namespaced: false, shortNames: ["ns"] },
   configmaps: { plural: "configmaps", singular: "configmap", kind: "ConfigMap", group: "", namespaced: true, shortNames: ["cm"] },
   pods: { plural: "pods", singular: "pod", kind: "Pod", group: "", namespaced: true, shortNames: ["po"] },
+  services: { plural: "services", singular: "service", kind: "Service", group: "", namespaced: true, shortNames: ["svc"] },
   deployments: { plural: "deployments", singular: "deployment", kind: "Deployment", group: "apps", namespaced: true, shortNames: ["deploy"] }
 }
 
@@ -333,7 +334,7 @@ const route = (segments: ReadonlyArray<string>): Route | undefined => {
   if (joined === "apis") return discovery(() => ({ kind: "APIGroupList", apiVersion: "v1", groups: [appsGroup] }))
   if (joined === "apis/apps") return discovery(() => ({ kind: "APIGroup", apiVersion: "v1", ...appsGroup }))
   if (joined === "api/v1") {
-    return discovery(() => resourceList("v1", [resources.namespaces, resources.configmaps, resources.pods]))
+    return discovery(() => resourceList("v1", [resources.namespaces, resources.configmaps, resources.pods, resources.services]))
   }
   if (joined === "apis/apps/v1") return discovery(() => resourceList("apps/v1", [resources.deployments]))
 
@@ -421,7 +422,7 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
 
   const removeNamespaceContent = (namespace: string) => {
     for (const k of [...objects.keys()]) {
-      if (/^(configmaps|pods|deployments)\//.test(k) && k.split("/")[1] === namespace) objects.delete(k)
+      if (/^(configmaps|pods|services|deployments)\//.test(k) && k.split("/")[1] === namespace) objects.delete(k)
     }
   }
 

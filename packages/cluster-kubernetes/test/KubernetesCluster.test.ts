@@ -220,6 +220,22 @@ describe("KubernetesCluster against the API server double", () => {
       yield* cluster.applyWorkload(workload(ns, { port: Option.none() }))
       const spec = double.stored("deployments", ns, "helper")!["spec"] as { template: { spec: { containers: Array<Record<string, unknown>> } } }
       expect(spec.template.spec.containers[0]!["ports"]).toBeUndefined()
+      expect(double.stored("services", ns, "helper")).toBeUndefined()
+    }))
+
+  it.scoped("a workload with a port gets a Service of its name that selects its pods; applying again patches it", () =>
+    Effect.gen(function*() {
+      const { cluster, double } = yield* setup()
+      const ns = StorageSuite.uniqueName("ns")
+      yield* cluster.ensureNamespace(ns, labels)
+      yield* cluster.applyWorkload(workload(ns))
+      const selector = { [KubernetesCluster.WorkloadLabel]: "helper" }
+      const service = double.stored("services", ns, "helper")!
+      expect(service.metadata.labels).toEqual({ ...labels, ...selector })
+      expect(service["spec"]).toEqual({ selector, ports: [{ name: "agent", port: 8080, targetPort: 8080, protocol: "TCP" }] })
+      yield* cluster.applyWorkload(workload(ns, { port: Option.some(9090) }))
+      const patched = double.stored("services", ns, "helper")!["spec"] as { ports: Array<{ port: number }> }
+      expect(patched.ports.map((p) => p.port)).toEqual([9090])
     }))
 
   it.scoped("ensureNamespace on an existing namespace merge-patches its labels and keeps labels set by others", () =>
