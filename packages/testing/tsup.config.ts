@@ -1,10 +1,2 @@
-import { defineConfig } from "tsup"
-
-export default defineConfig({
-  entry: ["src/*.ts"],
-  format: ["esm"],
-  dts: true,
-  sourcemap: true,
-  clean: true,
-  target: "node20"
-})
+// The shared library build: ../../tsup.package.ts
+export { default } from "../../tsup.package.js"

@@ -3,28 +3,15 @@
  * store) keep the server's resident memory growth under 50 MB: bytes stream
  * through, they are never held whole.
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Running, start } from "./process.js"
+import { type Running, start, writeFixtures } from "./process.js"
 
 const size = 200 * 1024 * 1024
 const dir = mkdtempSync(join(tmpdir(), "hosting-large-"))
-const fixtures = join(dir, "fixtures.json")
-writeFileSync(fixtures, JSON.stringify({
-  users: [{ id: "alice", name: "Alice", tokens: ["alice-token"] }],
-  accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }] }],
-  deployments: [{
-    id: "dep-1",
-    account: "acme",
-    agent: "acme/helper",
-    build_id: "b-1",
-    namespace: "acme-helper",
-    status: "running",
-    deployed_at: "2026-11-01T10:00:00Z"
-  }]
-}))
+const fixtures = writeFixtures(dir)
 
 /** Resident set size of a process, in bytes (Linux). */
 const rss = (pid: number) => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))![1]) * 1024

@@ -6,31 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { runToExit, type Running, start } from "./process.js"
+import { runToExit, type Running, start, writeFixtures } from "./process.js"
 
 const dir = mkdtempSync(join(tmpdir(), "hosting-server-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-const fixtures = join(dir, "fixtures.json")
-writeFileSync(fixtures, JSON.stringify({
-  users: [{ id: "alice", name: "Alice", tokens: ["alice-token"] }, { id: "bob", name: "Bob", tokens: ["bob-token"] }],
-  accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }, { user: "bob", role: "member" }] }],
-  deployments: [{
-    id: "dep-1",
-    account: "acme",
-    agent: "acme/helper",
-    build_id: "b-1",
-    namespace: "acme-helper",
-    status: "running",
-    deployed_at: "2026-11-01T10:00:00Z",
-    undeployed_at: null,
-    spec: {}
-  }],
-  cluster: {
-    configmaps: [{ namespace: "acme-helper", name: "helper-env", data: { K: "V" } }],
-    pods: [{ namespace: "acme-helper", name: "helper-0" }]
-  }
-}))
+const fixtures = writeFixtures(dir)
 
 const call = async (server: Running, method: string, path: string, token?: string, body?: unknown) => {
   const response = await fetch(`${server.baseUrl}${path}`, {

@@ -3,6 +3,8 @@
  * `pnpm start` would, and reads its output.
  */
 import { type ChildProcess, spawn } from "node:child_process"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
 const main = fileURLToPath(new URL("../src/main.ts", import.meta.url))
@@ -76,3 +78,32 @@ export const start = (env: Record<string, string>, timeoutMs = 20_000) =>
       reject(new Error(`server exited with ${code} before listening:\n${output}`))
     })
   })
+
+/**
+ * Writes the fixtures the server tests share into `dir`: alice (owner) and
+ * bob (member) of acme, deployment dep-1 of acme/helper in namespace
+ * acme-helper, and its fake-cluster objects. Returns the file's path.
+ */
+export const writeFixtures = (dir: string): string => {
+  const path = join(dir, "fixtures.json")
+  writeFileSync(path, JSON.stringify({
+    users: [{ id: "alice", name: "Alice", tokens: ["alice-token"] }, { id: "bob", name: "Bob", tokens: ["bob-token"] }],
+    accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }, { user: "bob", role: "member" }] }],
+    deployments: [{
+      id: "dep-1",
+      account: "acme",
+      agent: "acme/helper",
+      build_id: "b-1",
+      namespace: "acme-helper",
+      status: "running",
+      deployed_at: "2026-11-01T10:00:00Z",
+      undeployed_at: null,
+      spec: {}
+    }],
+    cluster: {
+      configmaps: [{ namespace: "acme-helper", name: "helper-env", data: { K: "V" } }],
+      pods: [{ namespace: "acme-helper", name: "helper-0" }]
+    }
+  }))
+  return path
+}

@@ -197,3 +197,14 @@ export class FileStore extends Context.Tag("@hosting/core/FileStore")<FileStore,
   /** A user's files on a deployment, newest first. */
   readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<FileRecord>, StorageError>
 }>() {}
+
+/** The storage port family: what a storage adapter provides. */
+export type StoragePorts =
+  | AccountStore
+  | AgentStore
+  | TokenStore
+  | EventLog
+  | DeploymentStore
+  | ConversationStore
+  | FileStore
+  | Transactor

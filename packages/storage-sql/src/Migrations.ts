@@ -6,12 +6,16 @@ import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
 
-const init = Effect.gen(function*() {
-  const sql = yield* SqlClient.SqlClient
-  const eventId = sql.onDialectOrElse({
+/** A primary key that only grows, in the dialect's words. */
+const growingKey = (sql: SqlClient.SqlClient) =>
+  sql.onDialectOrElse({
     pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
     orElse: () => sql.literal("INTEGER PRIMARY KEY AUTOINCREMENT")
   })
+
+const init = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  const eventId = growingKey(sql)
   yield* sql`CREATE TABLE users (
     id TEXT PRIMARY KEY,
     name TEXT NOT NULL,
@@ -94,10 +98,7 @@ const deploymentsAndRetention = Effect.gen(function*() {
 
 const conversations = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  const seq = sql.onDialectOrElse({
-    pg: () => sql.literal("BIGSERIAL PRIMARY KEY"),
-    orElse: () => sql.literal("INTEGER PRIMARY KEY AUTOINCREMENT")
-  })
+  const seq = growingKey(sql)
   yield* sql`CREATE TABLE conversations (
     id TEXT PRIMARY KEY,
     deployment_id TEXT NOT NULL,

@@ -397,16 +397,7 @@ export const make = Effect.gen(function*() {
 })
 
 /** Every storage port, in memory, fresh for each build of the layer. */
-export const layer: Layer.Layer<
-  | Ports.AccountStore
-  | Ports.AgentStore
-  | Ports.TokenStore
-  | Ports.EventLog
-  | Ports.DeploymentStore
-  | Ports.ConversationStore
-  | Ports.FileStore
-  | Ports.Transactor
-> = Layer.scopedContext(
+export const layer: Layer.Layer<Ports.StoragePorts> = Layer.scopedContext(
   Effect.map(make, (ports) =>
     Context.make(Ports.Transactor, ports.transactor).pipe(
       Context.add(Ports.AccountStore, ports.accounts),

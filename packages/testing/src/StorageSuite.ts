@@ -8,15 +8,7 @@ import { Account, Agent, Conversation, Deployment, File, Ids, Ports } from "@hos
 import { DateTime, Effect, Layer, Option } from "effect"
 
 /** What the suite needs: every storage port. */
-export type StoragePorts =
-  | Ports.AccountStore
-  | Ports.AgentStore
-  | Ports.TokenStore
-  | Ports.EventLog
-  | Ports.DeploymentStore
-  | Ports.ConversationStore
-  | Ports.FileStore
-  | Ports.Transactor
+export type StoragePorts = Ports.StoragePorts
 
 let counter = 0
 /** A name unique to this process and run, valid as a slug. */
