@@ -1,0 +1,1 @@
+export * as S3ObjectStore from "./S3ObjectStore.js"
