@@ -9,6 +9,7 @@ import { KubernetesCluster } from "@hosting/cluster-kubernetes"
 import { Chat, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
+import { S3ObjectStore } from "@hosting/object-store-s3"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
@@ -85,8 +86,17 @@ const objectStore = (
       return FsObjectStore.layer({ directory: config.objectStore.directory })
     case "Memory":
       return MemoryObjectStore.layer
-    case "S3":
-      return Layer.fail(new StartupError({ message: "HOSTING_OBJECT_STORE=s3://... is not available in this build yet; use fs:<dir>." }))
+    case "S3": {
+      const { accessKeyId, createBucket, endpoint, region, secretAccessKey } = config.s3
+      return S3ObjectStore.layer({
+        bucket: config.objectStore.bucket,
+        region,
+        createBucket,
+        ...(endpoint === undefined ? {} : { endpoint }),
+        // Without both keys the SDK's own chain applies (profiles, instance roles, web identity).
+        ...(accessKeyId !== undefined && secretAccessKey !== undefined ? { credentials: { accessKeyId, secretAccessKey } } : {})
+      })
+    }
   }
 }
 

@@ -3,7 +3,7 @@
  * "Configuration"). Every variable has a default that runs the embedded
  * setup: SQLite file, fake cluster, file-system objects, echo agent.
  */
-import { Config, ConfigError, Either } from "effect"
+import { Config, ConfigError, Either, Option, type Redacted } from "effect"
 
 /** Where the database is. */
 export type Database =
@@ -32,6 +32,13 @@ export interface ServerConfig {
   readonly echoDelayMs: number
   readonly traces: boolean
   readonly maxBodyBytes: number
+  readonly s3: {
+    readonly endpoint: string | undefined
+    readonly region: string
+    readonly accessKeyId: string | undefined
+    readonly secretAccessKey: Redacted.Redacted<string> | undefined
+    readonly createBucket: boolean
+  }
 }
 
 const parseWith = <A>(name: string, parse: (raw: string) => Either.Either<A, string>) => (raw: string) =>
@@ -93,5 +100,12 @@ export const config: Config.Config<ServerConfig> = Config.all({
   heartbeatMs: int("HOSTING_HEARTBEAT_MS", 25_000, 10, 3_600_000),
   echoDelayMs: int("HOSTING_ECHO_DELAY_MS", 20, 0, 60_000),
   traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
-  maxBodyBytes: int("HOSTING_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024)
+  maxBodyBytes: int("HOSTING_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  s3: Config.all({
+    endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),
+    region: Config.string("AWS_REGION").pipe(Config.withDefault("us-east-1")),
+    accessKeyId: Config.string("AWS_ACCESS_KEY_ID").pipe(Config.option, Config.map(Option.getOrUndefined)),
+    secretAccessKey: Config.redacted("AWS_SECRET_ACCESS_KEY").pipe(Config.option, Config.map(Option.getOrUndefined)),
+    createBucket: Config.boolean("HOSTING_S3_CREATE_BUCKET").pipe(Config.withDefault(false))
+  })
 })
