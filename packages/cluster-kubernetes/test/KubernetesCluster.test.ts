@@ -22,20 +22,9 @@ ClusterSuite.run(
   ))
 )
 
-const labels = { "hosting.dev/account": "acme", "hosting.dev/agent": "acme.helper" }
-
-const workload = (namespace: string, overrides: Partial<Cluster.Workload> = {}): Cluster.Workload => ({
-  namespace,
-  name: "helper",
-  image: "ghcr.io/acme/helper:b-1",
-  replicas: 1,
-  port: Option.some(8080),
-  env: { MODE: "fast", API_URL: "http://api.local" },
-  configMap: "helper-config",
-  labels,
-  annotations: { "hosting.dev/deployment": "dep-1" },
-  ...overrides
-})
+const { labels } = ClusterSuite
+const workload = (namespace: string, overrides: Partial<Cluster.Workload> = {}) =>
+  ClusterSuite.workload(namespace, { env: { MODE: "fast", API_URL: "http://api.local" }, ...overrides })
 
 /** A double with a token, and the adapter pointed at it. */
 const setup = (config: Partial<KubernetesCluster.KubernetesClusterConfig> = {}) =>

@@ -8,9 +8,11 @@ import { Cluster } from "@hosting/core"
 import { Effect, type Layer, Option } from "effect"
 import { uniqueName } from "./StorageSuite.js"
 
-const labels = { "hosting.dev/account": "acme", "hosting.dev/agent": "acme.helper", "hosting.dev/build": "b-1" }
+/** Labels of the sample workload. */
+export const labels = { "hosting.dev/account": "acme", "hosting.dev/agent": "acme.helper", "hosting.dev/build": "b-1" }
 
-const workload = (namespace: string, overrides: Partial<Cluster.Workload> = {}): Cluster.Workload => ({
+/** A sample workload in a namespace, for cluster adapter tests. */
+export const workload = (namespace: string, overrides: Partial<Cluster.Workload> = {}): Cluster.Workload => ({
   namespace,
   name: "helper",
   image: "ghcr.io/acme/helper:b-1",
