@@ -6,7 +6,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { KubernetesCluster } from "@hosting/cluster-kubernetes"
-import { Chat, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, UseCases } from "@hosting/core"
+import { Chat, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import { S3ObjectStore } from "@hosting/object-store-s3"
@@ -58,13 +58,9 @@ const loadFixtures = (path: string, fixtures: Fixtures.Fixtures) =>
       )
     )
     yield* Effect.logInfo(
-      `fixtures loaded from ${path}: ${report.users} users, ${report.accounts} accounts, ${report.deployments} deployments`
+      `fixtures loaded from ${path}: ${report.users} users, ${report.accounts} accounts, ${report.deployments} deployments, ` +
+        `${report.files} files, ${report.traces} traces`
     )
-    if (report.deferred.length > 0) {
-      yield* Effect.logInfo(
-        `fixtures: ${report.deferred.join(", ")} validated; they are loaded once their feature is part of the server`
-      )
-    }
   }))
 
 /** The cluster adapter of HOSTING_CLUSTER; the fake one starts with the fixtures' `cluster` objects. */
@@ -125,6 +121,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       flushInterval: Duration.millis(100),
       heartbeat: Duration.millis(config.heartbeatMs)
     })),
+    Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces })),
     Layer.provideMerge(agentRuntime(config)),
     Layer.provideMerge(ReplyBus.layerLocal),
     Layer.provideMerge(objectStore(config)),

@@ -50,6 +50,14 @@ export class PayloadTooLarge extends Schema.Class<PayloadTooLarge>("PayloadTooLa
   readonly _tag = "PayloadTooLarge"
 }
 
+/** 415: the request body is in a format the route does not take. */
+export class UnsupportedMediaType extends Schema.Class<UnsupportedMediaType>("UnsupportedMediaType")(
+  body,
+  HttpApiSchema.annotations({ status: 415 })
+) {
+  readonly _tag = "UnsupportedMediaType"
+}
+
 /** 500: something failed on the server; the details never show internals. */
 export class InternalError extends Schema.Class<InternalError>("InternalError")(
   body,
@@ -74,5 +82,6 @@ export type ApiError =
   | NotFound
   | Conflict
   | PayloadTooLarge
+  | UnsupportedMediaType
   | InternalError
   | ServiceUnavailable

@@ -9,6 +9,7 @@ import { InternalError, NotFound, PayloadTooLarge } from "./ApiErrors.js"
 import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
 import { FilesApi } from "./FilesApi.js"
+import { TracesApi } from "./TracesApi.js"
 
 /** The path prefix of every route. */
 export const basePath = "/api/v1" as const
@@ -20,6 +21,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(DeploymentsApi)
   .add(ChatApi)
   .add(FilesApi)
+  .add(TracesApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(InternalError)

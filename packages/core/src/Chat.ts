@@ -3,7 +3,7 @@
  * reply streamed by a supervised background fiber that stores it as it
  * arrives, the reply stream, cancellation and message history.
  */
-import { Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
+import { Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
 import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
 import {
   Attachment,
@@ -29,9 +29,11 @@ import {
   TooManyAttachments
 } from "./Errors.js"
 import { orFail } from "./internal/lookup.js"
-import { ConversationStore, DeploymentStore, FileStore, IdGenerator, Transactor } from "./Ports.js"
+import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
+import { latencyMs, randomTraceId, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
+import { TracesConfig } from "./Traces.js"
 
 /** Settings of chat. */
 export class ChatConfig extends Context.Reference<ChatConfig>()("@hosting/core/ChatConfig", {
@@ -96,6 +98,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const ids = yield* IdGenerator
     const tx = yield* Transactor
     const config = yield* ChatConfig
+    const traces = yield* TraceStore
+    const tracing = yield* TracesConfig
 
     const running = new Map<ConversationId, RunningReply>()
     const replies = yield* FiberSet.make<void>()
@@ -160,9 +164,35 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
 
     const publish = (conversation: ConversationId, event: ReplyEvent) => bus.publish(conversation, event)
 
+    /**
+     * Records the trace of one agent turn (name `chat`): `ok` when the reply
+     * completed or was cancelled by the user, `error` when it failed.
+     */
+    const recordTurn = (deployment: DeploymentRecord, turn: Message, reply: RunningReply, startNanos: bigint, status: TraceStatus) =>
+      Effect.gen(function*() {
+        if (!tracing.enabled) return
+        const end = yield* Clock.currentTimeNanos
+        const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
+        yield* traces.append([
+          new TraceRecord({
+            publisher_id: deployment.publisher_id,
+            agent_name: deployment.agent_name,
+            account_id: deployment.account_id,
+            trace_id: randomTraceId(),
+            name: "chat",
+            status,
+            latency_ms: latencyMs(startNanos, end),
+            input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
+            output: truncate(reply.content),
+            timestamp: DateTime.unsafeMake(Number(startNanos / 1_000_000n))
+          })
+        ])
+      }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: the trace of a turn could not be stored", e)))
+
     /** Runs one reply: streams from the agent, stores at intervals and at the end, publishes every chunk. */
     const runReply = (reply: RunningReply, deployment: DeploymentRecord, history: ReadonlyArray<Message>, turn: Message) => {
       let stored = 0
+      let outcome: TraceStatus = "error"
       const store = (status: MessageStatus) =>
         Effect.suspend(() => {
           stored = reply.content.length
@@ -192,17 +222,22 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         yield* Effect.forkScoped(flushing)
         yield* stream
         yield* store("complete")
+        outcome = "ok"
         yield* publish(reply.conversation, { _tag: "Completed", message_id: reply.message_id, content: reply.content })
       })).pipe(
         Effect.catchAll((error: AgentError | StorageError) =>
           end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
         ),
-        Effect.onInterrupt(() =>
-          reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
-        ),
+        Effect.onInterrupt(() => {
+          if (reply.cancelled) outcome = "ok"
+          return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
+        }),
         Effect.ensuring(Effect.sync(() => {
           if (running.get(reply.conversation) === reply) running.delete(reply.conversation)
-        }))
+        })),
+        (run) =>
+          Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
+            run.pipe(Effect.ensuring(Effect.suspend(() => recordTurn(deployment, turn, reply, startNanos, outcome)))))
       )
     }
 

@@ -189,6 +189,16 @@ export class FilesUnavailable extends Schema.TaggedError<FilesUnavailable>()("Fi
   }
 }
 
+/** Traces are switched off (`HOSTING_TRACES=off`) or their store cannot be used. */
+export class TracesUnavailable extends Schema.TaggedError<TracesUnavailable>()("TracesUnavailable", {
+  details: Schema.String
+}) {
+  readonly code = "service_unavailable"
+  override get message() {
+    return this.details
+  }
+}
+
 /** An attachment key that is not a ready file of the caller on the deployment. */
 export class AttachmentInvalid extends Schema.TaggedError<AttachmentInvalid>()("AttachmentInvalid", {
   key: Schema.String
@@ -259,6 +269,7 @@ export type DomainError =
   | FileTooLarge
   | UploadIncomplete
   | FilesUnavailable
+  | TracesUnavailable
   | MessageLimitReached
   | TooManyAttachments
   | VersionNotFound

@@ -3,13 +3,17 @@
  * file"). Loading is idempotent: loading the same fixtures twice changes
  * nothing. Unknown keys are refused with a message that names them.
  */
-import { DateTime, Effect, Option, Schema } from "effect"
+import { DateTime, Effect, Option, Schema, Stream } from "effect"
 import { User } from "./Account.js"
 import { InvalidRequest } from "./Errors.js"
 import { DeploymentId } from "./Deployment.js"
+import { FileRecord } from "./File.js"
+import { objectKey } from "./Files.js"
+import { ObjectStore } from "./ObjectStore.js"
+import { TraceRecord, truncate } from "./Trace.js"
 import { AccountId, AccountName, AgentName, BuildId, Role, UserId } from "./Ids.js"
 import { Identity } from "./Identity.js"
-import { AccountStore, DeploymentStore, IdGenerator, Transactor } from "./Ports.js"
+import { AccountStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
 import { formatParseError } from "./SchemaIssues.js"
 import { orFail } from "./internal/lookup.js"
 
@@ -86,9 +90,6 @@ export const FixturesSchema = Schema.Struct({
 })
 export type Fixtures = typeof FixturesSchema.Type
 
-/** Keys of the format whose feature has not landed yet: validated, not loaded. */
-export const pendingKeys = ["files", "traces"] as const
-
 /** Decodes fixtures from parsed JSON; unknown keys and bad values are refused with their path. */
 export const decode = (input: unknown): Effect.Effect<Fixtures, InvalidRequest> =>
   Schema.decodeUnknown(FixturesSchema, { onExcessProperty: "error", errors: "all" })(input).pipe(
@@ -109,35 +110,93 @@ export interface LoadReport {
   readonly users: number
   readonly accounts: number
   readonly deployments: number
-  /** Keys present in the fixtures whose loading arrives with a later feature. */
-  readonly deferred: ReadonlyArray<string>
+  readonly files: number
+  readonly traces: number
 }
 
-/** Loads users, tokens, accounts and memberships in one transaction. */
+const encoder = new TextEncoder()
+
+/**
+ * Loads the fixtures. References are checked first, then the bytes of ready
+ * files go to the object store, then every record is written in one
+ * transaction: a fixtures file with a bad reference stores nothing.
+ */
 export const load = Effect.fn("Fixtures.load")(function*(fixtures: Fixtures) {
   const store = yield* AccountStore
   const identity = yield* Identity
   const ids = yield* IdGenerator
   const tx = yield* Transactor
   const deploymentStore = yield* DeploymentStore
+  const fileStore = yield* FileStore
+  const traceStore = yield* TraceStore
+  const objects = yield* ObjectStore
   const users = fixtures.users ?? []
   const accounts = fixtures.accounts ?? []
   const deployments = fixtures.deployments ?? []
+  const files = fixtures.files ?? []
+  const traces = fixtures.traces ?? []
   const known = new Set(users.map((u) => u.id))
+  const knownAccounts = new Set<string>(accounts.map((a) => a.name))
+  const knownDeployments = new Set<string>(deployments.map((d) => d.id))
+  const refused = (details: string) => new InvalidRequest({ details: `fixtures: ${details}` })
+  const userExists = (id: UserId) =>
+    known.has(id) ? Effect.succeed(true) : Effect.map(store.findUser(id), Option.isSome)
   const accountIdOf = (name: string, what: string) =>
     store.findByName(AccountName.make(name)).pipe(
-      orFail(() => new InvalidRequest({ details: `fixtures: ${what} names account ${name}, which does not exist` })),
+      orFail(() => refused(`${what} names account ${name}, which does not exist`)),
       Effect.map((account) => account.id)
     )
+  const requireAccount = (name: string, what: string) =>
+    knownAccounts.has(name) ? Effect.void : Effect.asVoid(accountIdOf(name, what))
   for (const account of accounts) {
     for (const member of account.members) {
-      if (!known.has(member.user) && Option.isNone(yield* store.findUser(member.user))) {
-        return yield* new InvalidRequest({
-          details: `fixtures: account ${account.name} names user ${member.user}, who is not in "users"`
-        })
+      if (!(yield* userExists(member.user))) {
+        return yield* refused(`account ${account.name} names user ${member.user}, who is not in "users"`)
       }
     }
   }
+  for (const deployment of deployments) {
+    yield* requireAccount(deployment.account, `deployment ${deployment.id}`)
+    yield* requireAccount(deployment.agent.split("/")[0]!, `deployment ${deployment.id} (agent ${deployment.agent})`)
+  }
+  for (const file of files) {
+    const what = `file ${file.key}`
+    if (!(yield* userExists(file.owner))) return yield* refused(`${what} names owner ${file.owner}, who is not in "users"`)
+    if (!knownDeployments.has(file.deployment)) {
+      yield* deploymentStore.findById(DeploymentId.make(file.deployment)).pipe(
+        orFail(() => refused(`${what} names deployment ${file.deployment}, which does not exist`))
+      )
+    }
+  }
+  for (const trace of traces) yield* requireAccount(trace.agent.split("/")[0]!, `trace ${trace.trace_id} (agent ${trace.agent})`)
+
+  // Bytes first: a record never points at an object that is not there.
+  const fileRecords: Array<FileRecord> = []
+  for (const file of files) {
+    const bytes = encoder.encode(file.content)
+    const ref = { deployment_id: DeploymentId.make(file.deployment), owner_id: file.owner, key: file.key }
+    if (file.status === "ready") {
+      yield* objects.put(objectKey(ref), Stream.make(bytes), { contentType: file.content_type, maxBytes: bytes.byteLength }).pipe(
+        Effect.mapError((error) =>
+          refused(`file ${file.key}: the object store refused its content (${error._tag === "ObjectStoreError" ? error.message : "too large"})`)
+        )
+      )
+    }
+    const existing = yield* fileStore.find(ref.deployment_id, ref.key)
+    fileRecords.push(
+      new FileRecord({
+        ...ref,
+        filename: file.filename,
+        content_type: file.content_type,
+        size: bytes.byteLength,
+        status: file.status,
+        origin: "user",
+        conversation_id: Option.none(),
+        created_at: Option.match(existing, { onNone: () => DateTime.unsafeNow(), onSome: (f) => f.created_at })
+      })
+    )
+  }
+
   yield* tx.withTransaction(Effect.gen(function*() {
     for (const user of users) {
       yield* store.upsertUser(new User({ id: user.id, name: user.name }))
@@ -165,12 +224,34 @@ export const load = Effect.fn("Fixtures.load")(function*(fixtures: Fixtures) {
         spec: deployment.spec ?? {}
       })
     }
+    for (const record of fileRecords) yield* fileStore.upsert(record)
+    const traceRecords: Array<TraceRecord> = []
+    for (const trace of traces) {
+      const [publisher, agentName] = trace.agent.split("/") as [string, string]
+      const publisherId = yield* accountIdOf(publisher, `trace ${trace.trace_id} (agent ${trace.agent})`)
+      traceRecords.push(
+        new TraceRecord({
+          publisher_id: publisherId,
+          agent_name: AgentName.make(agentName),
+          account_id: publisherId,
+          trace_id: trace.trace_id,
+          name: trace.name,
+          status: trace.status,
+          latency_ms: trace.latency_ms,
+          input: truncate(trace.input),
+          output: truncate(trace.output),
+          timestamp: trace.timestamp
+        })
+      )
+    }
+    if (traceRecords.length > 0) yield* traceStore.append(traceRecords)
   }))
   const report: LoadReport = {
     users: users.length,
     accounts: accounts.length,
     deployments: deployments.length,
-    deferred: pendingKeys.filter((key) => fixtures[key] !== undefined)
+    files: files.length,
+    traces: traces.length
   }
   return report
 })

@@ -11,6 +11,7 @@ import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
 import type { FileRecord } from "./File.js"
 import type { StorageError } from "./Errors.js"
 import type { NewEvent, StoredEvent } from "./Event.js"
+import type { TraceQuery, TraceRecord } from "./Trace.js"
 import type { AccountId, AccountName, AgentId, AgentName, BuildId, Role, SemVer, UserId } from "./Ids.js"
 
 /** Runs an effect as one storage transaction: all of its writes land, or none do. */
@@ -198,6 +199,17 @@ export class FileStore extends Context.Tag("@hosting/core/FileStore")<FileStore,
   readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<FileRecord>, StorageError>
 }>() {}
 
+/** Observability traces. */
+export class TraceStore extends Context.Tag("@hosting/core/TraceStore")<TraceStore, {
+  /** Stores traces; a trace with the id of a stored trace of the same agent replaces it. */
+  readonly append: (traces: ReadonlyArray<TraceRecord>) => Effect.Effect<void, StorageError>
+  /** One page of an agent's traces, newest first, and how many match the filters in all. */
+  readonly query: (query: TraceQuery) => Effect.Effect<{
+    readonly traces: ReadonlyArray<TraceRecord>
+    readonly total: number
+  }, StorageError>
+}>() {}
+
 /** The storage port family: what a storage adapter provides. */
 export type StoragePorts =
   | AccountStore
@@ -207,4 +219,5 @@ export type StoragePorts =
   | DeploymentStore
   | ConversationStore
   | FileStore
+  | TraceStore
   | Transactor

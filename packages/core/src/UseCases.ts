@@ -9,6 +9,7 @@ import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"
 import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
+import { Traces } from "./Traces.js"
 
 /** Every use case; needs the storage ports, an IdGenerator, an EventBus, a ReplyBus, a Cluster, an AgentRuntime and an ObjectStore. */
 export const layer = Layer.mergeAll(
@@ -18,5 +19,6 @@ export const layer = Layer.mergeAll(
   Events.Default,
   Deployments.Default,
   Chat.Default,
-  Files.Default
+  Files.Default,
+  Traces.Default
 )

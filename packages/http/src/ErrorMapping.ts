@@ -32,6 +32,7 @@ export interface ApiErrorByTag {
   readonly FileTooLarge: ApiErrors.PayloadTooLarge
   readonly UploadIncomplete: ApiErrors.BadRequest
   readonly FilesUnavailable: ApiErrors.ServiceUnavailable
+  readonly TracesUnavailable: ApiErrors.ServiceUnavailable
   readonly MessageLimitReached: ApiErrors.Conflict
   readonly TooManyAttachments: ApiErrors.PayloadTooLarge
   readonly StorageError: ApiErrors.InternalError
@@ -73,6 +74,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "FileTooLarge":
       return new ApiErrors.PayloadTooLarge({ error: error.code, details: error.message })
     case "FilesUnavailable":
+    case "TracesUnavailable":
       return new ApiErrors.ServiceUnavailable({ error: error.code, details: error.message })
     case "ClusterError":
       // The cluster's message is safe by the port's contract; its cause goes to the log only.

@@ -12,6 +12,7 @@ import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
+import * as TracesHttp from "./TracesHttp.js"
 
 /** Options of the HTTP layer. */
 export interface HostingHttpOptions {
@@ -23,7 +24,7 @@ export interface HostingHttpOptions {
  * The handlers of every group of HostingApi, with authentication. They also
  * serve an API that extends HostingApi with groups of its own.
  */
-export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer, ChatHttp.layer, FilesHttp.layer).pipe(
+export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer, ChatHttp.layer, FilesHttp.layer, TracesHttp.layer).pipe(
   Layer.provide(Auth.layer)
 )
 

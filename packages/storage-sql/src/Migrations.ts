@@ -141,11 +141,31 @@ const conversations = Effect.gen(function*() {
   yield* sql`CREATE INDEX files_owner ON files (deployment_id, owner_id)`
 })
 
+const traces = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE traces (
+    publisher_id TEXT NOT NULL,
+    agent_name TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    account_id TEXT NOT NULL,
+    name TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('ok', 'error')),
+    latency_ms DOUBLE PRECISION NOT NULL,
+    input TEXT NOT NULL,
+    output TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    PRIMARY KEY (publisher_id, agent_name, trace_id)
+  )`
+  // Serves the listing: one agent's traces in a time window, newest first.
+  yield* sql`CREATE INDEX traces_agent_time ON traces (publisher_id, agent_name, started_at)`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
   "0002_deployments_and_retention": deploymentsAndRetention,
-  "0003_conversations": conversations
+  "0003_conversations": conversations,
+  "0004_traces": traces
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

@@ -13,6 +13,7 @@ import * as SqlDeploymentStore from "./SqlDeploymentStore.js"
 import * as SqlEventLog from "./SqlEventLog.js"
 import * as SqlFileStore from "./SqlFileStore.js"
 import * as SqlTokenStore from "./SqlTokenStore.js"
+import * as SqlTraceStore from "./SqlTraceStore.js"
 
 /** Transactions through the SqlClient (nested calls join the outer transaction). */
 export const transactor = Layer.effect(
@@ -40,5 +41,6 @@ export const layer = Layer.mergeAll(
   SqlEventLog.layer,
   SqlFileStore.layer,
   SqlTokenStore.layer,
+  SqlTraceStore.layer,
   transactor
 ).pipe(Layer.provideMerge(migrations))

@@ -4,7 +4,7 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, Trace } from "@hosting/core"
 import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
 
 interface State {
@@ -21,6 +21,7 @@ interface State {
   conversations: Map<string, Omit<Conversation.ConversationRecord, "assistant_streaming">>
   messages: Array<{ conversation_id: string; client_message_id: string | undefined; message: Conversation.Message }>
   files: Map<string, File.FileRecord>
+  traces: Map<string, Trace.TraceRecord>
 }
 
 const emptyState = (): State => ({
@@ -36,7 +37,8 @@ const emptyState = (): State => ({
   deployments: new Map(),
   conversations: new Map(),
   messages: [],
-  files: new Map()
+  files: new Map(),
+  traces: new Map()
 })
 
 const copy = (s: State): State => ({
@@ -52,7 +54,8 @@ const copy = (s: State): State => ({
   deployments: new Map(s.deployments),
   conversations: new Map(s.conversations),
   messages: [...s.messages],
-  files: new Map(s.files)
+  files: new Map(s.files),
+  traces: new Map(s.traces)
 })
 
 const buildKey = (agentId: string, buildId: string) => `${agentId}\u0000${buildId}`
@@ -393,7 +396,27 @@ export const make = Effect.gen(function*() {
       )
   })
 
-  return { transactor, accounts, tokens, agents, events, deployments, conversations, files } as const
+  const traceKey = (t: Trace.TraceRecord) => `${t.publisher_id}\u0000${t.agent_name}\u0000${t.trace_id}`
+  const millis = (t: DateTime.Utc) => DateTime.toEpochMillis(t)
+  /** A filter that holds when it is absent. */
+  const unlessNone = <A>(filter: Option.Option<A>, test: (a: A) => boolean) => Option.isNone(filter) || test(filter.value)
+  const traces = Ports.TraceStore.of({
+    append: (records) => Effect.sync(() => records.forEach((t) => state.traces.set(traceKey(t), t))),
+    query: (q) =>
+      Effect.sync(() => {
+        const matching = [...state.traces.values()]
+          .filter((t) =>
+            t.publisher_id === q.publisher_id && t.agent_name === q.agent_name && q.account_ids.includes(t.account_id) &&
+            unlessNone(q.start, (start) => millis(t.timestamp) >= millis(start)) &&
+            unlessNone(q.end, (end) => millis(t.timestamp) <= millis(end)) &&
+            unlessNone(q.status, (status) => t.status === status)
+          )
+          .sort((a, b) => byTimeDesc(a.timestamp, b.timestamp) || (a.trace_id < b.trace_id ? 1 : a.trace_id > b.trace_id ? -1 : 0))
+        return { traces: matching.slice(q.offset, q.offset + q.limit), total: matching.length }
+      })
+  })
+
+  return { transactor, accounts, tokens, agents, events, deployments, conversations, files, traces } as const
 })
 
 /** Every storage port, in memory, fresh for each build of the layer. */
@@ -406,6 +429,7 @@ export const layer: Layer.Layer<Ports.StoragePorts> = Layer.scopedContext(
       Context.add(Ports.EventLog, ports.events),
       Context.add(Ports.DeploymentStore, ports.deployments),
       Context.add(Ports.ConversationStore, ports.conversations),
-      Context.add(Ports.FileStore, ports.files)
+      Context.add(Ports.FileStore, ports.files),
+      Context.add(Ports.TraceStore, ports.traces)
     ))
 )

@@ -4,7 +4,7 @@
  * (unique names), so the suite runs on a shared database.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Account, Agent, Conversation, Deployment, File, Ids, Ports } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, File, Ids, Ports, Trace } from "@hosting/core"
 import { DateTime, Effect, Layer, Option } from "effect"
 
 /** What the suite needs: every storage port. */
@@ -389,6 +389,86 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             yield* files.upsert(later)
             expect((yield* files.listFor(deployment, user.id)).map((f) => f.key)).toEqual([later.key, record.key])
             expect(yield* files.listFor(deployment, (yield* newUser).id)).toEqual([])
+          }))
+      })
+
+      describe("TraceStore", () => {
+        const traceOf = (
+          publisher: Account.Account,
+          agentName: Ids.AgentName,
+          account: Account.Account,
+          id: string,
+          iso: string,
+          status: Trace.TraceStatus = "ok"
+        ) =>
+          new Trace.TraceRecord({
+            publisher_id: publisher.id,
+            agent_name: agentName,
+            account_id: account.id,
+            trace_id: id,
+            name: "chat",
+            status,
+            latency_ms: 12.5,
+            input: "hi ✓",
+            output: "hello",
+            timestamp: at(iso)
+          })
+        const query = (publisher: Account.Account, agentName: Ids.AgentName, accounts: ReadonlyArray<Account.Account>, extra: Partial<Trace.TraceQuery> = {}) =>
+          Effect.flatMap(Ports.TraceStore, (store) =>
+            store.query({
+              publisher_id: publisher.id,
+              agent_name: agentName,
+              account_ids: accounts.map((a) => a.id),
+              start: Option.none(),
+              end: Option.none(),
+              status: Option.none(),
+              limit: 50,
+              offset: 0,
+              ...extra
+            }))
+
+        it.effect("traces read back newest first with every field; the same id replaces; total counts the filtered set", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.TraceStore
+            const publisher = yield* newAccount()
+            const other = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            yield* store.append([
+              traceOf(publisher, agentName, publisher, "t-1", "2026-11-01T10:00:00.000Z"),
+              traceOf(publisher, agentName, publisher, "t-2", "2026-11-01T11:00:00.000Z", "error"),
+              traceOf(publisher, agentName, publisher, "t-3", "2026-11-01T12:00:00.000Z"),
+              traceOf(publisher, agentName, other, "t-4", "2026-11-01T13:00:00.000Z"),
+              traceOf(publisher, Ids.AgentName.make(uniqueName("agent")), publisher, "t-5", "2026-11-01T14:00:00.000Z")
+            ])
+            yield* store.append([new Trace.TraceRecord({ ...traceOf(publisher, agentName, publisher, "t-1", "2026-11-01T10:00:00.000Z"), output: "replaced" })])
+            const all = yield* query(publisher, agentName, [publisher])
+            expect(all.total).toBe(3)
+            expect(all.traces.map((t) => t.trace_id)).toEqual(["t-3", "t-2", "t-1"])
+            const first = all.traces[2]!
+            expect([first.name, first.status, first.latency_ms, first.input, first.output, DateTime.formatIso(first.timestamp)])
+              .toEqual(["chat", "ok", 12.5, "hi ✓", "replaced", "2026-11-01T10:00:00.000Z"])
+            expect((yield* query(publisher, agentName, [publisher, other])).total).toBe(4)
+            expect(yield* query(publisher, agentName, [])).toEqual({ traces: [], total: 0 })
+          }))
+
+        it.effect("filters by time window (both ends inclusive) and status, and pages with limit and offset", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.TraceStore
+            const publisher = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            yield* store.append(Array.from({ length: 7 }, (_, i) =>
+              traceOf(publisher, agentName, publisher, `t-${i}`, `2026-11-0${i + 1}T10:00:00.000Z`, i % 3 === 0 ? "error" : "ok")))
+            const window = yield* query(publisher, agentName, [publisher], {
+              start: Option.some(at("2026-11-02T10:00:00.000Z")),
+              end: Option.some(at("2026-11-06T10:00:00.000Z"))
+            })
+            expect(window.traces.map((t) => t.trace_id)).toEqual(["t-5", "t-4", "t-3", "t-2", "t-1"])
+            const errors = yield* query(publisher, agentName, [publisher], { status: Option.some("error") })
+            expect([errors.total, errors.traces.map((t) => t.trace_id)]).toEqual([3, ["t-6", "t-3", "t-0"]])
+            const page = yield* query(publisher, agentName, [publisher], { limit: 2, offset: 2 })
+            expect([page.total, page.traces.map((t) => t.trace_id)]).toEqual([7, ["t-4", "t-3"]])
+            const beyond = yield* query(publisher, agentName, [publisher], { limit: 2, offset: 7 })
+            expect([beyond.total, beyond.traces]).toEqual([7, []])
           }))
       })
 

@@ -1,7 +1,7 @@
 /**
  * The core use cases on in-memory storage: what use-case and HTTP tests run on.
  */
-import { type AgentRuntime, Chat, type Cluster, EventBus, Events, Ports, ReplyBus, UseCases } from "@hosting/core"
+import { type AgentRuntime, Chat, type Cluster, EventBus, Events, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
 import { Duration, Layer } from "effect"
 import * as EchoAgent from "./EchoAgent.js"
 import * as FakeCluster from "./FakeCluster.js"
@@ -22,6 +22,8 @@ export interface TestServicesOptions {
   readonly agentLayer?: Layer.Layer<AgentRuntime.AgentRuntime>
   readonly messageLimit?: number
   readonly maxAttachments?: number
+  /** `false` switches traces off (HOSTING_TRACES=off). */
+  readonly traces?: boolean
 }
 
 /** Every use case, the in-process event bus, a fake cluster and every storage port, in memory. */
@@ -38,6 +40,7 @@ export const make = (options: TestServicesOptions = {}) =>
       flushInterval: Duration.millis(50),
       heartbeat: Duration.decode(options.heartbeat ?? Duration.seconds(25))
     })),
+    Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: options.traces ?? true })),
     Layer.provideMerge(options.agentLayer ?? EchoAgent.layer(options.echo)),
     Layer.provideMerge(ReplyBus.layerLocal),
     Layer.provideMerge(MemoryObjectStore.layer),

@@ -2,9 +2,9 @@
  * Use-case tests of accounts and authentication.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Accounts, Catalog, Fixtures, Identity, Ids, Ports } from "@hosting/core"
+import { Accounts, Catalog, Deployment, Files, Fixtures, Identity, Ids, ObjectStore, Ports } from "@hosting/core"
 import { Seed, StorageSuite, TestServices } from "@hosting/testing"
-import { DateTime, Effect, Option, TestClock } from "effect"
+import { DateTime, Effect, Option, Stream, TestClock } from "effect"
 
 describe("Accounts", () => {
   it.layer(TestServices.layer)((it) => {
@@ -188,12 +188,47 @@ describe("Fixtures", () => {
         expect(missing.message).toContain("ghost-account")
       }))
 
-    it.effect("keys of later features are validated now and reported as deferred", () =>
+    it.effect("fixtures load files (bytes in the object store) and traces, twice without change; a bad reference stores nothing", () =>
       Effect.gen(function*() {
-        const report = yield* Fixtures.load(yield* Fixtures.decode({
-          traces: [{ agent: "acme/helper", trace_id: "t-1", name: "chat", status: "ok", latency_ms: 1, input: "", output: "", timestamp: "2026-11-01T10:00:00Z" }]
-        }))
-        expect(report.deferred).toEqual(["traces"])
+        const account = StorageSuite.uniqueName("fx")
+        const user = StorageSuite.uniqueName("fx-user")
+        const deployment = StorageSuite.uniqueName("fx-dep")
+        const fixtures = yield* Fixtures.decode({
+          users: [{ id: user, name: "F" }],
+          accounts: [{ name: account, members: [{ user, role: "owner" }] }],
+          deployments: [{ id: deployment, account, agent: `${account}/helper`, build_id: "b-1", namespace: "ns", status: "running", deployed_at: "2026-11-01T10:00:00Z" }],
+          files: [
+            { deployment, owner: user, key: "f-notes", filename: "notes.txt", content_type: "text/plain", content: "héllo", status: "ready" },
+            { deployment, owner: user, key: "f-pending", filename: "later.txt", content_type: "text/plain", content: "", status: "pending" }
+          ],
+          traces: [{ agent: `${account}/helper`, trace_id: "t-1", name: "chat", status: "ok", latency_ms: 12.5, input: "hi", output: "hello", timestamp: "2026-11-01T10:00:00Z" }]
+        })
+        const first = yield* Fixtures.load(fixtures)
+        expect([first.files, first.traces]).toEqual([2, 1])
+        const files = yield* Ports.FileStore
+        const stored = Option.getOrThrow(yield* files.find(Deployment.DeploymentId.make(deployment), "f-notes"))
+        expect([stored.filename, stored.size, stored.status]).toEqual(["notes.txt", 6, "ready"])
+        const objects = yield* ObjectStore.ObjectStore
+        const bytes = yield* Option.getOrThrow(yield* objects.get(Files.objectKey(stored))).pipe(Stream.runCollect)
+        expect(new TextDecoder().decode(Buffer.concat([...bytes]))).toBe("héllo")
+        yield* Fixtures.load(fixtures)
+        expect(Option.getOrThrow(yield* files.find(Deployment.DeploymentId.make(deployment), "f-notes")).created_at).toEqual(stored.created_at)
+        const accountId = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(Ids.AccountName.make(account))).id
+        const page = yield* (yield* Ports.TraceStore).query({
+          publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId],
+          start: Option.none(), end: Option.none(), status: Option.none(), limit: 10, offset: 0
+        })
+        expect(page.traces.map((t) => [t.trace_id, t.latency_ms, t.input, t.output])).toEqual([["t-1", 12.5, "hi", "hello"]])
+        const ghost = StorageSuite.uniqueName("ghost")
+        const missing = yield* Effect.flip(Fixtures.load(yield* Fixtures.decode({
+          traces: [{ agent: `${account}/helper`, trace_id: "t-2", name: "chat", status: "ok", latency_ms: 1, input: "", output: "", timestamp: "2026-11-01T10:00:00Z" }],
+          files: [{ deployment: ghost, owner: user, key: "f-x", filename: "x.txt", content_type: "text/plain", content: "x", status: "ready" }]
+        })))
+        expect(missing.message).toContain(ghost)
+        expect((yield* (yield* Ports.TraceStore).query({
+          publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId],
+          start: Option.none(), end: Option.none(), status: Option.none(), limit: 10, offset: 0
+        })).total).toBe(1)
         const bad = yield* Effect.flip(Fixtures.decode({ traces: [{ agent: "acme/helper", status: "maybe" }] }))
         expect(bad.details).toContain("status")
       }))

@@ -1,0 +1,72 @@
+/**
+ * Observability: an agent's traces, and OTLP/HTTP JSON ingestion of the
+ * spans an agent exports.
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Ids, Otlp, Trace } from "@hosting/core"
+import { Schema } from "effect"
+import { BadRequest, Forbidden, NotFound, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"
+import { Authentication } from "./Authentication.js"
+
+const account = HttpApiSchema.param("account", Ids.AccountName)
+const name = HttpApiSchema.param("name", Ids.AgentName)
+
+/** A whole number written in decimal digits only (no sign, exponent or hex). */
+const Digits = (what: string) =>
+  Schema.String.pipe(
+    Schema.pattern(/^\d{1,9}$/, { message: () => `${what}: must be a whole number written in digits` }),
+    Schema.compose(Schema.NumberFromString)
+  )
+
+export const TracesParams = Schema.Struct({
+  start_time: Schema.optional(Trace.Rfc3339),
+  end_time: Schema.optional(Trace.Rfc3339),
+  status: Schema.optional(Trace.TraceStatus),
+  limit: Schema.optional(Digits("limit").pipe(
+    Schema.between(1, Trace.maxPageSize, { message: () => `limit: must be from 1 to ${Trace.maxPageSize}` })
+  )).annotations({ description: `Traces per page, from 1 to ${Trace.maxPageSize} (default ${Trace.defaultPageSize})` }),
+  offset: Schema.optional(Digits("offset")).annotations({ description: "Traces to skip (default 0)" })
+})
+
+export const TracesPage = Schema.Struct({
+  traces: Schema.Array(Trace.Trace),
+  total: Schema.Int,
+  limit: Schema.Int,
+  offset: Schema.Int
+})
+
+/** Refuses OTLP bodies that are not JSON (protobuf exporters must switch to http/json) before the body is read. */
+export class OtlpJsonOnly extends HttpApiMiddleware.Tag<OtlpJsonOnly>()("@hosting/api/OtlpJsonOnly", {
+  failure: UnsupportedMediaType
+}) {}
+
+export class TracesApi extends HttpApiGroup.make("traces")
+  .add(
+    HttpApiEndpoint.get("list")`/agents/${account}/${name}/observability/traces`
+      .setUrlParams(TracesParams)
+      .addSuccess(TracesPage)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Summary,
+        "An agent's traces, newest first, filtered by time window and status (members of the agent's account or of an account deploying it)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("ingest")`/otlp/v1/traces`
+      .setPayload(Otlp.ExportTraceServiceRequest)
+      .addSuccess(Otlp.ExportTraceServiceResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(ServiceUnavailable)
+      .middleware(OtlpJsonOnly)
+      .annotate(
+        OpenApi.Summary,
+        "OTLP/HTTP JSON trace export: each root span becomes a trace of the agent named by service.name (<account>/<agent>)"
+      )
+  )
+  .middleware(Authentication)
+  .annotate(OpenApi.Title, "Observability")
+{}

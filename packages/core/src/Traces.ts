@@ -1,0 +1,166 @@
+/**
+ * Observability use cases: list an agent's traces, and take traces exported
+ * by agents over OTLP. Chat records a trace per agent turn through the same
+ * store (Chat.ts).
+ */
+import { Context, type DateTime, Effect, Either, Option, Schema } from "effect"
+import { AgentNotFound, InvalidRequest, PermissionDenied, TracesUnavailable } from "./Errors.js"
+import { AccountName, AgentName, type AccountId } from "./Ids.js"
+import { orFail } from "./internal/lookup.js"
+import * as Otlp from "./Otlp.js"
+import { AccountStore, AgentStore, DeploymentStore, TraceStore } from "./Ports.js"
+import { membershipIn, type Principal } from "./Principal.js"
+import { defaultPageSize, maxPageSize, toView, TraceRecord, type TraceStatus } from "./Trace.js"
+
+/** Settings of observability. */
+export class TracesConfig extends Context.Reference<TracesConfig>()("@hosting/core/TracesConfig", {
+  defaultValue: () => ({
+    /** `false` (HOSTING_TRACES=off): the routes answer 503 and chat records nothing. */
+    enabled: true
+  })
+}) {}
+
+/** Filters and page of a traces listing (interface.md, Observability). */
+export interface ListInput {
+  readonly start_time?: DateTime.Utc | undefined
+  readonly end_time?: DateTime.Utc | undefined
+  readonly status?: TraceStatus | undefined
+  readonly limit?: number | undefined
+  readonly offset?: number | undefined
+}
+
+/** What an export did: spans refused (with why) when some were taken. */
+export interface IngestResult {
+  readonly accepted: number
+  readonly rejectedSpans: number
+  readonly errorMessage: Option.Option<string>
+}
+
+const serviceNamePattern = /^([^/]+)\/([^/]+)$/
+const isAccountName = Schema.is(AccountName)
+const isAgentName = Schema.is(AgentName)
+
+export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
+  effect: Effect.gen(function*() {
+    const accounts = yield* AccountStore
+    const agents = yield* AgentStore
+    const deployments = yield* DeploymentStore
+    const store = yield* TraceStore
+    const config = yield* TracesConfig
+
+    const available = config.enabled
+      ? Effect.void
+      : Effect.fail(new TracesUnavailable({ details: "Traces are switched off on this server (HOSTING_TRACES=off)." }))
+
+    /**
+     * An agent's traces that the caller may see, newest first: those produced
+     * for the caller's accounts. Members of the agent's account, and members of
+     * an account that deploys it, may list; anyone else gets 403.
+     */
+    const list = Effect.fn("Traces.list")(function*(
+      principal: Principal,
+      account: AccountName,
+      name: AgentName,
+      input: ListInput
+    ) {
+      yield* available
+      const limit = input.limit ?? defaultPageSize
+      const offset = input.offset ?? 0
+      if (!Number.isInteger(limit) || limit < 1 || limit > maxPageSize) {
+        return yield* new InvalidRequest({ details: `limit: must be an integer from 1 to ${maxPageSize}` })
+      }
+      if (!Number.isInteger(offset) || offset < 0) {
+        return yield* new InvalidRequest({ details: "offset: must be an integer of 0 or more" })
+      }
+      if (input.start_time !== undefined && input.end_time !== undefined && input.start_time.epochMillis > input.end_time.epochMillis) {
+        return yield* new InvalidRequest({ details: "start_time: must not be after end_time" })
+      }
+      const refused = new PermissionDenied({
+        details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its traces.`
+      })
+      const publisher = yield* accounts.findByName(account).pipe(orFail(() => refused))
+      const mine: ReadonlyArray<AccountId> = principal.memberships.map((m) => m.account_id)
+      if (Option.isNone(membershipIn(principal, publisher.id))) {
+        const deployed = yield* deployments.listForAgent(publisher.id, name, mine)
+        if (deployed.length === 0) return yield* refused
+      }
+      const page = yield* store.query({
+        publisher_id: publisher.id,
+        agent_name: name,
+        account_ids: mine,
+        start: Option.fromNullable(input.start_time),
+        end: Option.fromNullable(input.end_time),
+        status: Option.fromNullable(input.status),
+        limit,
+        offset
+      })
+      return { traces: page.traces.map(toView), total: page.total, limit, offset }
+    })
+
+    /** Why the spans of one resource are refused, as an error of its own kind. */
+    type Refusal = InvalidRequest | AgentNotFound | PermissionDenied
+
+    /** The agent a resource names, if the caller may export traces for it. */
+    const agentOf = (principal: Principal, resource: Otlp.ResourceSpans) =>
+      Effect.gen(function*() {
+        const service = Otlp.serviceName(resource)
+        const parts = Option.flatMap(service, (s) => Option.fromNullable(serviceNamePattern.exec(s)))
+        if (Option.isNone(parts)) {
+          return yield* Effect.fail<Refusal>(new InvalidRequest({
+            details: `service.name: ${Option.match(service, { onNone: () => "missing", onSome: (s) => `"${s}" is not` })} <account>/<agent>`
+          }))
+        }
+        const [, accountText, nameText] = parts.value
+        const ref = `${accountText}/${nameText}`
+        if (!isAccountName(accountText) || !isAgentName(nameText)) {
+          return yield* Effect.fail<Refusal>(new InvalidRequest({ details: `service.name: "${ref}" is not <account>/<agent>` }))
+        }
+        const refused = new PermissionDenied({ details: `Only members of ${accountText} may export traces of ${ref}.` })
+        const publisher = yield* accounts.findByName(accountText).pipe(orFail((): Refusal => refused))
+        if (Option.isNone(membershipIn(principal, publisher.id))) return yield* Effect.fail<Refusal>(refused)
+        yield* agents.findAgent(publisher.id, nameText).pipe(orFail((): Refusal => new AgentNotFound({ agent: ref })))
+        return { publisher_id: publisher.id, agent_name: nameText }
+      })
+
+    /**
+     * Takes an OTLP export. Resources whose `service.name` does not name an
+     * agent the caller may export for are refused with their spans; when
+     * nothing is taken the first refusal is the answer, otherwise the export
+     * succeeds partially (OTLP `partialSuccess`).
+     */
+    const ingest = Effect.fn("Traces.ingest")(function*(principal: Principal, request: Otlp.ExportTraceServiceRequest) {
+      yield* available
+      const records: Array<TraceRecord> = []
+      const refusals: Array<Refusal> = []
+      let rejectedSpans = 0
+      let acceptedSpans = 0
+      for (const resource of request.resourceSpans ?? []) {
+        const spans = Otlp.spanCount(resource)
+        if (spans === 0) continue
+        const agent = yield* agentOf(principal, resource).pipe(
+          Effect.map(Either.right),
+          Effect.catchIf((e): e is Refusal => e._tag !== "StorageError", (e) => Effect.succeed(Either.left(e)))
+        )
+        if (agent._tag === "Left") {
+          refusals.push(agent.left)
+          rejectedSpans += spans
+          continue
+        }
+        acceptedSpans += spans
+        for (const trace of Otlp.tracesOf(resource)) {
+          records.push(new TraceRecord({ ...trace, ...agent.right, account_id: agent.right.publisher_id }))
+        }
+      }
+      if (acceptedSpans === 0 && refusals.length > 0) return yield* Effect.fail(refusals[0]!)
+      if (records.length > 0) yield* store.append(records)
+      const result: IngestResult = {
+        accepted: records.length,
+        rejectedSpans,
+        errorMessage: refusals.length === 0 ? Option.none() : Option.some([...new Set(refusals.map((r) => r.message))].join(" "))
+      }
+      return result
+    })
+
+    return { list, ingest } as const
+  })
+}) {}

@@ -1,0 +1,75 @@
+/**
+ * TraceStore on @effect/sql. The listing is served by the index on
+ * (publisher_id, agent_name, started_at).
+ */
+import { SqlClient } from "@effect/sql"
+import { Ids, Ports, Trace } from "@hosting/core"
+import { Effect, Layer, Option } from "effect"
+import { storageError, timeOf, timeText } from "./internal/sql.js"
+
+interface TraceRow {
+  readonly publisher_id: string
+  readonly agent_name: string
+  readonly account_id: string
+  readonly trace_id: string
+  readonly name: string
+  readonly status: Trace.TraceStatus
+  readonly latency_ms: number | string
+  readonly input: string
+  readonly output: string
+  readonly started_at: string
+}
+
+const toRecord = (row: TraceRow) =>
+  new Trace.TraceRecord({
+    publisher_id: Ids.AccountId.make(row.publisher_id),
+    agent_name: Ids.AgentName.make(row.agent_name),
+    account_id: Ids.AccountId.make(row.account_id),
+    trace_id: row.trace_id,
+    name: row.name,
+    status: row.status,
+    latency_ms: Number(row.latency_ms),
+    input: row.input,
+    output: row.output,
+    timestamp: timeOf(row.started_at)
+  })
+
+export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+
+  const append = (records: ReadonlyArray<Trace.TraceRecord>) =>
+    Effect.forEach(records, (t) =>
+      sql`INSERT INTO traces (publisher_id, agent_name, trace_id, account_id, name, status, latency_ms, input, output, started_at)
+        VALUES (${t.publisher_id}, ${t.agent_name}, ${t.trace_id}, ${t.account_id}, ${t.name}, ${t.status}, ${t.latency_ms},
+          ${t.input}, ${t.output}, ${timeText(t.timestamp)})
+        ON CONFLICT (publisher_id, agent_name, trace_id) DO UPDATE SET account_id = excluded.account_id, name = excluded.name,
+          status = excluded.status, latency_ms = excluded.latency_ms, input = excluded.input, output = excluded.output,
+          started_at = excluded.started_at`, { discard: true }).pipe(
+      sql.withTransaction,
+      storageError("SqlTraceStore.append")
+    )
+
+  const query = (q: Trace.TraceQuery) => {
+    if (q.account_ids.length === 0) return Effect.succeed({ traces: [], total: 0 })
+    const where = sql.and([
+      sql`publisher_id = ${q.publisher_id}`,
+      sql`agent_name = ${q.agent_name}`,
+      sql.in("account_id", q.account_ids),
+      ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
+      ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
+      ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`))
+    ])
+    return Effect.all({
+      rows: sql<TraceRow>`SELECT publisher_id, agent_name, account_id, trace_id, name, status, latency_ms, input, output, started_at
+        FROM traces WHERE ${where} ORDER BY started_at DESC, trace_id DESC LIMIT ${q.limit} OFFSET ${q.offset}`,
+      count: sql<{ readonly total: number | string }>`SELECT COUNT(*) AS total FROM traces WHERE ${where}`
+    }).pipe(
+      Effect.map(({ count, rows }) => ({ traces: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
+      storageError("SqlTraceStore.query")
+    )
+  }
+
+  return Ports.TraceStore.of({ append, query })
+})
+
+export const layer = Layer.effect(Ports.TraceStore, make)
