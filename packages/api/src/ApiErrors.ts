@@ -74,14 +74,18 @@ export class ServiceUnavailable extends Schema.Class<ServiceUnavailable>("Servic
   readonly _tag = "ServiceUnavailable"
 }
 
+/** Every error class of the API: the one list that code recognising API errors reads. */
+export const classes = [
+  BadRequest,
+  Unauthorized,
+  Forbidden,
+  NotFound,
+  Conflict,
+  PayloadTooLarge,
+  UnsupportedMediaType,
+  InternalError,
+  ServiceUnavailable
+] as const
+
 /** Any error body the API answers with. */
-export type ApiError =
-  | BadRequest
-  | Unauthorized
-  | Forbidden
-  | NotFound
-  | Conflict
-  | PayloadTooLarge
-  | UnsupportedMediaType
-  | InternalError
-  | ServiceUnavailable
+export type ApiError = InstanceType<typeof classes[number]>

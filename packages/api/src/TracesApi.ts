@@ -61,6 +61,7 @@ export class TracesApi extends HttpApiGroup.make("traces")
       .addError(Forbidden)
       .addError(NotFound)
       .addError(ServiceUnavailable)
+      .addError(UnsupportedMediaType)
       .middleware(OtlpJsonOnly)
       .annotate(
         OpenApi.Summary,

@@ -17,18 +17,7 @@ import { SchemaIssues } from "@hosting/core"
 import { Cause, Effect, Option, type Schema } from "effect"
 import { internalDetails } from "./ErrorMapping.js"
 
-const apiErrorClasses = [
-  ApiErrors.BadRequest,
-  ApiErrors.Unauthorized,
-  ApiErrors.Forbidden,
-  ApiErrors.NotFound,
-  ApiErrors.Conflict,
-  ApiErrors.PayloadTooLarge,
-  ApiErrors.InternalError,
-  ApiErrors.ServiceUnavailable
-] as const
-
-const isApiError = (u: unknown): u is ApiErrors.ApiError => apiErrorClasses.some((cls) => u instanceof cls)
+const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
 
 /** The JSON answer of an API error, with the status its class is annotated with. */
 export const apiErrorResponse = (error: ApiErrors.ApiError): HttpServerResponse.HttpServerResponse => {

@@ -37,9 +37,10 @@ export const raw = (
     const http = yield* HttpClient.HttpClient
     let request = HttpClientRequest.make(method)(`/api/v1${path}`)
     if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
-    if (options.headers) request = HttpClientRequest.setHeaders(request, options.headers)
     if (options.json !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.json)
     if (options.text !== undefined) request = HttpClientRequest.bodyText(request, options.text, "application/json")
+    // After the body, so that a test can send a body under another content type.
+    if (options.headers) request = HttpClientRequest.setHeaders(request, options.headers)
     const response = yield* http.execute(request)
     const text = yield* response.text
     let body: any = text

@@ -34,6 +34,26 @@ const toRecord = (row: TraceRow) =>
     timestamp: timeOf(row.started_at)
   })
 
+/** The filters of a query as one WHERE condition. */
+const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
+  sql.and([
+    sql`publisher_id = ${q.publisher_id}`,
+    sql`agent_name = ${q.agent_name}`,
+    sql.in("account_id", q.account_ids),
+    ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
+    ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
+    ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`))
+  ])
+
+/** One page of traces, newest first (exported so that tests can check the plan uses the index). */
+export const pageStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
+  sql<TraceRow>`SELECT publisher_id, agent_name, account_id, trace_id, name, status, latency_ms, input, output, started_at
+    FROM traces WHERE ${whereOf(sql, q)} ORDER BY started_at DESC, trace_id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+
+/** How many traces match the filters. */
+export const countStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
+  sql<{ readonly total: number | string }>`SELECT COUNT(*) AS total FROM traces WHERE ${whereOf(sql, q)}`
+
 export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -49,25 +69,13 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
       storageError("SqlTraceStore.append")
     )
 
-  const query = (q: Trace.TraceQuery) => {
-    if (q.account_ids.length === 0) return Effect.succeed({ traces: [], total: 0 })
-    const where = sql.and([
-      sql`publisher_id = ${q.publisher_id}`,
-      sql`agent_name = ${q.agent_name}`,
-      sql.in("account_id", q.account_ids),
-      ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
-      ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
-      ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`))
-    ])
-    return Effect.all({
-      rows: sql<TraceRow>`SELECT publisher_id, agent_name, account_id, trace_id, name, status, latency_ms, input, output, started_at
-        FROM traces WHERE ${where} ORDER BY started_at DESC, trace_id DESC LIMIT ${q.limit} OFFSET ${q.offset}`,
-      count: sql<{ readonly total: number | string }>`SELECT COUNT(*) AS total FROM traces WHERE ${where}`
-    }).pipe(
-      Effect.map(({ count, rows }) => ({ traces: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
-      storageError("SqlTraceStore.query")
-    )
-  }
+  const query = (q: Trace.TraceQuery) =>
+    q.account_ids.length === 0
+      ? Effect.succeed({ traces: [], total: 0 })
+      : Effect.all({ rows: pageStatement(sql, q), count: countStatement(sql, q) }).pipe(
+        Effect.map(({ count, rows }) => ({ traces: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
+        storageError("SqlTraceStore.query")
+      )
 
   return Ports.TraceStore.of({ append, query })
 })

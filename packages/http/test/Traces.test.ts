@@ -1,0 +1,305 @@
+/**
+ * The observability routes over HTTP: the traces listing of interface.md
+ * (Observability, Limits) and the OTLP ingestion of extensions.md, driven by
+ * the OpenTelemetry SDK and its OTLP/HTTP exporter.
+ */
+import { context, SpanStatusCode, trace as otelTrace } from "@opentelemetry/api"
+import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import { resourceFromAttributes } from "@opentelemetry/resources"
+import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
+import { describe, expect, layer as withLayer } from "@effect/vitest"
+import { Ids, Ports, Trace } from "@hosting/core"
+import { Seed } from "@hosting/testing"
+import { DateTime, Effect, Option } from "effect"
+import { deployedAgent, newConversationId, send, settledHistory } from "./ChatHelpers.js"
+import { expectErrorBody, layer, port, raw } from "./HttpTestServer.js"
+
+const tracesPath = (account: string, agent = "helper") => `/agents/${account}/${agent}/observability/traces`
+
+/** Stores traces of the team's agent `helper` directly, one an hour from 2026-11-01T00:00Z. */
+const seedTraces = (team: Seed.Team, count: number, status: (i: number) => Trace.TraceStatus = () => "ok") =>
+  Effect.gen(function*() {
+    const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(team.account))
+    yield* (yield* Ports.TraceStore).append(Array.from({ length: count }, (_, i) =>
+      new Trace.TraceRecord({
+        publisher_id: account.id,
+        agent_name: Ids.AgentName.make("helper"),
+        account_id: account.id,
+        trace_id: `t-${String(i).padStart(3, "0")}`,
+        name: "chat",
+        status: status(i),
+        latency_ms: i + 0.5,
+        input: `in ${i}`,
+        output: `out ${i}`,
+        timestamp: DateTime.unsafeMake(Date.UTC(2026, 10, 1, i))
+      })))
+  })
+
+const ids = (body: { traces: ReadonlyArray<{ trace_id: string }> }) => body.traces.map((t) => t.trace_id)
+
+/** Spans made by the OpenTelemetry SDK for a service, collected in memory. */
+const spansOf = (service: string, build: (tracer: ReturnType<TracerProvider["getTracer"]>) => void) =>
+  Effect.promise(async () => {
+    const memory = new InMemorySpanExporter()
+    const provider = new TracerProvider({
+      resource: resourceFromAttributes({ "service.name": service }),
+      spanProcessors: [new SimpleSpanProcessor({ exporter: memory })]
+    })
+    build(provider.getTracer("hosting-test"))
+    await provider.forceFlush()
+    const spans = memory.getFinishedSpans()
+    await provider.shutdown()
+    return spans
+  })
+
+/** Exports spans with the real OTLP/HTTP exporter; resolves with the export's result code and error. */
+const exportSpans = (token: string, spans: ReadonlyArray<ReadableSpan>) =>
+  Effect.flatMap(port, (p) =>
+    Effect.promise(() => {
+      const exporter = new OTLPTraceExporter({
+        url: `http://127.0.0.1:${p}/api/v1/otlp/v1/traces`,
+        headers: { Authorization: `Bearer ${token}` }
+      })
+      return new Promise<{ code: number; error?: Error }>((resolve) =>
+        exporter.export([...spans], (result) => resolve({ code: result.code, ...(result.error ? { error: result.error } : {}) }))
+      ).finally(() => exporter.shutdown())
+    }))
+
+/** One agent turn as an instrumented agent would record it: a root span and an LLM call inside it. */
+const agentTurn = (tracer: ReturnType<TracerProvider["getTracer"]>, name: string, failed: boolean) => {
+  const start = Date.UTC(2026, 10, 2, 9, 0, 0)
+  const root = tracer.startSpan(name, { startTime: start, attributes: { "input.value": `question for ${name}` } })
+  const inner = otelTrace.setSpan(context.active(), root)
+  const llm = tracer.startSpan("llm", { startTime: start + 5, attributes: { "gen_ai.completion": `answer of ${name}` } }, inner)
+  llm.end(start + 200)
+  if (failed) root.setStatus({ code: SpanStatusCode.ERROR, message: "tool failed" })
+  root.end(start + 250)
+}
+
+describe("HTTP: observability", () => {
+  withLayer(layer({ echo: { delay: "1 millis" } }), { excludeTestServices: true })((it) => {
+    it.effect("traces are paginated: newest first, default limit 50 and offset 0, total counts the filtered set", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* seedTraces(team, 60)
+        const first = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        expect(first.status).toBe(200)
+        expect([first.body.total, first.body.limit, first.body.offset, first.body.traces.length]).toEqual([60, 50, 0, 50])
+        expect(ids(first.body).slice(0, 2)).toEqual(["t-059", "t-058"])
+        expect(first.body.traces[0]).toEqual({
+          trace_id: "t-059",
+          name: "chat",
+          status: "ok",
+          latency_ms: 59.5,
+          input: "in 59",
+          output: "out 59",
+          timestamp: "2026-11-03T11:00:00.000Z"
+        })
+        const last = yield* raw("GET", `${tracesPath(team.account)}?limit=25&offset=50`, { token: team.tokens.member })
+        expect([last.body.total, last.body.limit, last.body.offset]).toEqual([60, 25, 50])
+        expect(ids(last.body)).toEqual(Array.from({ length: 10 }, (_, i) => `t-${String(9 - i).padStart(3, "0")}`))
+        const max = yield* raw("GET", `${tracesPath(team.account)}?limit=${Trace.maxPageSize}`, { token: team.tokens.member })
+        expect(max.body.traces.length).toBe(60)
+      }))
+
+    it.effect("start_time and end_time (RFC 3339, both inclusive) and status filter the traces; total follows the filters", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* seedTraces(team, 10, (i) => (i % 4 === 0 ? "error" : "ok"))
+        const window = yield* raw(
+          "GET",
+          `${tracesPath(team.account)}?start_time=2026-11-01T02:00:00Z&end_time=2026-11-01T07:00:00%2B00:00`,
+          { token: team.tokens.member }
+        )
+        expect(ids(window.body)).toEqual(["t-007", "t-006", "t-005", "t-004", "t-003", "t-002"])
+        expect(window.body.total).toBe(6)
+        const offset = yield* raw("GET", `${tracesPath(team.account)}?start_time=2026-11-01T03:00:00%2B01:00`, { token: team.tokens.member })
+        expect(offset.body.total).toBe(8)
+        const errors = yield* raw("GET", `${tracesPath(team.account)}?status=error`, { token: team.tokens.member })
+        expect([errors.body.total, ids(errors.body)]).toEqual([3, ["t-008", "t-004", "t-000"]])
+        const okInWindow = yield* raw("GET", `${tracesPath(team.account)}?status=ok&end_time=2026-11-01T03:00:00Z`, { token: team.tokens.member })
+        expect(ids(okInWindow.body)).toEqual(["t-003", "t-002", "t-001"])
+      }))
+
+    it.effect("bad query parameters are 400 with {error, details}: times that are not RFC 3339, unknown status, limit out of 1..500, negative offset", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const bad = [
+          "start_time=2026-11-01",
+          "start_time=yesterday",
+          "end_time=2026-11-01%2010:00:00Z",
+          "end_time=1730455200",
+          "start_time=2026-13-01T00:00:00Z",
+          "status=maybe",
+          "limit=0",
+          `limit=${Trace.maxPageSize + 1}`,
+          "limit=1e2",
+          "limit=abc",
+          "offset=-1",
+          "offset=1.5",
+          "start_time=2026-11-02T00:00:00Z&end_time=2026-11-01T00:00:00Z"
+        ]
+        for (const query of bad) {
+          const r = yield* raw("GET", `${tracesPath(team.account)}?${query}`, { token: team.tokens.member })
+          expect(r.status, query).toBe(400)
+          expectErrorBody(r.body, "invalid_request")
+        }
+      }))
+
+    it.effect("401 without a token; 403 for someone outside the account and for an unknown account", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const anonymous = yield* raw("GET", tracesPath(team.account))
+        expect(anonymous.status).toBe(401)
+        expectErrorBody(anonymous.body, "unauthorized")
+        const outsider = yield* raw("GET", tracesPath(team.account), { token: team.tokens.outsider })
+        expect(outsider.status).toBe(403)
+        expectErrorBody(outsider.body, "forbidden")
+        const unknown = yield* raw("GET", tracesPath("no-such-account-x"), { token: team.tokens.member })
+        expect(unknown.status).toBe(403)
+      }))
+
+    it.effect("each chat turn records a trace named chat with the message, the reply and its latency", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = yield* deployedAgent(team)
+        const conversation = newConversationId()
+        const before = Date.now()
+        expect((yield* send(team.tokens.member, deployment, conversation, { content: "hello there" })).status).toBe(200)
+        const messages = yield* settledHistory(team.tokens.member, deployment, conversation)
+        let page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        for (let i = 0; i < 100 && page.body.total === 0; i++) {
+          yield* Effect.sleep("20 millis")
+          page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        }
+        expect(page.body.total).toBe(1)
+        const [turn] = page.body.traces
+        expect(turn).toMatchObject({ name: "chat", status: "ok", input: "hello there", output: messages.at(-1).content })
+        expect(turn.trace_id).toMatch(/^[0-9a-f]{32}$/)
+        expect(turn.latency_ms).toBeGreaterThan(0)
+        expect(Date.parse(turn.timestamp)).toBeGreaterThanOrEqual(before - 5)
+        // The deploying account's traces are its own: an outsider still gets 403.
+        expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.outsider })).status).toBe(403)
+      }))
+
+    it.effect("OTLP: spans exported by the OpenTelemetry SDK's OTLP/HTTP exporter become traces, one per root span", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        expect((yield* raw("POST", `/agents/${team.account}/helper/register`, {
+          token: team.tokens.owner,
+          json: { build_id: "b-1", registry: "ghcr.io/acme", spec_content: "name: helper\ndescription: d\n" }
+        })).status).toBe(201)
+        const spans = yield* spansOf(`${team.account}/helper`, (tracer) => {
+          agentTurn(tracer, "answer", false)
+          agentTurn(tracer, "broken", true)
+        })
+        expect(spans.length).toBe(4)
+        const result = yield* exportSpans(team.tokens.member, spans)
+        expect(result.error).toBeUndefined()
+        expect(result.code).toBe(0)
+        const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        expect(page.body.total).toBe(2)
+        const byName = Object.fromEntries(page.body.traces.map((t: any) => [t.name, t]))
+        expect(byName.answer).toMatchObject({
+          status: "ok",
+          latency_ms: 250,
+          input: "question for answer",
+          output: "answer of answer",
+          timestamp: "2026-11-02T09:00:00.000Z"
+        })
+        expect(byName.broken).toMatchObject({ status: "error", input: "question for broken", output: "answer of broken" })
+        const root = spans.find((s) => s.name === "answer")!
+        expect(byName.answer.trace_id).toBe(root.spanContext().traceId)
+        // An exporter retrying the same batch stores nothing twice.
+        expect((yield* exportSpans(team.tokens.member, spans)).code).toBe(0)
+        expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })).body.total).toBe(2)
+      }))
+
+    it.effect("OTLP: malformed payloads are 400 and store nothing; protobuf or compressed bodies are 415; outsiders 403; unknown agents 404", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        expect((yield* raw("POST", `/agents/${team.account}/helper/register`, {
+          token: team.tokens.owner,
+          json: { build_id: "b-1", registry: "ghcr.io/acme", spec_content: "name: helper\ndescription: d\n" }
+        })).status).toBe(201)
+        const span = (extra: Record<string, unknown> = {}) => ({
+          traceId: "0af7651916cd43dd8448eb211c80319c",
+          spanId: "b7ad6b7169203331",
+          name: "turn",
+          startTimeUnixNano: "1762070400000000000",
+          endTimeUnixNano: "1762070400012500000",
+          ...extra
+        })
+        const body = (service: string, spans: ReadonlyArray<unknown>) => ({
+          resourceSpans: [{
+            resource: { attributes: [{ key: "service.name", value: { stringValue: service } }] },
+            scopeSpans: [{ scope: { name: "x" }, spans }]
+          }]
+        })
+        const service = `${team.account}/helper`
+        const malformed = [
+          body(service, [span({ traceId: "not-hex" })]),
+          body(service, [span({ spanId: "123" })]),
+          body(service, [span({ startTimeUnixNano: "-5" })]),
+          body(service, [span({ startTimeUnixNano: undefined })]),
+          body(service, [span({ status: { code: 7 } })]),
+          body(service, [span({ attributes: [{ key: 3 }] })]),
+          { resourceSpans: "nope" }
+        ]
+        for (const json of malformed) {
+          const r = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json })
+          expect(r.status, JSON.stringify(json)).toBe(400)
+          expectErrorBody(r.body, "invalid_request")
+        }
+        const notJson = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, text: "{ not json" })
+        expect(notJson.status).toBe(400)
+        const protobuf = yield* raw("POST", "/otlp/v1/traces", {
+          token: team.tokens.member,
+          text: "\u000a\u0000",
+          headers: { "content-type": "application/x-protobuf" }
+        })
+        expect(protobuf.status).toBe(415)
+        expectErrorBody(protobuf.body, "unsupported_media_type")
+        const gzip = yield* raw("POST", "/otlp/v1/traces", {
+          token: team.tokens.member,
+          text: "{}",
+          headers: { "content-type": "application/json", "content-encoding": "gzip" }
+        })
+        expect(gzip.status).toBe(415)
+        expect((yield* raw("POST", "/otlp/v1/traces", { json: body(service, [span()]) })).status).toBe(401)
+        const outsider = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.outsider, json: body(service, [span()]) })
+        expect(outsider.status).toBe(403)
+        expectErrorBody(outsider.body, "forbidden")
+        const unknown = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json: body(`${team.account}/ghost`, [span()]) })
+        expect(unknown.status).toBe(404)
+        const unnamed = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json: body("helper", [span()]) })
+        expect(unnamed.status).toBe(400)
+        expect(unnamed.body.details).toContain("service.name")
+        expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })).body.total).toBe(0)
+
+        // Partial success: the spans of the agent the caller may export are kept, the others counted as rejected.
+        const mixed = {
+          resourceSpans: [
+            ...body(service, [span(), span({ spanId: "00f067aa0ba902b7", parentSpanId: "b7ad6b7169203331" })]).resourceSpans,
+            ...body(`${team.account}/ghost`, [span({ traceId: "1af7651916cd43dd8448eb211c80319c" })]).resourceSpans
+          ]
+        }
+        const partial = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json: mixed })
+        expect(partial.status).toBe(200)
+        expect(partial.body.partialSuccess.rejectedSpans).toBe("1")
+        expect(partial.body.partialSuccess.errorMessage).toContain("ghost")
+        const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        expect(page.body.traces).toEqual([{
+          trace_id: "0af7651916cd43dd8448eb211c80319c",
+          name: "turn",
+          status: "ok",
+          latency_ms: 12.5,
+          input: "",
+          output: "",
+          timestamp: "2025-11-02T08:00:00.000Z"
+        }])
+        const empty = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json: {} })
+        expect([empty.status, empty.body]).toEqual([200, {}])
+      }))
+  })
+})
