@@ -38,8 +38,20 @@ describe("example server", () => {
     expect(server.output().match(/listening on/g)).toHaveLength(1)
   })
 
-  it("loads the fixtures, deployments included", () => {
-    expect(server.output()).toContain("2 users, 1 accounts, 1 deployments")
+  it("loads the fixtures, deployments, files and traces included", async () => {
+    expect(server.output()).toContain("2 users, 1 accounts, 1 deployments, 1 files, 1 traces")
+    const download = await fetch(`${server.baseUrl}/deployments/dep-1/files/f-notes/content`, { headers: { authorization: "Bearer alice-token" } })
+    expect([download.status, await download.text()]).toEqual([200, "hello"])
+    const traces = await call(server, "GET", "/agents/acme/helper/observability/traces", "bob-token")
+    expect(traces).toEqual({
+      status: 200,
+      body: {
+        traces: [{ trace_id: "t-1", name: "chat", status: "ok", latency_ms: 12.5, input: "hi", output: "hello", timestamp: "2026-11-01T10:00:00.000Z" }],
+        total: 1,
+        limit: 50,
+        offset: 0
+      }
+    })
   })
 
   it("serves the catalog flow: register, publish, read (with the fixtures' tokens)", async () => {
@@ -151,6 +163,16 @@ describe("example server configuration", () => {
       const result = await runToExit({ [name!]: value!, HOSTING_DATABASE_URL: name === "HOSTING_DATABASE_URL" ? value! : "sqlite::memory:" })
       expect(result.code).not.toBe(0)
       expect(result.output).toContain(name)
+    }
+  })
+
+  it("HOSTING_TRACES=off makes the traces routes answer 503", async () => {
+    const server = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_FIXTURES: fixtures, HOSTING_TRACES: "off" })
+    try {
+      const r = await call(server, "GET", "/agents/acme/helper/observability/traces", "bob-token")
+      expect([r.status, r.body.error]).toEqual([503, "service_unavailable"])
+    } finally {
+      await server.stop()
     }
   })
 

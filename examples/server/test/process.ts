@@ -103,7 +103,26 @@ export const writeFixtures = (dir: string): string => {
     cluster: {
       configmaps: [{ namespace: "acme-helper", name: "helper-env", data: { K: "V" } }],
       pods: [{ namespace: "acme-helper", name: "helper-0" }]
-    }
+    },
+    files: [{
+      deployment: "dep-1",
+      owner: "alice",
+      key: "f-notes",
+      filename: "notes.txt",
+      content_type: "text/plain",
+      content: "hello",
+      status: "ready"
+    }],
+    traces: [{
+      agent: "acme/helper",
+      trace_id: "t-1",
+      name: "chat",
+      status: "ok",
+      latency_ms: 12.5,
+      input: "hi",
+      output: "hello",
+      timestamp: "2026-11-01T10:00:00Z"
+    }]
   }))
   return path
 }

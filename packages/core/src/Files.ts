@@ -177,18 +177,20 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     })
 
     /**
-     * A ready file of the caller to download: by key, or an agent-produced
-     * file by its name. A name that is a path is refused (400).
+     * A ready file of the caller to download: by key (a reservation's, or one
+     * seeded by fixtures), else an agent-produced file by its name. A name
+     * that is a path is refused (400).
      */
     const download = Effect.fn("Files.download")(function*(principal: Principal, deploymentId: DeploymentId, fileKey: string) {
       yield* deploymentFor(principal, deploymentId)
-      let key = fileKey
-      if (!userKey.test(fileKey)) {
+      const byName = Effect.gen(function*() {
         const bad = checkFilename(fileKey)
         if (Option.isSome(bad)) return yield* new InvalidRequest({ details: `fileKey: ${bad.value}` })
-        key = agentFileKey(principal.user.id, fileKey)
-      }
-      const file = yield* ownFile(principal, deploymentId, key, false)
+        return yield* ownFile(principal, deploymentId, agentFileKey(principal.user.id, fileKey), false)
+      })
+      const file = yield* (userKey.test(fileKey)
+        ? ownFile(principal, deploymentId, fileKey, false)
+        : ownFile(principal, deploymentId, fileKey, false).pipe(Effect.catchTag("FileNotFound", () => byName)))
       const disposition = contentDisposition(file.filename)
       const redirect = yield* objects.presignGet(objectKey(file), {
         expiresIn: config.downloadExpiry,
