@@ -1,0 +1,1 @@
+export * as PostgresStorage from "./PostgresStorage.js"

@@ -1,0 +1,39 @@
+/**
+ * A fresh database per test run on the PostgreSQL server this machine and CI
+ * run (127.0.0.1:5432, user postgres, trust auth), dropped afterwards. When
+ * no server answers, the suites are skipped with the reason.
+ */
+import pg from "pg"
+
+/** The server the tests use; `HOSTING_TEST_PG_URL` names another one. */
+export const serverUrl = process.env["HOSTING_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
+
+const withClient = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
+  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 3000 })
+  await client.connect()
+  try {
+    return await f(client)
+  } finally {
+    await client.end()
+  }
+}
+
+/** Whether the server answers (checked once, before the suites are declared). */
+export const available: boolean = await withClient(async (c) => {
+  await c.query("SELECT 1")
+  return true
+}).catch(() => false)
+
+export const skipReason = `no PostgreSQL server answers at ${serverUrl}: start it (pg_ctlcluster <version> main start) to run these tests`
+
+/** Creates an empty database; resolves with its URL and a function that drops it. */
+export const create = async (): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+  const name = `hosting_test_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
+  await withClient((c) => c.query(`CREATE DATABASE ${name}`))
+  const url = new URL(serverUrl)
+  url.pathname = `/${name}`
+  return {
+    url: url.toString(),
+    drop: () => withClient((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+  }
+}
