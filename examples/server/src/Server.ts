@@ -13,6 +13,7 @@ import { S3ObjectStore } from "@hosting/object-store-s3"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
+import { PgBuses, PostgresStorage } from "@hosting/storage-postgres"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
 import { readFile } from "node:fs/promises"
@@ -22,16 +23,28 @@ import type { ServerConfig } from "./ServerConfig.js"
 /** A configuration this server cannot start with (a bad fixtures file, an unsupported database). */
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
-type Storage = ReturnType<typeof SqliteStorage.layer>
-
-const storage = (config: ServerConfig): Layer.Layer<Layer.Layer.Success<Storage>, Layer.Layer.Error<Storage> | StartupError> => {
+/**
+ * The storage ports and the two buses. On SQLite one process owns the
+ * database and the buses are in process; on Postgres several processes may
+ * share it, and the buses span them through LISTEN/NOTIFY.
+ */
+const storageAndBuses = (
+  config: ServerConfig
+): Layer.Layer<Ports.StoragePorts | EventBus.EventBus | ReplyBus.ReplyBus, StartupError> => {
   switch (config.database._tag) {
     case "Sqlite":
-      return SqliteStorage.layer({ filename: config.database.filename })
-    case "Postgres":
-      return Layer.fail(
-        new StartupError({ message: "HOSTING_DATABASE_URL=postgres://... is not available in this build yet; use sqlite:<path>." })
+      return Layer.mergeAll(EventBus.layerLocal, ReplyBus.layerLocal).pipe(
+        Layer.provideMerge(SqliteStorage.layer({ filename: config.database.filename })),
+        Layer.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot open the SQLite database: ${error.message}` }))
       )
+    case "Postgres": {
+      const storage = PostgresStorage.layer({ url: config.database.url, maxConnections: config.databasePoolSize })
+      const host = new URL(config.database.url).host
+      return Layer.mergeAll(PgBuses.eventBus(), PgBuses.replyBus()).pipe(
+        Layer.provideMerge(storage),
+        Layer.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot use the Postgres database at ${host}: ${error.message}` }))
+      )
+    }
   }
 }
 
@@ -119,16 +132,16 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       messageLimit: config.messageLimit,
       maxAttachments: config.maxAttachments,
       flushInterval: Duration.millis(100),
-      heartbeat: Duration.millis(config.heartbeatMs)
+      heartbeat: Duration.millis(config.heartbeatMs),
+      leaseDuration: Duration.millis(config.replyLeaseMs),
+      sharedStorage: config.database._tag === "Postgres"
     })),
     Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces })),
     Layer.provideMerge(agentRuntime(config)),
-    Layer.provideMerge(ReplyBus.layerLocal),
     Layer.provideMerge(objectStore(config)),
     Layer.provideMerge(Ports.IdGeneratorRandom),
-    Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(cluster(config, fixtures?.data)),
-    Layer.provideMerge(storage(config))
+    Layer.provideMerge(storageAndBuses(config))
   )
 
 /** The API served by the HttpServer in context. */

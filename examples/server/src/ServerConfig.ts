@@ -31,6 +31,10 @@ export interface ServerConfig {
   readonly heartbeatMs: number
   readonly echoDelayMs: number
   readonly traces: boolean
+  /** How long a process's claim on the replies it receives lasts (renewed every third). */
+  readonly replyLeaseMs: number
+  /** Most connections to Postgres per process. */
+  readonly databasePoolSize: number
   readonly maxBodyBytes: number
   readonly s3: {
     readonly endpoint: string | undefined
@@ -100,6 +104,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
   heartbeatMs: int("HOSTING_HEARTBEAT_MS", 25_000, 10, 3_600_000),
   echoDelayMs: int("HOSTING_ECHO_DELAY_MS", 20, 0, 60_000),
   traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
+  replyLeaseMs: int("HOSTING_REPLY_LEASE_MS", 30_000, 300, 3_600_000),
+  databasePoolSize: int("HOSTING_DATABASE_POOL_SIZE", 10, 1, 1000),
   maxBodyBytes: int("HOSTING_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   s3: Config.all({
     endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),

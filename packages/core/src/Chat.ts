@@ -45,7 +45,20 @@ export class ChatConfig extends Context.Reference<ChatConfig>()("@hosting/core/C
     /** How often a streaming reply is written to storage: a crash loses at most this much of it. */
     flushInterval: Duration.millis(100) as Duration.Duration,
     /** Heartbeat interval of reply streams. */
-    heartbeat: Duration.seconds(25) as Duration.Duration
+    heartbeat: Duration.seconds(25) as Duration.Duration,
+    /**
+     * How long a process's claim on the replies it is receiving lasts; it is
+     * renewed every third of it. A process that stops renewing (it crashed)
+     * loses its replies to the others once the lease ends.
+     */
+    leaseDuration: Duration.seconds(30) as Duration.Duration,
+    /**
+     * `true` when several processes share the storage (Postgres): at start
+     * only replies whose lease ended are closed, and every process sweeps
+     * for them. `false` (one process owns the storage): every reply left
+     * streaming at start is closed at once.
+     */
+    sharedStorage: false
   })
 }) {}
 
@@ -106,14 +119,48 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const shutdown = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
 
-    // A reply left streaming by a crash will never finish: close it as failed, keeping what arrived.
-    const orphans = yield* conversations.streaming.pipe(Effect.orElseSucceed(() => []))
-    if (orphans.length > 0) {
-      const now = yield* DateTime.now
-      yield* Effect.forEach(orphans, ({ message }) =>
-        conversations.updateMessage(message.message_id, message.content, "failed", now).pipe(Effect.ignore))
-      yield* Effect.logWarning(`chat: ${orphans.length} replies left streaming by a previous run were closed as failed`)
-    }
+    /** This process, as the owner of the leases of the replies it receives. */
+    const leaseOwner = `chat-${yield* ids.next}`
+    const leaseEnd = Effect.map(DateTime.now, DateTime.addDuration(config.leaseDuration))
+
+    /**
+     * Closes replies that will never finish, keeping what arrived: at start
+     * every reply left streaming when this process owns the storage, else
+     * (and on every sweep) those whose lease ended. Their streams, wherever
+     * they are open, learn it from the bus.
+     */
+    const closeOrphans = (atStart: boolean) =>
+      Effect.gen(function*() {
+        const before = atStart && !config.sharedStorage ? Option.none() : Option.some(yield* DateTime.now)
+        const closed = yield* conversations.closeStreaming(before)
+        yield* Effect.forEach(closed, ({ conversation_id, message }) =>
+          bus.publish(conversation_id, { _tag: "Failed", message_id: message.message_id, error: failure.shutdown }))
+        if (closed.length > 0) {
+          yield* Effect.logWarning(`chat: ${closed.length} replies left streaming by a stopped process were closed as failed`)
+        }
+      }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
+    yield* closeOrphans(true)
+
+    const leaseRound = Schedule.spaced(Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration)))
+    const scope = yield* Effect.scope
+    // While replies are in flight here, renew their leases every third of a lease.
+    let renewer: Fiber.RuntimeFiber<unknown> | undefined
+    const renewing = Effect.flatMap(leaseEnd, (until) => conversations.renewLeases(leaseOwner, until)).pipe(
+      Effect.catchAll((e) => Effect.logWarning("chat: renewing reply leases failed; the next round retries", e)),
+      Effect.repeat(leaseRound),
+      Effect.delay(Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration)))
+    )
+    const startRenewing = Effect.suspend(() =>
+      renewer !== undefined ? Effect.void : Effect.map(Effect.forkIn(renewing, scope), (fiber) => void (renewer = fiber))
+    )
+    const stopRenewingWhenIdle = Effect.suspend(() => {
+      if (running.size > 0 || renewer === undefined) return Effect.void
+      const fiber = renewer
+      renewer = undefined
+      return Fiber.interrupt(fiber)
+    })
+    // With shared storage, every process sweeps for replies whose process stopped renewing.
+    if (config.sharedStorage) yield* closeOrphans(false).pipe(Effect.repeat(leaseRound), Effect.forkScoped)
 
     /** The deployment, for a member of the deploying account. */
     const deploymentOf = (principal: Principal, id: DeploymentId) =>
@@ -232,8 +279,9 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           if (reply.cancelled) outcome = "ok"
           return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
         }),
-        Effect.ensuring(Effect.sync(() => {
+        Effect.ensuring(Effect.suspend(() => {
           if (running.get(reply.conversation) === reply) running.delete(reply.conversation)
+          return stopRenewingWhenIdle
         })),
         (run) =>
           Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
@@ -283,11 +331,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       }
       const clientId = Option.fromNullable(input.client_message_id)
       const outcome = yield* tx.withTransaction(Effect.gen(function*() {
-        if (Option.isSome(clientId)) {
-          const earlier = yield* conversations.findByClientMessageId(conversationId, clientId.value)
-          if (Option.isSome(earlier)) return { _tag: "Repeated" as const, message: earlier.value }
-        }
         const now = yield* DateTime.now
+        // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
         const conversation = yield* conversations.ensure({
           id: conversationId,
           deployment_id: deploymentId,
@@ -297,6 +342,10 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         })
         if (conversation.owner_id !== principal.user.id || conversation.deployment_id !== deploymentId) {
           return yield* new ConversationNotFound({ conversation: conversationId })
+        }
+        if (Option.isSome(clientId)) {
+          const earlier = yield* conversations.findByClientMessageId(conversationId, clientId.value)
+          if (Option.isSome(earlier)) return { _tag: "Repeated" as const, message: earlier.value }
         }
         if (conversation.terminal || conversation.user_messages >= config.messageLimit) {
           return yield* new MessageLimitReached({ limit: config.messageLimit })
@@ -319,7 +368,12 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           timestamp: now,
           status: "streaming"
         })
-        yield* conversations.append({ conversation_id: conversationId, message: reply, client_message_id: Option.none() })
+        yield* conversations.append({
+          conversation_id: conversationId,
+          message: reply,
+          client_message_id: Option.none(),
+          lease: { owner: leaseOwner, expires_at: yield* leaseEnd }
+        })
         const history = yield* conversations.messages(conversationId)
         return { _tag: "Started" as const, message, reply, history }
       }))
@@ -328,6 +382,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         yield* stopReply(conversationId)
         const reply: RunningReply = { conversation: conversationId, message_id: outcome.reply.message_id, content: "", cancelled: false }
         running.set(conversationId, reply)
+        yield* startRenewing
         const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
         reply.fiber = yield* FiberSet.run(replies, runReply(reply, deployment, history, outcome.message))
       }
@@ -413,33 +468,55 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
             ended: from === "end" || message.status !== "streaming"
           })
         }
-        const translate = (event: ReplyEvent): ReadonlyArray<ReplyItem> => {
-          const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
-          sent.set(event.message_id, state)
-          if (state.ended) return []
-          switch (event._tag) {
-            case "Delta": {
-              const end = event.offset + event.delta.length
-              if (end <= state.offset) return []
-              const start = Math.max(event.offset, state.offset)
-              state.offset = end
-              return [{
-                _tag: "Delta",
-                id: `${event.message_id}:${end}`,
-                message_id: event.message_id,
-                index: start,
-                delta: event.delta.slice(start - event.offset)
-              }]
+        /**
+         * The stored content of a reply from `from` to `to`, waiting (a few
+         * flush intervals at most) for storage to catch up. Needed when
+         * another process receives the reply: the snapshot read from storage
+         * may lag the first chunk this stream hears of.
+         */
+        const missing = (messageId: MessageId, from: number, to: number) =>
+          Effect.gen(function*() {
+            for (let attempt = 0; attempt < 10; attempt++) {
+              const stored = yield* conversations.latestReply(id)
+              if (Option.isSome(stored) && stored.value.message_id === messageId && stored.value.content.length >= to) {
+                return Option.some(stored.value.content.slice(from, to))
+              }
+              yield* Effect.sleep(config.flushInterval)
             }
-            case "Completed":
-              state.ended = true
-              return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
-            case "Failed":
-              state.ended = true
-              return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]
-          }
-        }
-        const live = Stream.repeatEffect(subscription.take).pipe(Stream.mapConcat(translate))
+            return Option.none<string>()
+          })
+        const translate = (event: ReplyEvent): Effect.Effect<ReadonlyArray<ReplyItem>, StorageError> =>
+          Effect.gen(function*() {
+            const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
+            sent.set(event.message_id, state)
+            if (state.ended) return []
+            switch (event._tag) {
+              case "Delta": {
+                const end = event.offset + event.delta.length
+                if (end <= state.offset) return []
+                let start = Math.max(event.offset, state.offset)
+                let delta = event.delta.slice(start - event.offset)
+                if (event.offset > state.offset) {
+                  const gap = yield* missing(event.message_id, state.offset, event.offset)
+                  if (Option.isSome(gap)) {
+                    start = state.offset
+                    delta = gap.value + delta
+                  } else {
+                    yield* Effect.logWarning(`chat: reply ${event.message_id} skipped from ${state.offset} to ${event.offset} on a stream`)
+                  }
+                }
+                state.offset = end
+                return [{ _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index: start, delta }]
+              }
+              case "Completed":
+                state.ended = true
+                return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
+              case "Failed":
+                state.ended = true
+                return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]
+            }
+          })
+        const live = Stream.repeatEffect(subscription.take).pipe(Stream.mapEffect(translate), Stream.flattenIterables)
         const heartbeats = Stream.fromSchedule(Schedule.spaced(config.heartbeat)).pipe(
           Stream.map((): ReplyItem => ({ _tag: "Heartbeat" }))
         )

@@ -20,8 +20,11 @@ export class EventBus extends Context.Tag("@hosting/core/EventBus")<EventBus, {
   readonly subscribers: Effect.Effect<number>
 }>() {}
 
-/** Signals within one process: each account keeps the set of its subscribers' queues. */
-export const layerLocal: Layer.Layer<EventBus> = Layer.sync(EventBus, () => {
+/**
+ * Signals within one process: each account keeps the set of its subscribers'
+ * queues. Buses that span processes deliver into one of these.
+ */
+export const makeLocal = (): EventBus["Type"] => {
   const byAccount = new Map<AccountId, Set<Queue.Queue<void>>>()
   let open = 0
   return EventBus.of({
@@ -52,4 +55,7 @@ export const layerLocal: Layer.Layer<EventBus> = Layer.sync(EventBus, () => {
       ).pipe(Effect.map((queue): Wakeups => ({ take: Queue.take(queue) }))),
     subscribers: Effect.sync(() => open)
   })
-})
+}
+
+/** The bus of one process. */
+export const layerLocal: Layer.Layer<EventBus> = Layer.sync(EventBus, makeLocal)

@@ -153,7 +153,12 @@ export const IdGeneratorRandom: Layer.Layer<IdGenerator> = Layer.succeed(IdGener
 /** Conversations and their messages. */
 export class ConversationStore extends Context.Tag("@hosting/core/ConversationStore")<ConversationStore, {
   readonly find: (id: ConversationId) => Effect.Effect<Option.Option<ConversationRecord>, StorageError>
-  /** Creates the conversation unless it exists; returns the stored one, whoever created it. */
+  /**
+   * Creates the conversation unless it exists; returns the stored one, whoever
+   * created it. Inside a transaction it also locks the conversation until the
+   * transaction ends (where the database has row locks), so that concurrent
+   * sends to one conversation, even from several processes, take turns.
+   */
   readonly ensure: (input: {
     readonly id: ConversationId
     readonly deployment_id: DeploymentId
@@ -166,11 +171,16 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
   readonly setTitle: (id: ConversationId, title: string, now: DateTime.Utc) => Effect.Effect<void, StorageError>
   /** Marks the conversation terminal: it takes no more messages. */
   readonly markTerminal: (id: ConversationId) => Effect.Effect<void, StorageError>
-  /** Appends a message; a user message counts toward the limit. Moves `updated_at`. */
+  /**
+   * Appends a message; a user message counts toward the limit. Moves
+   * `updated_at`. A streaming reply carries the lease of the process that
+   * receives it.
+   */
   readonly append: (input: {
     readonly conversation_id: ConversationId
     readonly message: Message
     readonly client_message_id: Option.Option<string>
+    readonly lease?: ReplyLease | undefined
   }) => Effect.Effect<void, StorageError>
   /** The user message sent earlier with this client_message_id, if any. */
   readonly findByClientMessageId: (conversationId: ConversationId, clientMessageId: string) => Effect.Effect<Option.Option<Message>, StorageError>
@@ -185,9 +195,25 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
     status: MessageStatus,
     now: DateTime.Utc
   ) => Effect.Effect<void, StorageError>
-  /** Messages left `streaming` (after a crash), with their conversation. */
-  readonly streaming: Effect.Effect<ReadonlyArray<{ readonly conversation_id: ConversationId; readonly message: Message }>, StorageError>
+  /** Extends the leases of every reply that `owner` is still receiving. */
+  readonly renewLeases: (owner: string, expiresAt: DateTime.Utc) => Effect.Effect<void, StorageError>
+  /**
+   * Closes as `failed` (keeping their content) the replies left `streaming`:
+   * with `leaseEndedBefore`, only those whose lease ended before that time
+   * (their process stopped renewing); without, all of them (one process owns
+   * the storage and has just started). Returns what it closed.
+   */
+  readonly closeStreaming: (leaseEndedBefore: Option.Option<DateTime.Utc>) => Effect.Effect<
+    ReadonlyArray<{ readonly conversation_id: ConversationId; readonly message: Message }>,
+    StorageError
+  >
 }>() {}
+
+/** Who is receiving a streaming reply, and until when that claim holds unless renewed. */
+export interface ReplyLease {
+  readonly owner: string
+  readonly expires_at: DateTime.Utc
+}
 
 /** File records (metadata; the bytes are in the object store). */
 export class FileStore extends Context.Tag("@hosting/core/FileStore")<FileStore, {

@@ -20,8 +20,11 @@ export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
   readonly subscribers: Effect.Effect<number>
 }>() {}
 
-/** Within one process: each conversation keeps its subscribers' queues. */
-export const layerLocal: Layer.Layer<ReplyBus> = Layer.sync(ReplyBus, () => {
+/**
+ * Within one process: each conversation keeps its subscribers' queues. Buses
+ * that span processes deliver into one of these.
+ */
+export const makeLocal = (): ReplyBus["Type"] => {
   const byConversation = new Map<ConversationId, Set<Queue.Queue<ReplyEvent>>>()
   let open = 0
   return ReplyBus.of({
@@ -49,4 +52,7 @@ export const layerLocal: Layer.Layer<ReplyBus> = Layer.sync(ReplyBus, () => {
       ).pipe(Effect.map((queue) => ({ take: Queue.take(queue) }))),
     subscribers: Effect.sync(() => open)
   })
-})
+}
+
+/** The bus of one process. */
+export const layerLocal: Layer.Layer<ReplyBus> = Layer.sync(ReplyBus, makeLocal)

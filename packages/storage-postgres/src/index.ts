@@ -1,1 +1,2 @@
+export * as PgBuses from "./PgBuses.js"
 export * as PostgresStorage from "./PostgresStorage.js"

@@ -160,12 +160,21 @@ const traces = Effect.gen(function*() {
   yield* sql`CREATE INDEX traces_agent_time ON traces (publisher_id, agent_name, started_at)`
 })
 
+const replyLeases = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // The process receiving a streaming reply renews its lease; another process
+  // closes the reply only once the lease has ended.
+  yield* sql`ALTER TABLE messages ADD COLUMN lease_owner TEXT`
+  yield* sql`ALTER TABLE messages ADD COLUMN lease_expires_at TEXT`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
   "0002_deployments_and_retention": deploymentsAndRetention,
   "0003_conversations": conversations,
-  "0004_traces": traces
+  "0004_traces": traces,
+  "0005_reply_leases": replyLeases
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

@@ -3,7 +3,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Conversation, Deployment, Ids, Ports } from "@hosting/core"
-import { type DateTime, Effect, Layer, Option } from "effect"
+import { DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText } from "./internal/sql.js"
 
 interface ConversationRow {
@@ -71,6 +71,11 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       yield* sql`INSERT INTO conversations (id, deployment_id, owner_id, title, created_at, updated_at, user_messages, terminal)
         VALUES (${input.id}, ${input.deployment_id}, ${input.owner_id}, ${input.title}, ${now}, ${now}, 0, 0)
         ON CONFLICT (id) DO NOTHING`
+      // SQLite serialises writers already; Postgres locks the row for the rest of the transaction.
+      yield* sql.onDialectOrElse({
+        pg: () => sql`SELECT id FROM conversations WHERE id = ${input.id} FOR UPDATE`,
+        orElse: () => Effect.succeed([])
+      })
       const rows = yield* sql<ConversationRow>`${select} WHERE c.id = ${input.id}`
       return toConversation(rows[0]!)
     }).pipe(storageError("SqlConversationStore.ensure"))
@@ -91,12 +96,14 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
   const markTerminal = (id: Conversation.ConversationId) =>
     sql`UPDATE conversations SET terminal = 1 WHERE id = ${id}`.pipe(Effect.asVoid, storageError("SqlConversationStore.markTerminal"))
 
-  const append: Ports.ConversationStore["Type"]["append"] = ({ client_message_id, conversation_id, message }) =>
+  const append: Ports.ConversationStore["Type"]["append"] = ({ client_message_id, conversation_id, lease, message }) =>
     Effect.gen(function*() {
       const at = timeText(message.timestamp)
-      yield* sql`INSERT INTO messages (id, conversation_id, role, content, attachments, status, client_message_id, created_at, updated_at)
+      yield* sql`INSERT INTO messages (id, conversation_id, role, content, attachments, status, client_message_id, created_at, updated_at,
+          lease_owner, lease_expires_at)
         VALUES (${message.message_id}, ${conversation_id}, ${message.role}, ${message.content},
-          ${JSON.stringify(message.attachments)}, ${message.status}, ${Option.getOrNull(client_message_id)}, ${at}, ${at})`
+          ${JSON.stringify(message.attachments)}, ${message.status}, ${Option.getOrNull(client_message_id)}, ${at}, ${at},
+          ${lease?.owner ?? null}, ${lease === undefined ? null : timeText(lease.expires_at)})`
       yield* message.role === "user"
         ? sql`UPDATE conversations SET user_messages = user_messages + 1, updated_at = ${at} WHERE id = ${conversation_id}`
         : sql`UPDATE conversations SET updated_at = ${at} WHERE id = ${conversation_id}`
@@ -128,12 +135,26 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       storageError("SqlConversationStore.updateMessage")
     )
 
-  const streaming = sql<MessageRow>`SELECT ${messageColumns} FROM messages WHERE status = 'streaming' ORDER BY seq`.pipe(
-    Effect.map((rows) =>
-      rows.map((row) => ({ conversation_id: Conversation.ConversationId.make(row.conversation_id), message: toMessage(row) }))
-    ),
-    storageError("SqlConversationStore.streaming")
-  )
+  const renewLeases = (owner: string, expiresAt: DateTime.Utc) =>
+    sql`UPDATE messages SET lease_expires_at = ${timeText(expiresAt)} WHERE lease_owner = ${owner} AND status = 'streaming'`.pipe(
+      Effect.asVoid,
+      storageError("SqlConversationStore.renewLeases")
+    )
+
+  const closeStreaming = (leaseEndedBefore: Option.Option<DateTime.Utc>) =>
+    Effect.gen(function*() {
+      const now = timeText(DateTime.unsafeNow())
+      const rows = yield* Option.match(leaseEndedBefore, {
+        onNone: () =>
+          sql<MessageRow>`UPDATE messages SET status = 'failed', updated_at = ${now} WHERE status = 'streaming'
+            RETURNING ${messageColumns}`,
+        onSome: (before) =>
+          sql<MessageRow>`UPDATE messages SET status = 'failed', updated_at = ${now}
+            WHERE status = 'streaming' AND (lease_expires_at IS NULL OR lease_expires_at < ${timeText(before)})
+            RETURNING ${messageColumns}`
+      })
+      return rows.map((row) => ({ conversation_id: Conversation.ConversationId.make(row.conversation_id), message: toMessage(row) }))
+    }).pipe(storageError("SqlConversationStore.closeStreaming"))
 
   return Ports.ConversationStore.of({
     find,
@@ -146,7 +167,8 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     messages,
     latestReply,
     updateMessage,
-    streaming
+    renewLeases,
+    closeStreaming
   })
 })
 

@@ -19,7 +19,12 @@ interface State {
   pruned: number
   deployments: Map<string, Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]>
   conversations: Map<string, Omit<Conversation.ConversationRecord, "assistant_streaming">>
-  messages: Array<{ conversation_id: string; client_message_id: string | undefined; message: Conversation.Message }>
+  messages: Array<{
+    conversation_id: string
+    client_message_id: string | undefined
+    message: Conversation.Message
+    lease: Ports.ReplyLease | undefined
+  }>
   files: Map<string, File.FileRecord>
   traces: Map<string, Trace.TraceRecord>
 }
@@ -60,6 +65,9 @@ const copy = (s: State): State => ({
 
 const buildKey = (agentId: string, buildId: string) => `${agentId}\u0000${buildId}`
 const membershipKey = (accountId: string, userId: string) => `${accountId}\u0000${userId}`
+const millis = (t: DateTime.Utc) => DateTime.toEpochMillis(t)
+/** A filter that holds when it is absent. */
+const unlessNone = <A>(filter: Option.Option<A>, test: (a: A) => boolean) => Option.isNone(filter) || test(filter.value)
 const byTimeDesc = (a: DateTime.Utc, b: DateTime.Utc) => DateTime.toEpochMillis(b) - DateTime.toEpochMillis(a)
 
 /** Builds the in-memory ports over one shared state. */
@@ -351,9 +359,9 @@ export const make = Effect.gen(function*() {
         const c = state.conversations.get(id)
         if (c) state.conversations.set(id, { ...c, terminal: true })
       }),
-    append: ({ client_message_id, conversation_id, message }) =>
+    append: ({ client_message_id, conversation_id, lease, message }) =>
       Effect.sync(() => {
-        state.messages.push({ conversation_id, client_message_id: Option.getOrUndefined(client_message_id), message })
+        state.messages.push({ conversation_id, client_message_id: Option.getOrUndefined(client_message_id), message, lease })
         const c = state.conversations.get(conversation_id)
         if (c) {
           state.conversations.set(conversation_id, {
@@ -377,11 +385,24 @@ export const make = Effect.gen(function*() {
         const entry = state.messages.find((m) => m.message.message_id === id)
         if (entry) entry.message = new Conversation.Message({ ...entry.message, content, status })
       }),
-    streaming: Effect.sync(() =>
-      state.messages
-        .filter((m) => m.message.status === "streaming")
-        .map((m) => ({ conversation_id: Conversation.ConversationId.make(m.conversation_id), message: m.message }))
-    )
+    renewLeases: (owner, expiresAt) =>
+      Effect.sync(() => {
+        for (const m of state.messages) {
+          if (m.lease?.owner === owner && m.message.status === "streaming") m.lease = { owner, expires_at: expiresAt }
+        }
+      }),
+    closeStreaming: (leaseEndedBefore) =>
+      Effect.sync(() =>
+        state.messages
+          .filter((m) =>
+            m.message.status === "streaming" &&
+            unlessNone(leaseEndedBefore, (before) => m.lease === undefined || millis(m.lease.expires_at) < millis(before))
+          )
+          .map((m) => {
+            m.message = new Conversation.Message({ ...m.message, status: "failed" })
+            return { conversation_id: Conversation.ConversationId.make(m.conversation_id), message: m.message }
+          })
+      )
   })
 
   const fileKey = (deploymentId: string, key: string) => `${deploymentId}\u0000${key}`
@@ -397,9 +418,6 @@ export const make = Effect.gen(function*() {
   })
 
   const traceKey = (t: Trace.TraceRecord) => `${t.publisher_id}\u0000${t.agent_name}\u0000${t.trace_id}`
-  const millis = (t: DateTime.Utc) => DateTime.toEpochMillis(t)
-  /** A filter that holds when it is absent. */
-  const unlessNone = <A>(filter: Option.Option<A>, test: (a: A) => boolean) => Option.isNone(filter) || test(filter.value)
   const traces = Ports.TraceStore.of({
     append: (records) => Effect.sync(() => records.forEach((t) => state.traces.set(traceKey(t), t))),
     query: (q) =>

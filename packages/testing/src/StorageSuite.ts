@@ -336,7 +336,6 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const during = Option.getOrThrow(yield* store.find(id))
             expect([during.user_messages, during.assistant_streaming]).toEqual([1, true])
             expect(DateTime.formatIso(during.updated_at)).toBe("2026-11-01T10:01:01.000Z")
-            expect((yield* store.streaming).map((s) => s.message.message_id)).toContain(reply.message_id)
             yield* store.updateMessage(reply.message_id, "hello", "complete", at("2026-11-01T10:01:02.000Z"))
             const after = Option.getOrThrow(yield* store.find(id))
             expect(after.assistant_streaming).toBe(false)
@@ -346,6 +345,39 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(Option.getOrThrow(yield* store.latestReply(id)).content).toBe("hello")
             expect(Option.getOrThrow(yield* store.findByClientMessageId(id, "c-1")).message_id).toBe(question.message_id)
             expect(Option.isNone(yield* store.findByClientMessageId(id, "c-2"))).toBe(true)
+          }))
+
+        it.effect("streaming replies close by lease: an ended lease closes, a renewed one stays; without a time all close, content kept", () =>
+          Effect.gen(function*() {
+            const { id, store } = yield* newConversation
+            const owner = uniqueName("process")
+            const renewed = message("assistant", "part", "2026-11-01T10:01:00.000Z", "streaming")
+            const lapsed = message("assistant", "", "2026-11-01T10:01:01.000Z", "streaming")
+            const unleased = message("assistant", "", "2026-11-01T10:01:02.000Z", "streaming")
+            yield* store.append({
+              conversation_id: id,
+              message: renewed,
+              client_message_id: Option.none(),
+              lease: { owner, expires_at: at("2026-11-01T10:01:10.000Z") }
+            })
+            yield* store.append({
+              conversation_id: id,
+              message: lapsed,
+              client_message_id: Option.none(),
+              lease: { owner: uniqueName("gone"), expires_at: at("2026-11-01T10:01:01.000Z") }
+            })
+            yield* store.append({ conversation_id: id, message: unleased, client_message_id: Option.none() })
+            const mine = (closed: ReadonlyArray<{ readonly message: Conversation.Message }>) =>
+              closed.map((c) => c.message.message_id).filter((m) => [renewed, lapsed, unleased].some((x) => x.message_id === m)).sort()
+            const first = yield* store.closeStreaming(Option.some(at("2026-11-01T10:01:05.000Z")))
+            expect(mine(first)).toEqual([lapsed.message_id, unleased.message_id].sort())
+            expect(first.find((c) => c.message.message_id === lapsed.message_id)?.conversation_id).toBe(id)
+            yield* store.renewLeases(owner, at("2026-11-01T10:02:00.000Z"))
+            expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:01:30.000Z"))))).toEqual([])
+            expect(Option.getOrThrow(yield* store.find(id)).assistant_streaming).toBe(true)
+            expect(mine(yield* store.closeStreaming(Option.none()))).toEqual([renewed.message_id])
+            const all = yield* store.messages(id)
+            expect(all.map((m) => [m.content, m.status])).toEqual([["part", "failed"], ["", "failed"], ["", "failed"]])
           }))
 
         it.effect("listFor gives a user's conversations on a deployment, most recently updated first; title and terminal stick", () =>

@@ -22,6 +22,9 @@ export interface TestServicesOptions {
   readonly agentLayer?: Layer.Layer<AgentRuntime.AgentRuntime>
   readonly messageLimit?: number
   readonly maxAttachments?: number
+  /** Reply leases (default 30 s) and whether several processes share the storage (default false). */
+  readonly leaseDuration?: Duration.DurationInput
+  readonly sharedStorage?: boolean
   /** `false` switches traces off (HOSTING_TRACES=off). */
   readonly traces?: boolean
 }
@@ -38,7 +41,9 @@ export const make = (options: TestServicesOptions = {}) =>
       messageLimit: options.messageLimit ?? 200,
       maxAttachments: options.maxAttachments ?? 16,
       flushInterval: Duration.millis(50),
-      heartbeat: Duration.decode(options.heartbeat ?? Duration.seconds(25))
+      heartbeat: Duration.decode(options.heartbeat ?? Duration.seconds(25)),
+      leaseDuration: Duration.decode(options.leaseDuration ?? Duration.seconds(30)),
+      sharedStorage: options.sharedStorage ?? false
     })),
     Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: options.traces ?? true })),
     Layer.provideMerge(options.agentLayer ?? EchoAgent.layer(options.echo)),

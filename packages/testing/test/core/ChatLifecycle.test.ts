@@ -97,7 +97,7 @@ describe("stopping and starting", () => {
         const s = yield* Ports.ConversationStore
         const reply = Option.getOrThrow(yield* s.latestReply(conversation))
         expect([reply.message_id, reply.status, reply.content]).toEqual([orphan.message_id, "failed", "half a sen"])
-        expect(yield* s.streaming).toEqual([])
+        expect(yield* s.closeStreaming(Option.none())).toEqual([])
       }))
     }).pipe(Effect.scoped))
 })

@@ -1,0 +1,150 @@
+/**
+ * The event and reply buses across server processes, on PostgreSQL
+ * LISTEN/NOTIFY. Each process listens once per channel and hands what
+ * arrives to its local bus; its own notifications come back to it the same
+ * way, so a subscriber on any process sees every publication.
+ *
+ * Notifications are sent in order on one reserved connection: chunks of a
+ * reply arrive in the order they were published. The storage stays the
+ * truth: an event notification only wakes readers of the event log, and a
+ * reply notification too large for NOTIFY is re-read from storage.
+ */
+import { SqlClient, type SqlError } from "@effect/sql"
+import { PgClient } from "@effect/sql-pg"
+import { Conversation, EventBus, type Ids, Ports, ReplyBus } from "@hosting/core"
+import { Deferred, Duration, Effect, Layer, Schedule, Stream } from "effect"
+
+/** Channel names; a deployment may run several platforms on one database by changing the prefix. */
+export interface PgBusOptions {
+  readonly channelPrefix?: string
+}
+
+/** NOTIFY payloads must stay under 8000 bytes; this leaves room for the envelope. */
+const maxPayloadBytes = 7000
+/** Characters of a reply chunk per notification: even at 6 bytes a character (JSON escapes) it fits. */
+const chunkChars = 1000
+
+/**
+ * Sends notifications in order on one connection held for the life of the
+ * layer, and listens on a channel: `onPayload` receives every notification,
+ * and the layer is ready only once a probe sent by this process has come
+ * back (LISTEN is active, so nothing published after start is missed).
+ */
+const channel = (name: string, onPayload: (payload: string) => Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    const pg = yield* PgClient.PgClient
+    const sql = yield* SqlClient.SqlClient
+    const connection = yield* sql.reserve
+    const turn = yield* Effect.makeSemaphore(1)
+    const notify = (payload: string) =>
+      turn.withPermits(1)(connection.execute("SELECT pg_notify($1, $2)", [name, payload], undefined)).pipe(
+        Effect.catchAll((error) => Effect.logWarning(`notification on ${name} failed`, error))
+      )
+    const probe = `probe:${globalThis.crypto.randomUUID()}`
+    const ready = yield* Deferred.make<void>()
+    yield* pg.listen(name).pipe(
+      Stream.runForEach((payload) => (payload === probe ? Deferred.succeed(ready, undefined) : onPayload(payload))),
+      Effect.catchAll((error) => Effect.logError(`listening on ${name} failed`, error)),
+      Effect.forkScoped
+    )
+    yield* notify(probe).pipe(
+      Effect.zipRight(Deferred.await(ready).pipe(Effect.timeoutFail({ duration: Duration.millis(250), onTimeout: () => "not yet" }))),
+      Effect.retry(Schedule.recurs(40)),
+      Effect.orDieWith(() => new Error(`LISTEN ${name} did not become active`))
+    )
+    return notify
+  })
+
+/** Groups of account ids whose JSON stays under the payload limit. */
+const batches = (ids: ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<string>> => {
+  const out: Array<Array<string>> = [[]]
+  let size = 2
+  for (const id of ids) {
+    if (size + id.length + 3 > maxPayloadBytes && out.at(-1)!.length > 0) {
+      out.push([])
+      size = 2
+    }
+    out.at(-1)!.push(id)
+    size += id.length + 3
+  }
+  return out.filter((b) => b.length > 0)
+}
+
+/** The EventBus across processes: a publication wakes the account's subscribers on every process. */
+export const eventBus = (options: PgBusOptions = {}): Layer.Layer<EventBus.EventBus, SqlError.SqlError, PgClient.PgClient | SqlClient.SqlClient> =>
+  Layer.scoped(
+    EventBus.EventBus,
+    Effect.gen(function*() {
+      const local = EventBus.makeLocal()
+      const notify = yield* channel(`${options.channelPrefix ?? "hosting"}_events`, (payload) =>
+        Effect.try(() => JSON.parse(payload) as ReadonlyArray<Ids.AccountId>).pipe(
+          Effect.flatMap((accounts) => local.publish(accounts)),
+          Effect.catchAll(() => Effect.logWarning("an event notification that is not a list of accounts was ignored"))
+        ))
+      return EventBus.EventBus.of({
+        publish: (accounts) => Effect.forEach(batches([...new Set(accounts)]), (batch) => notify(JSON.stringify(batch)), { discard: true }),
+        subscribe: local.subscribe,
+        subscribers: local.subscribers
+      })
+    })
+  )
+
+interface Envelope {
+  /** The conversation. */
+  readonly c: string
+  readonly e: ReplyBus.ReplyEvent | { readonly _tag: "CompletedStored"; readonly message_id: Conversation.MessageId }
+}
+
+/** A reply event as notifications: long chunks split by offset, long completions sent as "read it from storage". */
+const envelopes = (conversation: string, event: ReplyBus.ReplyEvent): ReadonlyArray<string> => {
+  switch (event._tag) {
+    case "Delta": {
+      const out: Array<string> = []
+      for (let at = 0; at < event.delta.length; at += chunkChars) {
+        const part: ReplyBus.ReplyEvent = { ...event, offset: event.offset + at, delta: event.delta.slice(at, at + chunkChars) }
+        out.push(JSON.stringify({ c: conversation, e: part } satisfies Envelope))
+      }
+      return out
+    }
+    case "Completed": {
+      const whole = JSON.stringify({ c: conversation, e: event } satisfies Envelope)
+      return [
+        Buffer.byteLength(whole) <= maxPayloadBytes
+          ? whole
+          : JSON.stringify({ c: conversation, e: { _tag: "CompletedStored", message_id: event.message_id } } satisfies Envelope)
+      ]
+    }
+    case "Failed":
+      return [JSON.stringify({ c: conversation, e: { ...event, error: event.error.slice(0, chunkChars) } } satisfies Envelope)]
+  }
+}
+
+/**
+ * The ReplyBus across processes: the chunks a process receives from an agent
+ * reach the reply streams open on every process, in order.
+ */
+export const replyBus = (
+  options: PgBusOptions = {}
+): Layer.Layer<ReplyBus.ReplyBus, SqlError.SqlError, PgClient.PgClient | SqlClient.SqlClient | Ports.ConversationStore> =>
+  Layer.scoped(
+    ReplyBus.ReplyBus,
+    Effect.gen(function*() {
+      const local = ReplyBus.makeLocal()
+      const conversations = yield* Ports.ConversationStore
+      const deliver = (payload: string) =>
+        Effect.gen(function*() {
+          const { c, e } = JSON.parse(payload) as Envelope
+          const conversation = Conversation.ConversationId.make(c)
+          if (e._tag !== "CompletedStored") return yield* local.publish(conversation, e)
+          // Too large to notify: the completed reply is already stored.
+          const stored = (yield* conversations.messages(conversation)).find((m) => m.message_id === e.message_id)
+          if (stored !== undefined) yield* local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content })
+        }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a reply notification could not be delivered", cause)))
+      const notify = yield* channel(`${options.channelPrefix ?? "hosting"}_replies`, deliver)
+      return ReplyBus.ReplyBus.of({
+        publish: (conversation, event) => Effect.forEach(envelopes(conversation, event), notify, { discard: true }),
+        subscribe: local.subscribe,
+        subscribers: local.subscribers
+      })
+    })
+  )

@@ -1,0 +1,89 @@
+/**
+ * Reply leases when several processes share the storage: a reply whose
+ * process stopped renewing is closed by the others once its lease ends, and
+ * a reply that this process keeps receiving is never closed, however long
+ * it runs.
+ */
+import { describe, expect, layer as withLayer } from "@effect/vitest"
+import { Chat, Conversation, Deployment, Ids, Ports, ReplyBus } from "@hosting/core"
+import { Seed, TestServices } from "@hosting/testing"
+import { DateTime, Duration, Effect, Option } from "effect"
+
+const lease = Duration.millis(300)
+
+const deploymentFor = (team: Seed.Team) =>
+  Effect.gen(function*() {
+    const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(team.account))
+    const id = Deployment.DeploymentId.make(`dep-${globalThis.crypto.randomUUID()}`)
+    yield* (yield* Ports.DeploymentStore).upsert({
+      id,
+      account_id: account.id,
+      publisher_id: account.id,
+      agent_name: Ids.AgentName.make("helper"),
+      build_id: Ids.BuildId.make("b-1"),
+      namespace: `${team.account}-helper`,
+      status: "running",
+      deployed_at: DateTime.unsafeMake("2026-11-01T00:00:00Z"),
+      undeployed_at: Option.none(),
+      spec: {}
+    })
+    return id
+  })
+
+describe("reply leases on shared storage", () => {
+  withLayer(TestServices.make({ sharedStorage: true, leaseDuration: lease, echo: { delay: "15 millis" } }), {
+    excludeTestServices: true
+  })((it) => {
+    it.scoped("an abandoned reply closes as failed once its lease ends (its streams hear it); a reply in flight here outlives many leases", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = yield* deploymentFor(team)
+        const chat = yield* Chat.Chat
+        const store = yield* Ports.ConversationStore
+        const bus = yield* ReplyBus.ReplyBus
+
+        // A reply another process was receiving when it died: its lease runs out in 300 ms.
+        const abandoned = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        yield* chat.send(team.principals.member, deployment, abandoned, { content: "first" })
+        const orphan = new Conversation.Message({
+          message_id: Conversation.MessageId.make(`msg-${globalThis.crypto.randomUUID()}`),
+          role: "assistant",
+          content: "half",
+          attachments: [],
+          timestamp: yield* DateTime.now,
+          status: "streaming"
+        })
+        const heard = yield* bus.subscribe(abandoned)
+        yield* store.append({
+          conversation_id: abandoned,
+          message: orphan,
+          client_message_id: Option.none(),
+          lease: { owner: "a-process-that-died", expires_at: DateTime.addDuration(yield* DateTime.now, lease) }
+        })
+
+        // A long reply received here: about 2 s, several leases long.
+        const long = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const words = Array.from({ length: 120 }, (_, i) => `w${i}`).join(" ")
+        yield* chat.send(team.principals.member, deployment, long, { content: words })
+
+        const started = Date.now()
+        let failed: ReplyBus.ReplyEvent | undefined
+        while (failed === undefined) {
+          const event = yield* heard.take
+          if (event._tag === "Failed" && event.message_id === orphan.message_id) failed = event
+        }
+        expect(Date.now() - started).toBeLessThan(2_000)
+        const closed = Option.getOrThrow(yield* store.latestReply(abandoned))
+        expect([closed.message_id, closed.status, closed.content]).toEqual([orphan.message_id, "failed", "half"])
+
+        for (let i = 0; i < 400; i++) {
+          const reply = Option.getOrThrow(yield* store.latestReply(long))
+          if (reply.status !== "streaming") break
+          yield* Effect.sleep("20 millis")
+        }
+        const reply = Option.getOrThrow(yield* store.latestReply(long))
+        expect(Date.now() - started).toBeGreaterThan(Duration.toMillis(lease) * 3)
+        expect([reply.status, reply.content]).toEqual(["complete", words])
+      }))
+  })
+})
