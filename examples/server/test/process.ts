@@ -60,7 +60,7 @@ export const start = (env: Record<string, string>, timeoutMs = 20_000) =>
           output: () => output,
           stop: (signal = "SIGTERM") =>
             new Promise((done) => {
-              if (child.exitCode !== null) return done(child.exitCode)
+              if (child.exitCode !== null || child.signalCode !== null) return done(child.exitCode)
               const kill = setTimeout(() => child.kill("SIGKILL"), 10_000)
               child.once("exit", (code) => {
                 clearTimeout(kill)

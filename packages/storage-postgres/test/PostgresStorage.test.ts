@@ -4,9 +4,9 @@
 import { PostgresStorage } from "@hosting/storage-postgres"
 import { StorageSuite } from "@hosting/testing"
 import { afterAll, describe, expect, it } from "vitest"
-import * as TestDatabase from "./TestDatabase.js"
+import { TestDatabase } from "@hosting/storage-postgres"
 
-const database = TestDatabase.available ? await TestDatabase.create() : undefined
+const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
 afterAll(() => database?.drop())
 
 describe.skipIf(database === undefined)(`storage contract: postgres needs a server (${TestDatabase.skipReason})`, () => {

@@ -27,14 +27,26 @@ const toEvent = (row: EventRow) =>
 const cursorOf = (afterId: Option.Option<string>) =>
   Number(Option.getOrElse(Option.filter(afterId, (id) => /^\d{1,15}$/.test(id)), () => "0"))
 
+/** The advisory lock key that serialises event appends on Postgres. */
+const eventLogLock = 7_310_001
+
 export const make: Effect.Effect<Ports.EventLog["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
+  // Postgres hands out ids before commit; two writers could commit them out of
+  // order and a reader tailing by id would skip the later-committed smaller
+  // one. One writer at a time (a lock held to the end of the transaction)
+  // makes ids commit in order. SQLite has one writer anyway.
+  const oneWriter = sql.onDialectOrElse({
+    pg: () => sql`SELECT pg_advisory_xact_lock(${eventLogLock})`.pipe(Effect.asVoid),
+    orElse: () => Effect.void
+  })
+
   const append: Ports.EventLog["Type"]["append"] = (events, now) =>
-    Effect.forEach(events, (event) =>
+    events.length === 0 ? Effect.succeed([]) : oneWriter.pipe(Effect.zipRight(Effect.forEach(events, (event) =>
       sql<EventRow>`INSERT INTO events (account_id, type, data, created_at)
         VALUES (${event.account_id}, ${event.type}, ${JSON.stringify(event.data)}, ${timeText(now)})
-        RETURNING id, account_id, type, data, created_at`.pipe(Effect.map((rows) => toEvent(rows[0]!)))).pipe(
+        RETURNING id, account_id, type, data, created_at`.pipe(Effect.map((rows) => toEvent(rows[0]!)))))).pipe(
       storageError("SqlEventLog.append")
     )
 

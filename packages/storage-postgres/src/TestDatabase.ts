@@ -1,7 +1,8 @@
 /**
- * A fresh database per test run on the PostgreSQL server this machine and CI
- * run (127.0.0.1:5432, user postgres, trust auth), dropped afterwards. When
- * no server answers, the suites are skipped with the reason.
+ * Throwaway databases for tests: a fresh database per test run on a
+ * PostgreSQL server (by default 127.0.0.1:5432, user postgres, trust auth, as
+ * this project's machines and CI run it), dropped afterwards. Suites ask
+ * `isAvailable()` first and skip, with `skipReason`, when no server answers.
  */
 import pg from "pg"
 
@@ -18,11 +19,12 @@ const withClient = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> =
   }
 }
 
-/** Whether the server answers (checked once, before the suites are declared). */
-export const available: boolean = await withClient(async (c) => {
-  await c.query("SELECT 1")
-  return true
-}).catch(() => false)
+/** Whether the server answers. */
+export const isAvailable = (): Promise<boolean> =>
+  withClient(async (c) => {
+    await c.query("SELECT 1")
+    return true
+  }).catch(() => false)
 
 export const skipReason = `no PostgreSQL server answers at ${serverUrl}: start it (pg_ctlcluster <version> main start) to run these tests`
 

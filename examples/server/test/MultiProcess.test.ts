@@ -1,0 +1,185 @@
+/**
+ * Several example-server processes on one Postgres database (issue: several
+ * stateless servers behind a load balancer): events, reply streams, the
+ * message limit and crash recovery hold across processes.
+ */
+import { TestDatabase } from "@hosting/storage-postgres"
+import { mkdtempSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Running, start, writeFixtures } from "./process.js"
+
+const available = await TestDatabase.isAvailable()
+const dir = mkdtempSync(join(tmpdir(), "hosting-multi-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+const leaseMs = 1500
+
+const call = async (server: Running, method: string, path: string, token?: string, body?: unknown) => {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {})
+  })
+  return { status: response.status, body: await response.json() as any }
+}
+
+interface SseEvent {
+  readonly event: string
+  readonly data: any
+}
+
+/** Opens a server-sent stream and collects its events; `until` resolves once an event matches. */
+const openStream = async (url: string, token: string) => {
+  const controller = new AbortController()
+  const response = await fetch(url, { headers: { authorization: `Bearer ${token}` }, signal: controller.signal })
+  expect(response.status).toBe(200)
+  const events: Array<SseEvent> = []
+  const waiters: Array<{ test: (e: SseEvent) => boolean; resolve: (e: SseEvent) => void }> = []
+  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
+  void (async () => {
+    let buffer = ""
+    try {
+      while (true) {
+        const { done, value } = await reader.read()
+        if (done) return
+        buffer += value
+        let end: number
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const block = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message"
+          const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")
+          const parsed: SseEvent = { event, data: data === "" ? undefined : JSON.parse(data) }
+          events.push(parsed)
+          for (const w of waiters.splice(0)) (w.test(parsed) ? w.resolve(parsed) : waiters.push(w))
+        }
+      }
+    } catch {
+      // aborted
+    }
+  })()
+  return {
+    events,
+    until: (test: (e: SseEvent) => boolean, timeoutMs = 10_000) =>
+      new Promise<SseEvent>((resolve, reject) => {
+        const seen = events.find(test)
+        if (seen) return resolve(seen)
+        const timer = setTimeout(() => reject(new Error(`no matching event within ${timeoutMs} ms: ${JSON.stringify(events)}`)), timeoutMs)
+        waiters.push({ test, resolve: (e) => (clearTimeout(timer), resolve(e)) })
+      }),
+    close: () => controller.abort()
+  }
+}
+
+const chatPath = (conversation: string) => `/deployments/dep-1/messaging/conversations/${conversation}`
+
+describe.skipIf(!available)(`example servers on one Postgres${available ? "" : ` (skipped: ${TestDatabase.skipReason})`}`, () => {
+  let database: Awaited<ReturnType<typeof TestDatabase.create>>
+  let a: Running
+  let b: Running
+
+  beforeAll(async () => {
+    database = await TestDatabase.create()
+    const env = {
+      HOSTING_DATABASE_URL: database.url,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_ECHO_DELAY_MS: "25",
+      HOSTING_REPLY_LEASE_MS: String(leaseMs),
+      HOSTING_MESSAGE_LIMIT: "5"
+    }
+    // One after the other: the first runs the migrations and loads the fixtures; the second finds them done.
+    a = await start(env, 30_000)
+    b = await start(env, 30_000)
+  }, 60_000)
+
+  afterAll(async () => {
+    await Promise.all([a, b].map((s) => s?.stop()))
+    await database?.drop()
+  })
+
+  it("a build registered on A reaches the account's event stream held on B", async () => {
+    const stream = await openStream(`${b.baseUrl}/accounts/acme/events`, "bob-token")
+    try {
+      await stream.until((e) => e.event === "ready")
+      const registered = await call(a, "POST", "/agents/acme/helper/register", "alice-token", {
+        build_id: "b-multi",
+        registry: "ghcr.io/acme",
+        spec_content: "name: helper\ndescription: d\n"
+      })
+      expect(registered.status).toBe(201)
+      const event = await stream.until((e) => e.event === "agent.build" && e.data.build_id === "b-multi", 5_000)
+      expect(event.data.agent).toBe("acme/helper")
+    } finally {
+      stream.close()
+    }
+  })
+
+  it("a message sent on A streams its reply on B, every chunk in order, and B's history has it", async () => {
+    const conversation = crypto.randomUUID()
+    const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(" ")
+    const sent = await call(a, "POST", `${chatPath(conversation)}/messages`, "alice-token", { content: words })
+    expect(sent.status).toBe(200)
+    const stream = await openStream(`${b.baseUrl}${chatPath(conversation)}/stream`, "alice-token")
+    try {
+      const completed = await stream.until((e) => e.event === "message.completed", 15_000)
+      expect(completed.data.content).toBe(words)
+      const deltas = stream.events.filter((e) => e.event === "message.delta").map((e) => e.data)
+      expect(deltas.length).toBeGreaterThan(1)
+      let text = ""
+      for (const d of deltas) {
+        expect(d.index).toBe(text.length)
+        text += d.delta
+      }
+      expect(text).toBe(words)
+      const history = await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")
+      expect(history.body.messages.map((m: any) => [m.role, m.status, m.content])).toEqual([
+        ["user", "complete", words],
+        ["assistant", "complete", words]
+      ])
+    } finally {
+      stream.close()
+    }
+  })
+
+  it("the first send creates the conversation and the message limit holds when A and B take sends at once", async () => {
+    const conversation = crypto.randomUUID()
+    const answers = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => call(i % 2 === 0 ? a : b, "POST", `${chatPath(conversation)}/messages`, "alice-token", { content: `m${i}` }))
+    )
+    const statuses = answers.map((r) => r.status).sort()
+    expect(statuses, JSON.stringify(answers)).toEqual([200, 200, 200, 200, 200, 409, 409, 409, 409, 409])
+    const list = await call(a, "GET", "/deployments/dep-1/chat/conversations", "alice-token")
+    expect(list.status, JSON.stringify(list.body)).toBe(200)
+    expect(list.body.conversations.filter((c: any) => c.conversation_id === conversation)).toHaveLength(1)
+    const history = await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")
+    expect(history.body.messages.filter((m: any) => m.role === "user")).toHaveLength(5)
+  })
+
+  it("when A dies mid-reply, B closes the reply as failed once A's lease ends, keeping what arrived", async () => {
+    const conversation = crypto.randomUUID()
+    const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ")
+    const sent = await call(a, "POST", `${chatPath(conversation)}/messages`, "alice-token", { content: words })
+    expect(sent.status).toBe(200)
+    const stream = await openStream(`${b.baseUrl}${chatPath(conversation)}/stream`, "alice-token")
+    try {
+      await stream.until((e) => e.event === "message.delta")
+      // Let a flush reach storage, then kill A without a chance to clean up.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const killedAt = Date.now()
+      a.child.kill("SIGKILL")
+      const failed = await stream.until((e) => e.event === "message.failed", leaseMs * 4 + 5_000)
+      expect(Date.now() - killedAt).toBeLessThan(leaseMs * 4 + 5_000)
+      expect(failed.data.error).toContain("stopped")
+      const history = await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")
+      const reply = history.body.messages.at(-1)
+      expect(reply.status).toBe("failed")
+      expect(reply.content.length).toBeGreaterThan(0)
+      expect(words.startsWith(reply.content)).toBe(true)
+    } finally {
+      stream.close()
+    }
+  }, 30_000)
+})
