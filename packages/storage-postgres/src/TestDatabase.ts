@@ -19,12 +19,20 @@ const withClient = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> =
   }
 }
 
-/** Whether the server answers. */
+/**
+ * Whether the server answers. With `HOSTING_TEST_PG_REQUIRED=1` (CI, once it
+ * started the server) an unanswering server is an error, never a skip.
+ */
 export const isAvailable = (): Promise<boolean> =>
   withClient(async (c) => {
     await c.query("SELECT 1")
     return true
-  }).catch(() => false)
+  }).catch((error: unknown) => {
+    if (process.env["HOSTING_TEST_PG_REQUIRED"] === "1") {
+      throw new Error(`HOSTING_TEST_PG_REQUIRED=1 but ${serverUrl} does not answer: ${String(error)}`)
+    }
+    return false
+  })
 
 export const skipReason = `no PostgreSQL server answers at ${serverUrl}: start it (pg_ctlcluster <version> main start) to run these tests`
 
