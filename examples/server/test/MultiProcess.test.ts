@@ -8,22 +8,13 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { type Running, start, writeFixtures } from "./process.js"
+import { call, type Running, start, writeFixtures } from "./process.js"
 
 const available = await TestDatabase.isAvailable()
 const dir = mkdtempSync(join(tmpdir(), "hosting-multi-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const leaseMs = 1500
-
-const call = async (server: Running, method: string, path: string, token?: string, body?: unknown) => {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {})
-  })
-  return { status: response.status, body: await response.json() as any }
-}
 
 interface SseEvent {
   readonly event: string

@@ -6,21 +6,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
-import { runToExit, type Running, start, writeFixtures } from "./process.js"
+import { call, runToExit, type Running, start, writeFixtures } from "./process.js"
 
 const dir = mkdtempSync(join(tmpdir(), "hosting-server-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 const fixtures = writeFixtures(dir)
-
-const call = async (server: Running, method: string, path: string, token?: string, body?: unknown) => {
-  const response = await fetch(`${server.baseUrl}${path}`, {
-    method,
-    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
-    ...(body ? { body: JSON.stringify(body) } : {})
-  })
-  return { status: response.status, body: await response.json() as any }
-}
 
 describe("example server", () => {
   let server: Running

@@ -17,6 +17,16 @@ export interface Running {
   readonly stop: (signal?: NodeJS.Signals) => Promise<number | null>
 }
 
+/** Calls a running server with JSON; resolves with the status and the parsed body. */
+export const call = async (server: Running, method: string, path: string, token?: string, body?: unknown) => {
+  const response = await fetch(`${server.baseUrl}${path}`, {
+    method,
+    headers: { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(body ? { "content-type": "application/json" } : {}) },
+    ...(body ? { body: JSON.stringify(body) } : {})
+  })
+  return { status: response.status, body: await response.json() as any }
+}
+
 /** Output and exit code of a server that is expected to refuse to start. */
 export const runToExit = (env: Record<string, string>, timeoutMs = 20_000) =>
   new Promise<{ code: number | null; output: string }>((resolve, reject) => {

@@ -32,17 +32,10 @@ export class Trace extends Schema.Class<Trace>("Trace")({
  * was produced for `account_id`: the deploying account for chat turns, the
  * agent's own account for exported spans. Only members of `account_id` see it.
  */
-export class TraceRecord extends Schema.Class<TraceRecord>("TraceRecord")({
+export class TraceRecord extends Trace.extend<TraceRecord>("TraceRecord")({
   publisher_id: AccountId,
   agent_name: AgentName,
-  account_id: AccountId,
-  trace_id: Schema.String,
-  name: Schema.String,
-  status: TraceStatus,
-  latency_ms: Schema.Number,
-  input: Schema.String,
-  output: Schema.String,
-  timestamp: Schema.DateTimeUtc
+  account_id: AccountId
 }) {}
 
 /** The API view of a stored trace. */

@@ -12,7 +12,7 @@ import { Ids, Ports, Trace } from "@hosting/core"
 import { Seed } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
 import { deployedAgent, newConversationId, send, settledHistory } from "./ChatHelpers.js"
-import { expectErrorBody, layer, port, raw } from "./HttpTestServer.js"
+import { expectErrorBody, layer, port, raw, registerBody } from "./HttpTestServer.js"
 
 const tracesPath = (account: string, agent = "helper") => `/agents/${account}/${agent}/observability/traces`
 
@@ -34,6 +34,13 @@ const seedTraces = (team: Seed.Team, count: number, status: (i: number) => Trace
         timestamp: DateTime.unsafeMake(Date.UTC(2026, 10, 1, i))
       })))
   })
+
+/** Registers the team's agent `helper` (OTLP takes spans only for registered agents). */
+const registerHelper = (team: Seed.Team) =>
+  Effect.map(
+    raw("POST", `/agents/${team.account}/helper/register`, { token: team.tokens.owner, json: registerBody("b-1") }),
+    (r) => expect(r.status).toBe(201)
+  )
 
 const ids = (body: { traces: ReadonlyArray<{ trace_id: string }> }) => body.traces.map((t) => t.trace_id)
 
@@ -185,10 +192,7 @@ describe("HTTP: observability", () => {
     it.effect("OTLP: spans exported by the OpenTelemetry SDK's OTLP/HTTP exporter become traces, one per root span", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        expect((yield* raw("POST", `/agents/${team.account}/helper/register`, {
-          token: team.tokens.owner,
-          json: { build_id: "b-1", registry: "ghcr.io/acme", spec_content: "name: helper\ndescription: d\n" }
-        })).status).toBe(201)
+        yield* registerHelper(team)
         const spans = yield* spansOf(`${team.account}/helper`, (tracer) => {
           agentTurn(tracer, "answer", false)
           agentTurn(tracer, "broken", true)
@@ -218,10 +222,7 @@ describe("HTTP: observability", () => {
     it.effect("OTLP: malformed payloads are 400 and store nothing; protobuf or compressed bodies are 415; outsiders 403; unknown agents 404", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        expect((yield* raw("POST", `/agents/${team.account}/helper/register`, {
-          token: team.tokens.owner,
-          json: { build_id: "b-1", registry: "ghcr.io/acme", spec_content: "name: helper\ndescription: d\n" }
-        })).status).toBe(201)
+        yield* registerHelper(team)
         const span = (extra: Record<string, unknown> = {}) => ({
           traceId: "0af7651916cd43dd8448eb211c80319c",
           spanId: "b7ad6b7169203331",

@@ -2,8 +2,8 @@
  * Test data: a fresh account with one user of each role and an outsider,
  * each with a bearer token. Names are unique, so tests can share a store.
  */
-import { Fixtures, Identity, Ids, type Principal } from "@hosting/core"
-import { Effect } from "effect"
+import { Deployment, Fixtures, Identity, Ids, Ports, type Principal } from "@hosting/core"
+import { DateTime, Effect, Option } from "effect"
 import { uniqueName } from "./StorageSuite.js"
 
 /** The people of a seeded team. */
@@ -43,3 +43,26 @@ export const team = Effect.gen(function*() {
   const result: Team = { account, tokens, principals }
   return result
 }).pipe(Effect.orDie)
+
+/**
+ * A deployment record of the team's own agent `helper` (storage only, no
+ * cluster objects): enough for chat and traces in use-case tests.
+ */
+export const deployment = (team: Team) =>
+  Effect.gen(function*() {
+    const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(team.account))
+    const id = Deployment.DeploymentId.make(`dep-${globalThis.crypto.randomUUID()}`)
+    yield* (yield* Ports.DeploymentStore).upsert({
+      id,
+      account_id: account.id,
+      publisher_id: account.id,
+      agent_name: Ids.AgentName.make("helper"),
+      build_id: Ids.BuildId.make("b-1"),
+      namespace: `${team.account}-helper`,
+      status: "running",
+      deployed_at: DateTime.unsafeMake("2026-11-01T00:00:00Z"),
+      undeployed_at: Option.none(),
+      spec: {}
+    })
+    return { id, accountId: account.id }
+  }).pipe(Effect.orDie)

@@ -5,30 +5,12 @@
  * it runs.
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
-import { Chat, Conversation, Deployment, Ids, Ports, ReplyBus } from "@hosting/core"
+import { Chat, Conversation, Ports, ReplyBus } from "@hosting/core"
 import { Seed, TestServices } from "@hosting/testing"
 import { DateTime, Duration, Effect, Option } from "effect"
 
 const lease = Duration.millis(300)
 
-const deploymentFor = (team: Seed.Team) =>
-  Effect.gen(function*() {
-    const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(team.account))
-    const id = Deployment.DeploymentId.make(`dep-${globalThis.crypto.randomUUID()}`)
-    yield* (yield* Ports.DeploymentStore).upsert({
-      id,
-      account_id: account.id,
-      publisher_id: account.id,
-      agent_name: Ids.AgentName.make("helper"),
-      build_id: Ids.BuildId.make("b-1"),
-      namespace: `${team.account}-helper`,
-      status: "running",
-      deployed_at: DateTime.unsafeMake("2026-11-01T00:00:00Z"),
-      undeployed_at: Option.none(),
-      spec: {}
-    })
-    return id
-  })
 
 describe("reply leases on shared storage", () => {
   withLayer(TestServices.make({ sharedStorage: true, leaseDuration: lease, echo: { delay: "15 millis" } }), {
@@ -37,7 +19,7 @@ describe("reply leases on shared storage", () => {
     it.scoped("an abandoned reply closes as failed once its lease ends (its streams hear it); a reply in flight here outlives many leases", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        const deployment = yield* deploymentFor(team)
+        const deployment = (yield* Seed.deployment(team)).id
         const chat = yield* Chat.Chat
         const store = yield* Ports.ConversationStore
         const bus = yield* ReplyBus.ReplyBus

@@ -3,29 +3,10 @@
  * that stops mid-reply, and a start after a crash.
  */
 import { describe, expect, it, layer as withLayer } from "@effect/vitest"
-import { Chat, Conversation, Deployment, Ids, Ports } from "@hosting/core"
+import { Chat, Conversation, Ports } from "@hosting/core"
 import { Seed, TestServices } from "@hosting/testing"
 import { DateTime, Effect, Exit, Layer, Option, Scope } from "effect"
 
-const deploymentFor = (team: Seed.Team) =>
-  Effect.gen(function*() {
-    const accounts = yield* Ports.AccountStore
-    const account = Option.getOrThrow(yield* accounts.findByName(team.account))
-    const id = Deployment.DeploymentId.make(`dep-${globalThis.crypto.randomUUID()}`)
-    yield* (yield* Ports.DeploymentStore).upsert({
-      id,
-      account_id: account.id,
-      publisher_id: account.id,
-      agent_name: Ids.AgentName.make("helper"),
-      build_id: Ids.BuildId.make("b-1"),
-      namespace: `${team.account}-helper`,
-      status: "running",
-      deployed_at: DateTime.unsafeMake("2026-11-01T00:00:00Z"),
-      undeployed_at: Option.none(),
-      spec: {}
-    })
-    return id
-  })
 
 const waitForReply = (conversation: Conversation.ConversationId) =>
   Effect.gen(function*() {
@@ -43,7 +24,7 @@ describe("a failing agent", () => {
     it.effect("on agent failure the reply is stored as failed with what arrived before", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        const deployment = yield* deploymentFor(team)
+        const deployment = (yield* Seed.deployment(team)).id
         const chat = yield* Chat.Chat
         const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
         yield* chat.send(team.principals.member, deployment, conversation, { content: "one two boom three" })
@@ -68,7 +49,7 @@ describe("stopping and starting", () => {
           yield* Scope.close(scope, Exit.void)
         })
       const team = yield* Seed.team.pipe(Effect.provide(storage))
-      const deployment = yield* deploymentFor(team).pipe(Effect.provide(storage))
+      const deployment = (yield* Seed.deployment(team).pipe(Effect.provide(storage))).id
       const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
       yield* run(Effect.gen(function*() {
         const chat = yield* Chat.Chat

@@ -3,28 +3,10 @@
  * failed, cancelled), the text limit, and how OTLP spans become traces.
  */
 import { describe, expect, it, layer as withLayer } from "@effect/vitest"
-import { Chat, Conversation, Deployment, Ids, Otlp, Ports, Trace } from "@hosting/core"
+import { Chat, Conversation, Ids, Otlp, Ports, Trace } from "@hosting/core"
 import { Seed, TestServices } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
 
-const deploymentFor = (team: Seed.Team) =>
-  Effect.gen(function*() {
-    const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(team.account))
-    const id = Deployment.DeploymentId.make(`dep-${globalThis.crypto.randomUUID()}`)
-    yield* (yield* Ports.DeploymentStore).upsert({
-      id,
-      account_id: account.id,
-      publisher_id: account.id,
-      agent_name: Ids.AgentName.make("helper"),
-      build_id: Ids.BuildId.make("b-1"),
-      namespace: `${team.account}-helper`,
-      status: "running",
-      deployed_at: DateTime.unsafeMake("2026-11-01T00:00:00Z"),
-      undeployed_at: Option.none(),
-      spec: {}
-    })
-    return { id, accountId: account.id }
-  })
 
 /** Waits until the agent has `count` traces; gives them newest first. */
 const tracesOf = (accountId: Ids.AccountId, count: number) =>
@@ -52,7 +34,7 @@ describe("traces of chat turns", () => {
     it.effect("a failed turn is an error trace with what arrived; a cancelled one is ok; long text is cut to the limit", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        const { accountId, id } = yield* deploymentFor(team)
+        const { accountId, id } = yield* Seed.deployment(team)
         const chat = yield* Chat.Chat
         const failing = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
         yield* chat.send(team.principals.member, id, failing, { content: "one two boom three" })
