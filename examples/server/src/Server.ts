@@ -6,7 +6,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { KubernetesCluster } from "@hosting/cluster-kubernetes"
-import { Chat, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
+import { Chat, DeviceAuth, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import { S3ObjectStore } from "@hosting/object-store-s3"
@@ -137,6 +137,12 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       sharedStorage: config.database._tag === "Postgres"
     })),
     Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces })),
+    Layer.provideMerge(Layer.succeed(DeviceAuth.DeviceAuthConfig, {
+      codeLifetime: Duration.minutes(10),
+      interval: config.deviceInterval,
+      tokenLifetime: Duration.days(30),
+      sessionLifetime: Duration.hours(12)
+    })),
     Layer.provideMerge(agentRuntime(config)),
     Layer.provideMerge(objectStore(config)),
     Layer.provideMerge(Ports.IdGeneratorRandom),
@@ -147,7 +153,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
 /** The API served by the HttpServer in context. */
 export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
   HttpApiBuilder.serve().pipe(
-    Layer.provide(HostingHttp.layer({ maxBodyBytes: config.maxBodyBytes })),
+    Layer.provide(HostingHttp.layer({ maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl })),
     Layer.provide(core(config, fixtures))
   )
 

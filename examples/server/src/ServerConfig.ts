@@ -35,6 +35,10 @@ export interface ServerConfig {
   readonly replyLeaseMs: number
   /** Most connections to Postgres per process. */
   readonly databasePoolSize: number
+  /** The API's public base URL, for links it hands out (device login); derived from each request when unset. */
+  readonly publicUrl: string | undefined
+  /** Seconds a device-login client waits between polls. */
+  readonly deviceInterval: number
   readonly maxBodyBytes: number
   readonly s3: {
     readonly endpoint: string | undefined
@@ -106,6 +110,16 @@ export const config: Config.Config<ServerConfig> = Config.all({
   traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
   replyLeaseMs: int("HOSTING_REPLY_LEASE_MS", 30_000, 300, 3_600_000),
   databasePoolSize: int("HOSTING_DATABASE_POOL_SIZE", 10, 1, 1000),
+  publicUrl: Config.string("HOSTING_PUBLIC_URL").pipe(
+    Config.option,
+    Config.map(Option.getOrUndefined),
+    Config.mapOrFail((url) =>
+      url === undefined || /^https?:\/\/[^/]+\/api\/v1\/?$/.test(url)
+        ? Either.right(url)
+        : Either.left(ConfigError.InvalidData(["HOSTING_PUBLIC_URL"], `expected http(s)://host/api/v1, got ${JSON.stringify(url)}`))
+    )
+  ),
+  deviceInterval: int("HOSTING_DEVICE_INTERVAL_S", 5, 1, 60),
   maxBodyBytes: int("HOSTING_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
   s3: Config.all({
     endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),

@@ -19,6 +19,18 @@ export class BadRequest extends Schema.Class<BadRequest>("BadRequest")(body, Htt
   readonly _tag = "BadRequest"
 }
 
+/**
+ * 400 of the OAuth endpoints: the RFC 6749 error body (`error`,
+ * `error_description`) that OAuth clients read, with `details` repeating the
+ * description like every error body of this API.
+ */
+export class OAuthError extends Schema.Class<OAuthError>("OAuthError")(
+  { ...body, error_description: Schema.String },
+  HttpApiSchema.annotations({ status: 400 })
+) {
+  readonly _tag = "OAuthError"
+}
+
 /** 401: no credential, or an unknown or expired one. */
 export class Unauthorized extends Schema.Class<Unauthorized>("Unauthorized")(body, HttpApiSchema.annotations({ status: 401 })) {
   readonly _tag = "Unauthorized"
@@ -77,6 +89,7 @@ export class ServiceUnavailable extends Schema.Class<ServiceUnavailable>("Servic
 /** Every error class of the API: the one list that code recognising API errors reads. */
 export const classes = [
   BadRequest,
+  OAuthError,
   Unauthorized,
   Forbidden,
   NotFound,

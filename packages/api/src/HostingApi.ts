@@ -9,6 +9,7 @@ import { InternalError, NotFound, PayloadTooLarge } from "./ApiErrors.js"
 import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
 import { FilesApi } from "./FilesApi.js"
+import { OAuthApi, WellKnownApi } from "./OAuthApi.js"
 import { TracesApi } from "./TracesApi.js"
 
 /** The path prefix of every route. */
@@ -22,10 +23,13 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(ChatApi)
   .add(FilesApi)
   .add(TracesApi)
+  .add(OAuthApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(InternalError)
   .prefix(basePath)
+  // Added after the prefix: RFC 8414 puts the metadata at the root, with the issuer's path after it.
+  .add(WellKnownApi)
   .annotate(OpenApi.Title, "Agent hosting service")
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(

@@ -199,6 +199,27 @@ export class TracesUnavailable extends Schema.TaggedError<TracesUnavailable>()("
   }
 }
 
+/**
+ * A device-flow request that cannot be answered with a token (yet): the
+ * RFC 8628 / RFC 6749 error code, and a sentence for people.
+ */
+export class DeviceFlowError extends Schema.TaggedError<DeviceFlowError>()("DeviceFlowError", {
+  code: Schema.Literal(
+    "authorization_pending",
+    "slow_down",
+    "expired_token",
+    "access_denied",
+    "invalid_grant",
+    "invalid_request",
+    "unsupported_grant_type"
+  ),
+  details: Schema.String
+}) {
+  override get message() {
+    return this.details
+  }
+}
+
 /** An attachment key that is not a ready file of the caller on the deployment. */
 export class AttachmentInvalid extends Schema.TaggedError<AttachmentInvalid>()("AttachmentInvalid", {
   key: Schema.String
@@ -270,6 +291,7 @@ export type DomainError =
   | UploadIncomplete
   | FilesUnavailable
   | TracesUnavailable
+  | DeviceFlowError
   | MessageLimitReached
   | TooManyAttachments
   | VersionNotFound

@@ -5,6 +5,7 @@ import { Layer } from "effect"
 import { Accounts } from "./Accounts.js"
 import { Catalog } from "./Catalog.js"
 import { Chat } from "./Chat.js"
+import { DeviceAuth } from "./DeviceAuth.js"
 import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"
 import { Files } from "./Files.js"
@@ -15,10 +16,10 @@ import { Traces } from "./Traces.js"
 export const layer = Layer.mergeAll(
   Catalog.Default,
   Accounts.Default,
-  Identity.Default,
   Events.Default,
   Deployments.Default,
   Chat.Default,
   Files.Default,
-  Traces.Default
-)
+  Traces.Default,
+  DeviceAuth.Default
+).pipe(Layer.provideMerge(Identity.Default))

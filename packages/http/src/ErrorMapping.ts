@@ -33,6 +33,7 @@ export interface ApiErrorByTag {
   readonly UploadIncomplete: ApiErrors.BadRequest
   readonly FilesUnavailable: ApiErrors.ServiceUnavailable
   readonly TracesUnavailable: ApiErrors.ServiceUnavailable
+  readonly DeviceFlowError: ApiErrors.OAuthError
   readonly MessageLimitReached: ApiErrors.Conflict
   readonly TooManyAttachments: ApiErrors.PayloadTooLarge
   readonly StorageError: ApiErrors.InternalError
@@ -68,6 +69,8 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "ConversationNotFound":
     case "FileNotFound":
       return new ApiErrors.NotFound({ error: error.code, details: error.message })
+    case "DeviceFlowError":
+      return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
       return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
     case "TooManyAttachments":

@@ -24,6 +24,7 @@ export const apiErrorResponse = (error: ApiErrors.ApiError): HttpServerResponse.
   const status = HttpApiSchema.getStatusErrorAST((error.constructor as unknown as Schema.Schema.Any).ast)
   const body: Record<string, string> = { error: error.error, details: error.details }
   if (error instanceof ApiErrors.Conflict) body["code"] = error.code
+  if (error instanceof ApiErrors.OAuthError) body["error_description"] = error.error_description
   return HttpServerResponse.unsafeJson(body, { status })
 }
 

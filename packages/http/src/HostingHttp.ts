@@ -12,24 +12,43 @@ import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
+import * as OAuthHttp from "./OAuthHttp.js"
 import * as TracesHttp from "./TracesHttp.js"
 
 /** Options of the HTTP layer. */
 export interface HostingHttpOptions {
   /** Largest request body accepted, in bytes (default 2 MiB). */
   readonly maxBodyBytes?: number
+  /** The API's public base URL (`https://host/api/v1`), for links it hands out; derived from each request when absent. */
+  readonly publicUrl?: string | undefined
 }
 
 /**
  * The handlers of every group of HostingApi, with authentication. They also
  * serve an API that extends HostingApi with groups of its own.
  */
-export const handlers = Layer.mergeAll(AgentsHttp.publicLayer, AgentsHttp.layer, AccountsHttp.layer, DeploymentsHttp.layer, ChatHttp.layer, FilesHttp.layer, TracesHttp.layer).pipe(
-  Layer.provide(Auth.layer)
-)
+export const handlersWith = (options: HostingHttpOptions = {}) =>
+  Layer.mergeAll(
+    AgentsHttp.publicLayer,
+    AgentsHttp.layer,
+    AccountsHttp.layer,
+    DeploymentsHttp.layer,
+    ChatHttp.layer,
+    FilesHttp.layer,
+    TracesHttp.layer,
+    OAuthHttp.layer(options),
+    OAuthHttp.wellKnownLayer(options)
+  ).pipe(Layer.provide(Auth.layer))
+
+/** The handlers with links derived from each request. */
+export const handlers = handlersWith()
 
 /** HostingApi with its handlers; needs the core use cases (UseCases.layer). */
-export const api = HttpApiBuilder.api(HostingApi.HostingApi).pipe(Layer.provide(handlers))
+export const apiWith = (options: HostingHttpOptions = {}) =>
+  HttpApiBuilder.api(HostingApi.HostingApi).pipe(Layer.provide(handlersWith(options)))
+
+/** HostingApi with its handlers and the default options. */
+export const api = apiWith()
 
 /** What every served API gets: the OpenAPI document, the reference page, the body limit and error bodies. */
 export const extras = (options: HostingHttpOptions = {}) =>
@@ -40,4 +59,4 @@ export const extras = (options: HostingHttpOptions = {}) =>
   )
 
 /** HostingApi plus its extras, ready for `HttpApiBuilder.serve`. */
-export const layer = (options: HostingHttpOptions = {}) => extras(options).pipe(Layer.provideMerge(api))
+export const layer = (options: HostingHttpOptions = {}) => extras(options).pipe(Layer.provideMerge(apiWith(options)))

@@ -31,14 +31,23 @@ export const client = (token?: string) =>
 export const raw = (
   method: "GET" | "POST" | "PUT" | "DELETE",
   path: string,
-  options: { readonly token?: string; readonly json?: unknown; readonly text?: string; readonly headers?: Record<string, string> } = {}
+  options: {
+    readonly token?: string
+    readonly json?: unknown
+    readonly text?: string
+    readonly form?: Record<string, string>
+    readonly headers?: Record<string, string>
+    /** A path outside /api/v1 (the root metadata). */
+    readonly root?: boolean
+  } = {}
 ) =>
   Effect.gen(function*() {
     const http = yield* HttpClient.HttpClient
-    let request = HttpClientRequest.make(method)(`/api/v1${path}`)
+    let request = HttpClientRequest.make(method)(options.root ? path : `/api/v1${path}`)
     if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
     if (options.json !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.json)
     if (options.text !== undefined) request = HttpClientRequest.bodyText(request, options.text, "application/json")
+    if (options.form !== undefined) request = HttpClientRequest.bodyUrlParams(request, options.form)
     // After the body, so that a test can send a body under another content type.
     if (options.headers) request = HttpClientRequest.setHeaders(request, options.headers)
     const response = yield* http.execute(request)

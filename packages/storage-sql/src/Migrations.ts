@@ -168,13 +168,31 @@ const replyLeases = Effect.gen(function*() {
   yield* sql`ALTER TABLE messages ADD COLUMN lease_expires_at TEXT`
 })
 
+const deviceCodes = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE device_codes (
+    device_hash TEXT PRIMARY KEY,
+    user_code TEXT NOT NULL UNIQUE,
+    client_id TEXT NOT NULL,
+    scope TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('pending', 'approved', 'denied')),
+    user_id TEXT REFERENCES users(id),
+    poll_interval INTEGER NOT NULL,
+    last_polled_at TEXT,
+    expires_at TEXT NOT NULL,
+    created_at TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX device_codes_expiry ON device_codes (expires_at)`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
   "0002_deployments_and_retention": deploymentsAndRetention,
   "0003_conversations": conversations,
   "0004_traces": traces,
-  "0005_reply_leases": replyLeases
+  "0005_reply_leases": replyLeases,
+  "0006_device_codes": deviceCodes
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

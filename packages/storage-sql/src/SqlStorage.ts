@@ -10,6 +10,7 @@ import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAgentStore from "./SqlAgentStore.js"
 import * as SqlConversationStore from "./SqlConversationStore.js"
 import * as SqlDeploymentStore from "./SqlDeploymentStore.js"
+import * as SqlDeviceCodeStore from "./SqlDeviceCodeStore.js"
 import * as SqlEventLog from "./SqlEventLog.js"
 import * as SqlFileStore from "./SqlFileStore.js"
 import * as SqlTokenStore from "./SqlTokenStore.js"
@@ -42,5 +43,6 @@ export const layer = Layer.mergeAll(
   SqlFileStore.layer,
   SqlTokenStore.layer,
   SqlTraceStore.layer,
+  SqlDeviceCodeStore.layer,
   transactor
 ).pipe(Layer.provideMerge(migrations))

@@ -27,7 +27,13 @@ export const make: Effect.Effect<Ports.TokenStore["Type"], never, SqlClient.SqlC
       VALUES (${input.hash}, ${input.user_id}, ${Option.getOrNull(Option.map(input.expires_at, timeText))}, ${timeText(input.now)})
       ON CONFLICT (hash) DO NOTHING`.pipe(Effect.asVoid, storageError("SqlTokenStore.add"))
 
-  return Ports.TokenStore.of({ findByHash, add })
+  const remove = (hash: string) =>
+    sql<{ hash: string }>`DELETE FROM tokens WHERE hash = ${hash} RETURNING hash`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlTokenStore.remove")
+    )
+
+  return Ports.TokenStore.of({ findByHash, add, remove })
 })
 
 export const layer = Layer.effect(Ports.TokenStore, make)

@@ -27,6 +27,7 @@ interface State {
   }>
   files: Map<string, File.FileRecord>
   traces: Map<string, Trace.TraceRecord>
+  deviceCodes: Map<string, Ports.DeviceCodeRecord>
 }
 
 const emptyState = (): State => ({
@@ -43,7 +44,8 @@ const emptyState = (): State => ({
   conversations: new Map(),
   messages: [],
   files: new Map(),
-  traces: new Map()
+  traces: new Map(),
+  deviceCodes: new Map()
 })
 
 const copy = (s: State): State => ({
@@ -60,7 +62,8 @@ const copy = (s: State): State => ({
   conversations: new Map(s.conversations),
   messages: [...s.messages],
   files: new Map(s.files),
-  traces: new Map(s.traces)
+  traces: new Map(s.traces),
+  deviceCodes: new Map(s.deviceCodes)
 })
 
 const buildKey = (agentId: string, buildId: string) => `${agentId}\u0000${buildId}`
@@ -137,7 +140,8 @@ export const make = Effect.gen(function*() {
         if (!state.tokens.has(input.hash)) {
           state.tokens.set(input.hash, { hash: input.hash, user_id: input.user_id, expires_at: input.expires_at })
         }
-      })
+      }),
+    remove: (hash) => Effect.sync(() => state.tokens.delete(hash))
   })
 
   const findAgentRecord = (accountId: Ids.AccountId, name: Ids.AgentName) =>
@@ -434,7 +438,33 @@ export const make = Effect.gen(function*() {
       })
   })
 
-  return { transactor, accounts, tokens, agents, events, deployments, conversations, files, traces } as const
+  const codeByUser = (userCode: string) => [...state.deviceCodes.values()].find((c) => c.user_code === userCode)
+  const deviceCodes = Ports.DeviceCodeStore.of({
+    insert: (record) => Effect.sync(() => void state.deviceCodes.set(record.device_hash, record)),
+    findByUserCode: (userCode) => Effect.sync(() => Option.fromNullable(codeByUser(userCode))),
+    findByDeviceHash: (hash) => Effect.sync(() => Option.fromNullable(state.deviceCodes.get(hash))),
+    decide: (userCode, status, userId) =>
+      Effect.sync(() => {
+        const code = codeByUser(userCode)
+        if (code === undefined || code.status !== "pending") return false
+        state.deviceCodes.set(code.device_hash, { ...code, status, user_id: Option.some(userId) })
+        return true
+      }),
+    recordPoll: (hash, at, interval) =>
+      Effect.sync(() => {
+        const code = state.deviceCodes.get(hash)
+        if (code) state.deviceCodes.set(hash, { ...code, last_polled_at: Option.some(at), interval })
+      }),
+    remove: (hash) => Effect.sync(() => state.deviceCodes.delete(hash)),
+    pruneExpired: (before) =>
+      Effect.sync(() => {
+        const expired = [...state.deviceCodes.values()].filter((c) => millis(c.expires_at) < millis(before))
+        for (const c of expired) state.deviceCodes.delete(c.device_hash)
+        return expired.length
+      })
+  })
+
+  return { transactor, accounts, tokens, agents, events, deployments, conversations, files, traces, deviceCodes } as const
 })
 
 /** Every storage port, in memory, fresh for each build of the layer. */
@@ -448,6 +478,7 @@ export const layer: Layer.Layer<Ports.StoragePorts> = Layer.scopedContext(
       Context.add(Ports.DeploymentStore, ports.deployments),
       Context.add(Ports.ConversationStore, ports.conversations),
       Context.add(Ports.FileStore, ports.files),
-      Context.add(Ports.TraceStore, ports.traces)
+      Context.add(Ports.TraceStore, ports.traces),
+      Context.add(Ports.DeviceCodeStore, ports.deviceCodes)
     ))
 )

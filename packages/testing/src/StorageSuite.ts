@@ -124,6 +124,55 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(found.user_id).toBe(user.id)
             expect(Option.map(found.expires_at, DateTime.formatIso)).toEqual(Option.some("2027-01-01T00:00:00.000Z"))
             expect(Option.isNone(yield* tokens.findByHash(uniqueName("other")))).toBe(true)
+            expect(yield* tokens.remove(hash)).toBe(true)
+            expect(Option.isNone(yield* tokens.findByHash(hash))).toBe(true)
+            expect(yield* tokens.remove(hash)).toBe(false)
+          }))
+      })
+
+      describe("DeviceCodeStore", () => {
+        const code = (userCode: string, expiresAt: string): Ports.DeviceCodeRecord => ({
+          device_hash: uniqueName("device"),
+          user_code: userCode,
+          client_id: "hosting-cli",
+          scope: "",
+          status: "pending",
+          user_id: Option.none(),
+          interval: 5,
+          last_polled_at: Option.none(),
+          expires_at: at(expiresAt),
+          created_at: at("2026-11-01T10:00:00.000Z")
+        })
+
+        it.effect("codes read back by user code and by hash; a decision lands once; polls record the interval; remove is once", () =>
+          Effect.gen(function*() {
+            const codes = yield* Ports.DeviceCodeStore
+            const user = yield* newUser
+            const record = code(uniqueName("UC").toUpperCase(), "2026-11-01T10:10:00.000Z")
+            yield* codes.insert(record)
+            expect(Option.getOrThrow(yield* codes.findByUserCode(record.user_code))).toEqual(record)
+            expect(Option.getOrThrow(yield* codes.findByDeviceHash(record.device_hash)).user_code).toBe(record.user_code)
+            expect(yield* codes.decide(record.user_code, "approved", user.id)).toBe(true)
+            expect(yield* codes.decide(record.user_code, "denied", user.id)).toBe(false)
+            yield* codes.recordPoll(record.device_hash, at("2026-11-01T10:01:00.000Z"), 10)
+            const polled = Option.getOrThrow(yield* codes.findByDeviceHash(record.device_hash))
+            expect([polled.status, polled.user_id, polled.interval, Option.map(polled.last_polled_at, DateTime.formatIso)])
+              .toEqual(["approved", Option.some(user.id), 10, Option.some("2026-11-01T10:01:00.000Z")])
+            expect(yield* codes.remove(record.device_hash)).toBe(true)
+            expect(yield* codes.remove(record.device_hash)).toBe(false)
+            expect(Option.isNone(yield* codes.findByUserCode(record.user_code))).toBe(true)
+          }))
+
+        it.effect("pruneExpired removes only the codes that expired before the time", () =>
+          Effect.gen(function*() {
+            const codes = yield* Ports.DeviceCodeStore
+            const old = code(uniqueName("OLD").toUpperCase(), "2020-01-01T00:00:00.000Z")
+            const fresh = code(uniqueName("NEW").toUpperCase(), "2099-01-01T00:00:00.000Z")
+            yield* codes.insert(old)
+            yield* codes.insert(fresh)
+            expect(yield* codes.pruneExpired(at("2026-11-01T00:00:00.000Z"))).toBeGreaterThanOrEqual(1)
+            expect(Option.isNone(yield* codes.findByDeviceHash(old.device_hash))).toBe(true)
+            expect(Option.isSome(yield* codes.findByDeviceHash(fresh.device_hash))).toBe(true)
           }))
       })
 

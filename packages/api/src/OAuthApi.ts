@@ -1,0 +1,134 @@
+/**
+ * Sign-in for command-line clients: the OAuth 2.0 device authorization grant
+ * (RFC 8628), token revocation (RFC 7009), the authorization server metadata
+ * (RFC 8414), and the small approval page at `verification_uri`.
+ * Requests are form-encoded, as the RFCs ask; answers are JSON (the page, HTML).
+ */
+import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import { Schema } from "effect"
+import { BadRequest, OAuthError } from "./ApiErrors.js"
+
+const html = HttpApiSchema.Text({ contentType: "text/html" })
+
+/** The grant type of RFC 8628. */
+export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code" as const
+
+export const DeviceCodeRequest = Schema.Struct({
+  client_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  scope: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+
+export const DeviceCodeResponse = Schema.Struct({
+  device_code: Schema.String,
+  user_code: Schema.String,
+  verification_uri: Schema.String,
+  verification_uri_complete: Schema.String,
+  expires_in: Schema.Int,
+  interval: Schema.Int
+})
+
+export const TokenRequest = Schema.Struct({
+  grant_type: Schema.String.pipe(Schema.maxLength(200)),
+  device_code: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
+  client_id: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+
+export const TokenResponse = Schema.Struct({
+  access_token: Schema.String,
+  token_type: Schema.Literal("Bearer"),
+  expires_in: Schema.Int,
+  scope: Schema.optional(Schema.String)
+})
+
+export const RevokeRequest = Schema.Struct({
+  token: Schema.String.pipe(Schema.maxLength(500)),
+  token_type_hint: Schema.optional(Schema.String.pipe(Schema.maxLength(100))),
+  client_id: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+
+export const Metadata = Schema.Struct({
+  issuer: Schema.String,
+  device_authorization_endpoint: Schema.String,
+  token_endpoint: Schema.String,
+  revocation_endpoint: Schema.String,
+  grant_types_supported: Schema.Array(Schema.String),
+  response_types_supported: Schema.Array(Schema.String),
+  token_endpoint_auth_methods_supported: Schema.Array(Schema.String),
+  revocation_endpoint_auth_methods_supported: Schema.Array(Schema.String)
+})
+
+/** Sign-in on the approval page with a platform token; `user_code` carries the code being approved. */
+export const SessionRequest = Schema.Struct({
+  token: Schema.String.pipe(Schema.maxLength(500)),
+  user_code: Schema.optional(Schema.String.pipe(Schema.maxLength(20)))
+}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+
+/** The approval form; `csrf` is the value the page put in the form. */
+export const DecisionRequest = Schema.Struct({
+  user_code: Schema.String.pipe(Schema.maxLength(20)),
+  decision: Schema.Literal("approve", "deny"),
+  csrf: Schema.String.pipe(Schema.maxLength(200))
+}).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
+
+export class OAuthApi extends HttpApiGroup.make("oauth")
+  .add(
+    HttpApiEndpoint.post("deviceCode")`/oauth/device/code`
+      .setPayload(DeviceCodeRequest)
+      .addSuccess(DeviceCodeResponse)
+      .addError(OAuthError)
+      .annotate(OpenApi.Summary, "Start a device login (RFC 8628 device authorization request)")
+  )
+  .add(
+    HttpApiEndpoint.post("token")`/oauth/token`
+      .setPayload(TokenRequest)
+      .addSuccess(TokenResponse)
+      .addError(OAuthError)
+      .annotate(
+        OpenApi.Summary,
+        "Poll for the access token of a device login: authorization_pending, slow_down, expired_token, access_denied, then the token"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("revoke")`/oauth/revoke`
+      .setPayload(RevokeRequest)
+      .addSuccess(Schema.Struct({}))
+      .addError(OAuthError)
+      .annotate(OpenApi.Summary, "Revoke an access token (RFC 7009): 200 whether or not it was valid")
+  )
+  .add(
+    HttpApiEndpoint.get("metadata")`/.well-known/oauth-authorization-server`
+      .addSuccess(Metadata)
+      .annotate(OpenApi.Summary, "Authorization server metadata (RFC 8414)")
+  )
+  .add(
+    HttpApiEndpoint.get("devicePage")`/device`
+      .setUrlParams(Schema.Struct({ user_code: Schema.optional(Schema.String.pipe(Schema.maxLength(20))) }))
+      .addSuccess(html)
+      .annotate(OpenApi.Summary, "The approval page of device logins (verification_uri)")
+  )
+  .add(
+    HttpApiEndpoint.post("deviceSession")`/device/session`
+      .setPayload(SessionRequest)
+      .addSuccess(html)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "Sign in on the approval page with a platform token (sets an HttpOnly session cookie)")
+  )
+  .add(
+    HttpApiEndpoint.post("deviceDecision")`/device`
+      .setPayload(DecisionRequest)
+      .addSuccess(html)
+      .addError(BadRequest)
+      .annotate(OpenApi.Summary, "Approve or deny a device login (signed-in users; form with its CSRF value)")
+  )
+  .annotate(OpenApi.Title, "Device login")
+{}
+
+/** RFC 8414 metadata at the root, with the issuer's path inserted (`/.well-known/oauth-authorization-server/api/v1`). */
+export class WellKnownApi extends HttpApiGroup.make("wellKnown")
+  .add(
+    HttpApiEndpoint.get("metadata")`/.well-known/oauth-authorization-server/api/v1`
+      .addSuccess(Metadata)
+      .annotate(OpenApi.Summary, "Authorization server metadata (RFC 8414, path inserted)")
+  )
+  .annotate(OpenApi.Title, "Discovery")
+{}

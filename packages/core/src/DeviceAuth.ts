@@ -1,0 +1,192 @@
+/**
+ * Sign-in of command-line clients with the OAuth 2.0 device authorization
+ * grant (RFC 8628): a client asks for a code, the user approves it on the
+ * approval page while signed in, the client polls for its access token.
+ * Also the page's browser session and token revocation (RFC 7009).
+ * Device codes, access tokens and session tokens are stored only as hashes.
+ */
+import { Context, DateTime, Duration, Effect, Option } from "effect"
+import { DeviceFlowError, InvalidRequest } from "./Errors.js"
+import { hashToken, Identity } from "./Identity.js"
+import { DeviceCodeStore, TokenStore } from "./Ports.js"
+import type { Principal } from "./Principal.js"
+
+/** The grant type of RFC 8628 device access token requests. */
+export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
+
+/** Settings of device logins. */
+export class DeviceAuthConfig extends Context.Reference<DeviceAuthConfig>()("@hosting/core/DeviceAuthConfig", {
+  defaultValue: () => ({
+    /** How long a user has to approve a code. */
+    codeLifetime: Duration.minutes(10) as Duration.Duration,
+    /** Seconds a client waits between polls (RFC 8628 `interval`). */
+    interval: 5,
+    /** How long an access token issued by a device login stays valid. */
+    tokenLifetime: Duration.days(30) as Duration.Duration,
+    /** How long a sign-in on the approval page lasts. */
+    sessionLifetime: Duration.hours(12) as Duration.Duration
+  })
+}) {}
+
+/** Letters that cannot be mistaken for each other or for digits (RFC 8628 section 6.1), no vowels. */
+const userCodeAlphabet = "BCDFGHJKLMNPQRSTVWXZ"
+
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")
+
+/** A secret of 256 random bits, URL-safe. */
+export const randomSecret = (): string => base64url(globalThis.crypto.getRandomValues(new Uint8Array(32)))
+
+/** `XXXX-XXXX` from the alphabet above: about 34 bits, plenty for a code that lives ten minutes. */
+const randomUserCode = (): string => {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(8))
+  const chars = Array.from(bytes, (b) => userCodeAlphabet[b % userCodeAlphabet.length]!)
+  return `${chars.slice(0, 4).join("")}-${chars.slice(4).join("")}`
+}
+
+/** What users type, as stored: upper case, the hyphen where it belongs, other separators dropped. */
+export const normalizeUserCode = (input: string): string => {
+  const letters = input.toUpperCase().replace(/[^A-Z]/g, "")
+  return letters.length === 8 ? `${letters.slice(0, 4)}-${letters.slice(4)}` : letters
+}
+
+/** What the approval page shows of a code. */
+export interface CodeView {
+  readonly user_code: string
+  readonly client_id: string
+  readonly state: "pending" | "approved" | "denied" | "expired"
+}
+
+const seconds = (d: Duration.Duration) => Math.round(Duration.toSeconds(d))
+
+export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/DeviceAuth", {
+  effect: Effect.gen(function*() {
+    const codes = yield* DeviceCodeStore
+    const tokens = yield* TokenStore
+    const identity = yield* Identity
+    const config = yield* DeviceAuthConfig
+
+    const flowError = (code: DeviceFlowError["code"], details: string) => new DeviceFlowError({ code, details })
+
+    /** Starts a device login: the codes the client shows and polls with. */
+    const start = Effect.fn("DeviceAuth.start")(function*(clientId: string, scope: string) {
+      const now = yield* DateTime.now
+      const deviceCode = randomSecret()
+      const userCode = randomUserCode()
+      yield* codes.pruneExpired(now)
+      yield* codes.insert({
+        device_hash: yield* hashToken(deviceCode),
+        user_code: userCode,
+        client_id: clientId,
+        scope,
+        status: "pending",
+        user_id: Option.none(),
+        interval: config.interval,
+        last_polled_at: Option.none(),
+        expires_at: DateTime.addDuration(now, config.codeLifetime),
+        created_at: now
+      })
+      return { device_code: deviceCode, user_code: userCode, expires_in: seconds(config.codeLifetime), interval: config.interval }
+    })
+
+    /** Issues an access token for a user; only its hash is kept. */
+    const issueToken = (principalUser: Principal["user"]["id"], lifetime: Duration.Duration) =>
+      Effect.gen(function*() {
+        const token = randomSecret()
+        const now = yield* DateTime.now
+        yield* identity.issue(principalUser, token, Option.some(DateTime.addDuration(now, lifetime)))
+        return token
+      })
+
+    /**
+     * The device access token request (RFC 8628 section 3.4): a token once the
+     * user approved, otherwise the error the client acts on.
+     */
+    const poll = Effect.fn("DeviceAuth.poll")(function*(grantType: string, deviceCode: string | undefined) {
+      if (grantType !== deviceCodeGrant) {
+        return yield* flowError("unsupported_grant_type", `grant_type must be ${deviceCodeGrant}.`)
+      }
+      if (deviceCode === undefined || deviceCode === "") return yield* flowError("invalid_request", "device_code is required.")
+      const hash = yield* hashToken(deviceCode)
+      const found = yield* codes.findByDeviceHash(hash)
+      if (Option.isNone(found)) {
+        return yield* flowError("invalid_grant", "This device code is unknown or was already used; start the login again.")
+      }
+      const code = found.value
+      const now = yield* DateTime.now
+      if (DateTime.lessThanOrEqualTo(code.expires_at, now)) {
+        yield* codes.remove(hash)
+        return yield* flowError("expired_token", "The code expired before it was approved; start the login again.")
+      }
+      if (code.status === "denied") {
+        yield* codes.remove(hash)
+        return yield* flowError("access_denied", "The login was denied on the approval page.")
+      }
+      const early = Option.exists(
+        code.last_polled_at,
+        (last) => DateTime.toEpochMillis(now) - DateTime.toEpochMillis(last) < code.interval * 1000
+      )
+      if (code.status === "pending") {
+        const interval = early ? code.interval + 5 : code.interval
+        yield* codes.recordPoll(hash, now, interval)
+        return yield* early
+          ? flowError("slow_down", `Polling too fast: wait ${interval} seconds between requests.`)
+          : flowError("authorization_pending", "The code has not been approved yet.")
+      }
+      // Approved: the first poll to take the code gets the token.
+      if (!(yield* codes.remove(hash)) || Option.isNone(code.user_id)) {
+        return yield* flowError("invalid_grant", "This device code was already used; start the login again.")
+      }
+      const accessToken = yield* issueToken(code.user_id.value, config.tokenLifetime)
+      return {
+        access_token: accessToken,
+        token_type: "Bearer" as const,
+        expires_in: seconds(config.tokenLifetime),
+        ...(code.scope === "" ? {} : { scope: code.scope })
+      }
+    })
+
+    /** A code as the approval page shows it; None when there is no such code. */
+    const describe = Effect.fn("DeviceAuth.describe")(function*(userCode: string) {
+      const found = yield* codes.findByUserCode(normalizeUserCode(userCode))
+      if (Option.isNone(found)) return Option.none<CodeView>()
+      const now = yield* DateTime.now
+      const code = found.value
+      const view: CodeView = {
+        user_code: code.user_code,
+        client_id: code.client_id,
+        state: code.status === "pending" && DateTime.lessThanOrEqualTo(code.expires_at, now) ? "expired" : code.status
+      }
+      return Option.some(view)
+    })
+
+    /** The signed-in user approves or denies a pending code. */
+    const decide = Effect.fn("DeviceAuth.decide")(function*(principal: Principal, userCode: string, decision: "approve" | "deny") {
+      const view = yield* describe(userCode)
+      if (Option.isNone(view)) {
+        return yield* new InvalidRequest({ details: "user_code: no login is waiting for this code; check it, or start the login again." })
+      }
+      if (view.value.state !== "pending") {
+        return yield* new InvalidRequest({ details: `user_code: this login is ${view.value.state}; start the login again if needed.` })
+      }
+      const changed = yield* codes.decide(view.value.user_code, decision === "approve" ? "approved" : "denied", principal.user.id)
+      if (!changed) return yield* new InvalidRequest({ details: "user_code: this login was decided already." })
+      return { ...view.value, state: decision === "approve" ? "approved" as const : "denied" as const }
+    })
+
+    /** Signs in on the approval page with a platform token: a new session token for the same user. */
+    const signIn = Effect.fn("DeviceAuth.signIn")(function*(platformToken: string) {
+      const principal = yield* identity.authenticate(platformToken)
+      const session = yield* issueToken(principal.user.id, config.sessionLifetime)
+      return { session, principal, expires_in: seconds(config.sessionLifetime) }
+    })
+
+    /** Revokes a token (RFC 7009): the answer is the same whether or not it existed. */
+    const revoke = Effect.fn("DeviceAuth.revoke")(function*(token: string) {
+      if (token === "" || token.length > 4096) return
+      yield* tokens.remove(yield* hashToken(token))
+    })
+
+    return { start, poll, describe, decide, signIn, revoke } as const
+  })
+}) {}

@@ -1,0 +1,214 @@
+/**
+ * Handlers of device login (RFC 8628), revocation (RFC 7009), the metadata
+ * (RFC 8414) and the approval page. The page keeps a browser session in an
+ * HttpOnly, SameSite=Strict cookie; its forms carry a CSRF value derived from
+ * the session, and cross-origin posts are refused.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { HostingApi } from "@hosting/api"
+import { DeviceAuth, Identity } from "@hosting/core"
+import { Effect, Either, Option } from "effect"
+import { handle } from "./ErrorMapping.js"
+
+/** Name of the approval page's session cookie. */
+export const sessionCookie = "hosting_session"
+
+/**
+ * The public base URL of the API (`https://host/api/v1`): the configured one,
+ * else the request's host and protocol (honouring X-Forwarded-Proto/Host).
+ */
+export const publicBase = (request: HttpServerRequest.HttpServerRequest, configured: string | undefined): string => {
+  if (configured !== undefined) return configured.replace(/\/+$/, "")
+  const forwardedProto = request.headers["x-forwarded-proto"]?.split(",")[0]?.trim()
+  const forwardedHost = request.headers["x-forwarded-host"]?.split(",")[0]?.trim()
+  const host = forwardedHost ?? request.headers["host"] ?? "localhost"
+  const proto = forwardedProto === "https" || forwardedProto === "http" ? forwardedProto : "http"
+  return `${proto}://${host}${HostingApi.basePath}`
+}
+
+const escapeHtml = (text: string) =>
+  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
+
+const pageHeaders = {
+  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+  "x-frame-options": "DENY",
+  "x-content-type-options": "nosniff",
+  "referrer-policy": "no-referrer",
+  "cache-control": "no-store"
+}
+
+/** A small, self-contained HTML page (no script, no external resource). */
+const page = (title: string, body: string, status = 200, headers: Record<string, string> = {}) =>
+  HttpServerResponse.text(
+    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
+      `<title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}` +
+      `input,button{font-size:1rem;padding:.4rem .6rem;margin:.2rem 0}code{font-size:1.2rem;letter-spacing:.1rem}.error{color:#a00}</style></head>` +
+      `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
+    { contentType: "text/html; charset=utf-8" }
+  ).pipe(HttpServerResponse.setStatus(status), HttpServerResponse.setHeaders({ ...pageHeaders, ...headers }))
+
+const signInForm = (userCode: string, error?: string) =>
+  page(
+    "Sign in to approve a device",
+    `${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}` +
+      `<p>A command-line client asks to sign in as you. Sign in with a platform access token to review the request.</p>` +
+      `<form method="post" action="device/session"><input type="hidden" name="user_code" value="${escapeHtml(userCode)}">` +
+      `<label for="token">Access token</label><br><input id="token" name="token" type="password" autocomplete="off" required autofocus><br>` +
+      `<button type="submit">Sign in</button></form>`,
+    error ? 401 : 200
+  )
+
+/** The CSRF value of a session: a hash of the session token, which only its holder knows. */
+const csrfOf = (session: string) => Identity.hashToken(`csrf:${session}`)
+
+const approvalForm = (name: string, session: string, view: Option.Option<DeviceAuth.CodeView>, typed: string, headers = {}) =>
+  Effect.map(csrfOf(session), (csrf) => {
+    const intro = `<p>Signed in as <strong>${escapeHtml(name)}</strong>.</p>`
+    if (Option.isNone(view)) {
+      const notFound = typed === "" ? "" : `<p class="error" role="alert">No login is waiting for code ${escapeHtml(typed)}.</p>`
+      return page(
+        "Approve a device",
+        `${intro}${notFound}<form method="get" action="device"><label for="user_code">Code shown by the client</label><br>` +
+          `<input id="user_code" name="user_code" autocomplete="off" required autofocus><br><button type="submit">Continue</button></form>`,
+        200,
+        headers
+      )
+    }
+    const code = view.value
+    if (code.state !== "pending") {
+      return page("Approve a device", `${intro}<p>The login with code <code>${escapeHtml(code.user_code)}</code> is ${code.state}.</p>`, 200, headers)
+    }
+    return page(
+      "Approve a device",
+      `${intro}<p>The client <strong>${escapeHtml(code.client_id)}</strong> asks to act as you with code</p>` +
+        `<p><code>${escapeHtml(code.user_code)}</code></p><p>Approve only if this is the code your client shows.</p>` +
+        `<form method="post" action="device"><input type="hidden" name="user_code" value="${escapeHtml(code.user_code)}">` +
+        `<input type="hidden" name="csrf" value="${csrf}">` +
+        `<button type="submit" name="decision" value="approve">Approve</button> ` +
+        `<button type="submit" name="decision" value="deny">Deny</button></form>`,
+      200,
+      headers
+    )
+  })
+
+/** Refuses a form posted from another origin (the page posts only to itself). */
+const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
+  const origin = request.headers["origin"]
+  if (origin === undefined || origin === "null") return origin === undefined
+  try {
+    return new URL(origin).host === (request.headers["x-forwarded-host"] ?? request.headers["host"])
+  } catch {
+    return false
+  }
+}
+
+const crossOrigin = () => page("Request refused", "<p class=\"error\">This form can only be sent from this server's page.</p>", 403)
+
+export interface OAuthHttpOptions {
+  /** The API's public base URL; derived from each request when absent. */
+  readonly publicUrl?: string | undefined
+}
+
+export const layer = (options: OAuthHttpOptions = {}) =>
+  HttpApiBuilder.group(HostingApi.HostingApi, "oauth", (handlers) =>
+    Effect.gen(function*() {
+      const auth = yield* DeviceAuth.DeviceAuth
+      const identity = yield* Identity.Identity
+      const base = Effect.map(HttpServerRequest.HttpServerRequest, (request) => publicBase(request, options.publicUrl))
+
+      /** The signed-in user of the page, with the session token. */
+      const session = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const token = request.cookies[sessionCookie]
+        if (token === undefined || token === "") return Option.none()
+        return yield* identity.authenticate(token).pipe(
+          Effect.map((principal) => Option.some({ principal, token })),
+          Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none()))
+        )
+      })
+
+      return handlers
+        .handle("deviceCode", ({ payload }) =>
+          Effect.gen(function*() {
+            const started = yield* handle(auth.start(payload.client_id, payload.scope ?? ""))
+            const root = yield* base
+            return {
+              ...started,
+              verification_uri: `${root}/device`,
+              verification_uri_complete: `${root}/device?user_code=${encodeURIComponent(started.user_code)}`
+            }
+          }))
+        .handle("token", ({ payload }) =>
+          handle(auth.poll(payload.grant_type, payload.device_code)).pipe(
+            // RFC 6749 5.1: token answers are never cached.
+            Effect.map((token) => HttpServerResponse.unsafeJson(token, { headers: { "cache-control": "no-store", pragma: "no-cache" } }))
+          ))
+        .handle("revoke", ({ payload }) => handle(auth.revoke(payload.token)).pipe(Effect.as({})))
+        .handle("metadata", () => Effect.map(base, metadataOf))
+        .handle("devicePage", ({ urlParams }) =>
+          Effect.gen(function*() {
+            const typed = urlParams.user_code ?? ""
+            const signedIn = yield* handle(session)
+            if (Option.isNone(signedIn)) return signInForm(typed)
+            const view = typed === "" ? Option.none() : yield* handle(auth.describe(typed))
+            return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.token, view, typed)
+          }))
+        .handle("deviceSession", ({ payload }) =>
+          handle(Effect.gen(function*() {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            if (!sameOrigin(request)) return crossOrigin()
+            const typed = payload.user_code ?? ""
+            const signedIn = yield* auth.signIn(payload.token).pipe(
+              Effect.map(Option.some),
+              Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none()))
+            )
+            if (Option.isNone(signedIn)) return signInForm(typed, "That access token is not valid or has expired.")
+            const secure = (yield* base).startsWith("https:") ? "; Secure" : ""
+            const cookie = `${sessionCookie}=${signedIn.value.session}; HttpOnly; SameSite=Strict; Path=${HostingApi.basePath}; ` +
+              `Max-Age=${signedIn.value.expires_in}${secure}`
+            const view = typed === "" ? Option.none() : yield* auth.describe(typed)
+            return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.session, view, typed, { "set-cookie": cookie })
+          })))
+        .handle("deviceDecision", ({ payload }) =>
+          handle(Effect.gen(function*() {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            if (!sameOrigin(request)) return crossOrigin()
+            const signedIn = yield* session
+            if (Option.isNone(signedIn)) return signInForm(payload.user_code, "Your sign-in has ended; sign in again.")
+            const expected = yield* csrfOf(signedIn.value.token)
+            if (!Identity.constantTimeEqual(expected, payload.csrf)) {
+              return page("Request refused", "<p class=\"error\">The form has expired; reload the page and try again.</p>", 403)
+            }
+            const decided = yield* Effect.either(auth.decide(signedIn.value.principal, payload.user_code, payload.decision))
+            if (Either.isLeft(decided)) {
+              if (decided.left._tag !== "InvalidRequest") return yield* Effect.fail(decided.left)
+              return page("Approve a device", `<p class="error" role="alert">${escapeHtml(decided.left.details)}</p>`, 400)
+            }
+            return page(
+              decided.right.state === "approved" ? "Device approved" : "Device denied",
+              decided.right.state === "approved"
+                ? "<p>The client is signed in. You can close this page and go back to your terminal.</p>"
+                : "<p>The login was denied; the client will not get access.</p>"
+            )
+          })))
+    }))
+
+/** RFC 8414 metadata of the server at a base URL. */
+export const metadataOf = (root: string) => ({
+  issuer: root,
+  device_authorization_endpoint: `${root}/oauth/device/code`,
+  token_endpoint: `${root}/oauth/token`,
+  revocation_endpoint: `${root}/oauth/revoke`,
+  grant_types_supported: [DeviceAuth.deviceCodeGrant],
+  response_types_supported: [],
+  token_endpoint_auth_methods_supported: ["none"],
+  revocation_endpoint_auth_methods_supported: ["none"]
+})
+
+/** The metadata at the root path that RFC 8414 derives from the issuer `…/api/v1`. */
+export const wellKnownLayer = (options: OAuthHttpOptions = {}) =>
+  HttpApiBuilder.group(HostingApi.HostingApi, "wellKnown", (handlers) =>
+    Effect.succeed(
+      handlers.handle("metadata", () =>
+        Effect.map(HttpServerRequest.HttpServerRequest, (request) => metadataOf(publicBase(request, options.publicUrl))))
+    ))
