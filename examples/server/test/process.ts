@@ -27,6 +27,30 @@ export const call = async (server: Running, method: string, path: string, token?
   return { status: response.status, body: await response.json() as any }
 }
 
+/**
+ * Approves or denies a device login the way a person does, with plain HTTP
+ * form posts: the page (which asks to sign in), sign-in with a platform token
+ * (an HttpOnly session cookie and a form with its CSRF value), the decision.
+ */
+export const decideOnPage = async (baseUrl: string, token: string, userCode: string, decision: "approve" | "deny") => {
+  const first = await fetch(`${baseUrl}/device?user_code=${encodeURIComponent(userCode)}`)
+  const signInForm = (await first.text()).includes("name=\"token\"")
+  const form = { "content-type": "application/x-www-form-urlencoded" }
+  const signedIn = await fetch(`${baseUrl}/device/session`, {
+    method: "POST",
+    headers: form,
+    body: new URLSearchParams({ token, user_code: userCode })
+  })
+  const cookie = (signedIn.headers.get("set-cookie") ?? "").split(";")[0]!
+  const csrf = /name="csrf" value="([^"]+)"/.exec(await signedIn.text())?.[1] ?? ""
+  const decided = await fetch(`${baseUrl}/device`, {
+    method: "POST",
+    headers: { ...form, cookie },
+    body: new URLSearchParams({ user_code: userCode, decision, csrf })
+  })
+  return { status: decided.status, html: await decided.text(), signInForm }
+}
+
 /** Output and exit code of a server that is expected to refuse to start. */
 export const runToExit = (env: Record<string, string>, timeoutMs = 20_000) =>
   new Promise<{ code: number | null; output: string }>((resolve, reject) => {

@@ -1,0 +1,122 @@
+/**
+ * `hosting agents list|get|register|publish|config`: the catalog.
+ */
+import { Command, Options } from "@effect/cli"
+import { FileSystem } from "@effect/platform"
+import type { Agent } from "@hosting/core"
+import { Effect, Option, Schema } from "effect"
+import * as Arguments from "./Arguments.js"
+import { usageError } from "./ExitCode.js"
+import * as Output from "./Output.js"
+import * as Session from "./Session.js"
+
+const readText = (path: string, what: string) =>
+  Effect.flatMap(FileSystem.FileSystem, (fs) => fs.readFileString(path)).pipe(
+    Effect.mapError(() => usageError(`cannot read the ${what} file ${path}`, "file_unreadable"))
+  )
+
+const warningsTable = (warnings: ReadonlyArray<Agent.ValidationWarning>) =>
+  Output.table([
+    { header: "WARNING", value: (w) => w.code },
+    { header: "PATH", value: (w) => w.path },
+    { header: "MESSAGE", value: (w) => w.message }
+  ], warnings)
+
+const list = Command.make("list", {
+  query: Options.text("query").pipe(Options.withAlias("q"), Options.withDescription("Words to look for"), Options.optional),
+  limit: Options.integer("limit").pipe(
+    Options.withSchema(Schema.Number.pipe(Schema.between(1, 200))),
+    Options.withDescription("Agents per page, 1 to 200"),
+    Options.withDefault(50)
+  ),
+  offset: Options.integer("offset").pipe(Options.withSchema(Schema.NonNegative), Options.withDefault(0))
+}, ({ limit, offset, query }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const page = yield* session.client.publicAgents.list({
+      urlParams: Option.match(query, { onNone: () => ({ limit, offset }), onSome: (q) => ({ q, limit, offset }) })
+    })
+    if (session.json) return yield* Output.json(page)
+    yield* Output.line(Output.table([
+      { header: "AGENT", value: (a) => `${a.account}/${a.name}` },
+      { header: "VERSION", value: (a) => a.latest_version },
+      { header: "PUBLISHED", value: (a) => Output.date(a.published_at) },
+      { header: "DESCRIPTION", value: (a) => Output.cut(a.description ?? "") }
+    ], page.agents))
+    if (page.total > page.agents.length) {
+      yield* Output.line(`${page.offset + 1}-${page.offset + page.agents.length} of ${page.total}`)
+    }
+  })).pipe(Command.withDescription("List the public catalog: agents with a published version"))
+
+const get = Command.make("get", { agent: Arguments.agent }, ({ agent }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.publicAgents.get({ path: agent })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(Output.fields([["agent", `${found.account}/${found.name}`], ["registry", found.registry]]))
+    yield* Output.line("")
+    yield* Output.line(Output.table([
+      { header: "BUILD", value: (v) => v.build_id },
+      { header: "VERSION", value: (v) => v.version ?? "-" },
+      { header: "PUBLISHED", value: (v) => Output.date(v.published_at) },
+      { header: "REGISTERED", value: (v) => Output.date(v.registered_at) },
+      { header: "WARNINGS", value: (v) => String(v.validation_warnings.length), right: true }
+    ], found.versions))
+  })).pipe(Command.withDescription("Show an agent and its versions (every build for members of its account)"))
+
+const register = Command.make("register", {
+  agent: Arguments.agent,
+  buildId: Arguments.buildId,
+  registry: Options.text("registry").pipe(Options.withDescription("The OCI registry of the build's image, e.g. ghcr.io/acme")),
+  spec: Options.file("spec", { exists: "yes" }).pipe(Options.withDescription("The agent spec (YAML) file")),
+  readme: Options.file("readme", { exists: "yes" }).pipe(Options.withDescription("A README (Markdown) file"), Options.optional)
+}, ({ agent, buildId, readme, registry, spec }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const spec_content = yield* readText(spec, "spec")
+    const readmeText = Option.isSome(readme) ? yield* readText(readme.value, "readme") : undefined
+    const registered = yield* session.client.agents.register({
+      path: agent,
+      payload: readmeText === undefined
+        ? { build_id: buildId, registry, spec_content }
+        : { build_id: buildId, registry, spec_content, readme: readmeText }
+    })
+    if (session.json) return yield* Output.json(registered)
+    yield* Output.line(`Registered ${registered.account}/${registered.name} build ${registered.build_id}.`)
+    if (registered.validation_warnings.length > 0) yield* Output.line(warningsTable(registered.validation_warnings))
+  })).pipe(Command.withDescription("Register a build of an agent, or update it (owner or admin)"))
+
+const publish = Command.make("publish", { agent: Arguments.agentAt(true), buildId: Arguments.buildId }, ({ agent, buildId }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const published = yield* session.client.agents.publish({
+      path: { account: agent.account, name: agent.name },
+      payload: { build_id: buildId, version: agent.version! }
+    })
+    if (session.json) return yield* Output.json(published)
+    yield* Output.line(`Published ${published.account}/${published.name} build ${published.build_id} as ${published.version}.`)
+  })).pipe(Command.withDescription("Give a build a semantic version: it appears in the public catalog (owner or admin)"))
+
+const config = Command.make("config", { agent: Arguments.agent }, ({ agent }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.agents.config({ path: agent })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(Output.fields([
+      ["agent", `${found.account}/${found.name}`],
+      ["build", found.build_id],
+      ["version", found.version ?? "-"],
+      ["image", found.image],
+      ["registry", found.registry]
+    ]))
+    const env = Object.entries(found.env)
+    if (env.length > 0) {
+      yield* Output.line("")
+      yield* Output.line(Output.table([{ header: "ENV", value: (e) => e[0] }, { header: "VALUE", value: (e) => e[1] }], env))
+    }
+  })).pipe(Command.withDescription("What deploying the latest build needs: image, environment, spec"))
+
+export const command = Command.make("agents").pipe(
+  Command.withDescription("The agent catalog"),
+  Command.withSubcommands([list, get, register, publish, config])
+)

@@ -1,0 +1,99 @@
+/**
+ * Arguments shared by the commands, validated with the API's own schemas
+ * before any request is made (a bad one is a usage error, exit 1).
+ */
+import { Args, HelpDoc, Options, ValidationError } from "@effect/cli"
+import { Conversation, Deployment, Ids } from "@hosting/core"
+import { Effect, ParseResult, Schema } from "effect"
+
+const decodeWith = <A>(schema: Schema.Schema<A, string>, what: string) => (raw: string) =>
+  Schema.decodeUnknown(schema)(raw).pipe(
+    Effect.mapError((error) =>
+      HelpDoc.p(`${what} "${raw}" ${ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => i.message).join("; ")}`)
+    )
+  )
+
+const decodeOption = <A>(schema: Schema.Schema<A, string>, what: string) => (raw: string) =>
+  decodeWith(schema, what)(raw).pipe(Effect.mapError(ValidationError.invalidValue))
+
+/** An agent named `<account>/<agent>`. */
+export interface AgentRef {
+  readonly account: Ids.AccountName
+  readonly name: Ids.AgentName
+}
+
+const parseAgentRef = (raw: string) =>
+  Effect.gen(function*() {
+    const parts = raw.split("/")
+    if (parts.length !== 2) return yield* Effect.fail(HelpDoc.p(`agent "${raw}" must be written <account>/<agent>, e.g. acme/helper`))
+    const account = yield* decodeWith(Ids.AccountName, "account")(parts[0]!)
+    const name = yield* decodeWith(Ids.AgentName, "agent name")(parts[1]!)
+    const ref: AgentRef = { account, name }
+    return ref
+  })
+
+/** An agent with a version, `<account>/<agent>@<version>`. */
+export interface AgentAt extends AgentRef {
+  readonly version: Ids.SemVer | undefined
+}
+
+/**
+ * `<account>/<agent>@<version>`, the version required or optional. (A
+ * `--version` option cannot be: @effect/cli keeps that name for itself.)
+ */
+export const agentAt = (versionRequired: boolean) =>
+  Args.text({ name: versionRequired ? "account/agent@version" : "account/agent[@version]" }).pipe(
+    Args.withDescription(
+      versionRequired
+        ? "The agent and the version, as <account>/<agent>@<major.minor.patch> (e.g. acme/helper@1.0.0)"
+        : "The agent, as <account>/<agent>, optionally with a published version: acme/helper@1.0.0"
+    ),
+    Args.mapEffect((raw) =>
+      Effect.gen(function*() {
+        const at = raw.lastIndexOf("@")
+        if (at === -1 && versionRequired) {
+          return yield* Effect.fail(HelpDoc.p(`"${raw}" needs a version: <account>/<agent>@<major.minor.patch>, e.g. acme/helper@1.0.0`))
+        }
+        const ref = yield* parseAgentRef(at === -1 ? raw : raw.slice(0, at))
+        const version = at === -1 ? undefined : yield* decodeWith(Ids.SemVer, "version")(raw.slice(at + 1))
+        const result: AgentAt = { ...ref, version }
+        return result
+      })
+    )
+  )
+
+/** `<account>/<agent>` as the first argument. */
+export const agent = Args.text({ name: "account/agent" }).pipe(
+  Args.withDescription("The agent, as <account>/<agent> (e.g. acme/helper)"),
+  Args.mapEffect(parseAgentRef)
+)
+
+export const account = (name = "account") =>
+  Args.text({ name }).pipe(Args.withDescription("An account name"), Args.mapEffect(decodeWith(Ids.AccountName, "account")))
+
+export const deployment = Args.text({ name: "deployment" }).pipe(
+  Args.withDescription("A deployment id (see `hosting deployments history`)"),
+  Args.mapEffect(decodeWith(Deployment.DeploymentId, "deployment"))
+)
+
+export const conversation = Args.text({ name: "conversation" }).pipe(
+  Args.withDescription("A conversation id (a UUID v4)"),
+  Args.mapEffect(decodeWith(Conversation.ConversationId, "conversation"))
+)
+
+/** `--account` of the ConfigMap and pod routes, which check that the namespace belongs to it. */
+export const ownerAccount = Options.text("account").pipe(
+  Options.withDescription("The account the deployment's namespace belongs to"),
+  Options.mapEffect(decodeOption(Ids.AccountName, "account"))
+)
+
+export const buildId = Options.text("build-id").pipe(
+  Options.withDescription("The build id"),
+  Options.mapEffect(decodeOption(Ids.BuildId, "build id"))
+)
+
+/** Parses a value the way the arguments are parsed, for values read elsewhere (stdin, files). */
+export const decode = decodeWith
+
+/** The schema of account names, for arguments that are account names under another label. */
+export const accountName = Ids.AccountName

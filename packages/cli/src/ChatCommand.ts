@@ -1,0 +1,154 @@
+/**
+ * `hosting chat list|send|title|history|cancel`: conversations with a
+ * deployed agent. `send` prints the reply as it streams.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import { ReplyStream } from "@hosting/client"
+import { Conversation } from "@hosting/core"
+import { Effect, Option, Stream } from "effect"
+import * as Arguments from "./Arguments.js"
+import { CliFailure, server, usageError } from "./ExitCode.js"
+import * as Output from "./Output.js"
+import * as Session from "./Session.js"
+
+const readStdin = Effect.promise(async () => {
+  const chunks: Array<Buffer> = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString("utf8")
+})
+
+const list = Command.make("list", { deployment: Arguments.deployment }, ({ deployment }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.chat.list({ path: { deploymentId: deployment } })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(Output.table([
+      { header: "CONVERSATION", value: (c) => c.conversation_id },
+      { header: "UPDATED", value: (c) => Output.date(c.updated_at) },
+      { header: "STREAMING", value: (c) => (c.assistant_streaming ? "yes" : "no") },
+      { header: "TITLE", value: (c) => Output.cut(c.title) }
+    ], found.conversations))
+  })).pipe(Command.withDescription("Your conversations with a deployment, most recent first"))
+
+/** How the awaited reply ended. */
+interface Outcome {
+  readonly message_id: string | undefined
+  readonly status: "complete" | "failed" | "cancelled" | "streaming"
+  readonly content: string
+  readonly error?: string
+}
+
+const send = Command.make("send", {
+  deployment: Arguments.deployment,
+  message: Args.text({ name: "message" }).pipe(Args.withDescription("The message text; - reads it from stdin"), Args.optional),
+  conversation: Options.text("conversation").pipe(
+    Options.withAlias("c"),
+    Options.withDescription("Continue this conversation (default: start a new one)"),
+    Options.withSchema(Conversation.ConversationId),
+    Options.optional
+  ),
+  attach: Options.text("attach").pipe(Options.withDescription("The key of a ready file to attach; repeatable"), Options.repeated),
+  clientMessageId: Options.text("client-message-id").pipe(
+    Options.withDescription("An id of yours that makes a retried send safe"),
+    Options.optional
+  )
+}, ({ attach, clientMessageId, conversation, deployment, message }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const content = Option.isSome(message) ? (message.value === "-" ? yield* readStdin : message.value) : ""
+    if (content.trim() === "" && attach.length === 0) return yield* usageError("a message needs text or --attach")
+    const conversationId = Option.getOrElse(conversation, () => Conversation.ConversationId.make(globalThis.crypto.randomUUID()))
+    const path = { deploymentId: deployment, conversationId }
+    const sent = yield* session.client.chat.send({
+      path,
+      payload: {
+        ...(content === "" ? {} : { content }),
+        ...(attach.length === 0 ? {} : { attachments: attach.map((key) => ({ key })) }),
+        ...Option.match(clientMessageId, { onNone: () => ({}), onSome: (id) => ({ client_message_id: id }) })
+      }
+    })
+    if (!session.json) yield* Output.note(`conversation ${conversationId}`)
+    // The reply is the assistant message stored right after the user's.
+    const { messages } = yield* session.client.chat.history({ path })
+    const position = messages.findIndex((m) => m.message_id === sent.message_id)
+    const stored = messages.slice(position + 1).find((m) => m.role === "assistant")
+    let outcome: Outcome
+    if (stored !== undefined && stored.status !== "streaming") {
+      // Already over (a repeated send, or a quick agent): the history has it all.
+      outcome = { message_id: stored.message_id, status: stored.status, content: stored.content }
+      if (!session.json) yield* Output.write(`${stored.content}\n`)
+    } else {
+      let ended: Outcome = { message_id: stored?.message_id, status: "streaming", content: "" }
+      yield* ReplyStream.reply({ ...session.options, ...path, messageId: stored?.message_id }).pipe(
+        Stream.runForEach((part) => {
+          switch (part._tag) {
+            case "Delta":
+              ended = { ...ended, message_id: part.message_id, content: ended.content + part.delta }
+              return session.json ? Effect.void : Output.write(part.delta)
+            case "Completed":
+              ended = { message_id: part.message_id, status: "complete", content: part.content }
+              return session.json ? Effect.void : Output.write("\n")
+            case "Failed":
+              ended = {
+                ...ended,
+                message_id: part.message_id,
+                status: part.error === "cancelled" ? "cancelled" : "failed",
+                error: part.error
+              }
+              return session.json ? Effect.void : Output.write(ended.content === "" ? "" : "\n")
+          }
+        })
+      )
+      outcome = ended
+    }
+    if (session.json) {
+      yield* Output.json({ conversation_id: conversationId, message_id: sent.message_id, timestamp: sent.timestamp, reply: outcome })
+    }
+    if (outcome.status === "failed" || outcome.status === "cancelled") {
+      return yield* new CliFailure({
+        exitCode: server,
+        error: outcome.status === "cancelled" ? "reply_cancelled" : "reply_failed",
+        details: `The reply ${outcome.status === "cancelled" ? "was cancelled" : "failed"}${outcome.error === undefined ? "" : `: ${outcome.error}`}`
+      })
+    }
+  })).pipe(Command.withDescription("Send a message and print the agent's reply as it streams"))
+
+const title = Command.make("title", {
+  deployment: Arguments.deployment,
+  conversation: Arguments.conversation,
+  title: Args.text({ name: "title" }).pipe(Args.withSchema(Conversation.Title))
+}, ({ conversation, deployment, title }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const renamed = yield* session.client.chat.setTitle({
+      path: { deploymentId: deployment, conversationId: conversation },
+      payload: { title }
+    })
+    if (session.json) return yield* Output.json(renamed)
+    yield* Output.line(`Conversation ${renamed.conversation_id} is titled "${renamed.title}".`)
+  })).pipe(Command.withDescription("Set a conversation's title (1 to 80 characters)"))
+
+const history = Command.make("history", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation, deployment }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.chat.history({ path: { deploymentId: deployment, conversationId: conversation } })
+    if (session.json) return yield* Output.json(found)
+    for (const m of found.messages) {
+      const files = m.attachments.length === 0 ? "" : ` [${m.attachments.map((a) => `${a.filename} (${a.key})`).join(", ")}]`
+      const status = m.status === "complete" ? "" : ` (${m.status})`
+      yield* Output.line(`${Output.date(m.timestamp)} ${m.role}${status}:${files} ${m.content}`)
+    }
+  })).pipe(Command.withDescription("Every message of a conversation, oldest first"))
+
+const cancel = Command.make("cancel", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation, deployment }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const result = yield* session.client.chat.cancel({ path: { deploymentId: deployment, conversationId: conversation } })
+    if (session.json) return yield* Output.json(result)
+    yield* Output.line(result.status === "cancelled" ? `Cancelled the reply ${result.message_id}.` : "No reply was streaming.")
+  })).pipe(Command.withDescription("Stop the reply that is streaming"))
+
+export const command = Command.make("chat").pipe(
+  Command.withDescription("Chat with a deployed agent"),
+  Command.withSubcommands([list, send, title, history, cancel])
+)

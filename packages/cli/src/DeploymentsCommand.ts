@@ -1,0 +1,119 @@
+/**
+ * `hosting deployments history|create|get|delete|configmap|restart`.
+ */
+import { Args, Command, Options } from "@effect/cli"
+import type { Deployment } from "@hosting/core"
+import { Effect, Option, Schema } from "effect"
+import * as Arguments from "./Arguments.js"
+import * as Output from "./Output.js"
+import * as Session from "./Session.js"
+
+const deploymentsTable = (deployments: ReadonlyArray<Deployment.Deployment>) =>
+  Output.table([
+    { header: "ID", value: (d) => d.id },
+    { header: "ACCOUNT", value: (d) => d.account },
+    { header: "AGENT", value: (d) => d.agent },
+    { header: "BUILD", value: (d) => d.build_id },
+    { header: "STATUS", value: (d) => (d.undeployed_at === null ? d.status : "undeployed") },
+    { header: "NAMESPACE", value: (d) => d.namespace },
+    { header: "DEPLOYED", value: (d) => Output.date(d.deployed_at) },
+    { header: "UNDEPLOYED", value: (d) => Output.date(d.undeployed_at) }
+  ], deployments)
+
+const one = (deployment: Deployment.Deployment) =>
+  Output.fields([
+    ["id", deployment.id],
+    ["account", deployment.account],
+    ["agent", deployment.agent],
+    ["build", deployment.build_id],
+    ["status", deployment.status],
+    ["namespace", deployment.namespace],
+    ["deployed", Output.date(deployment.deployed_at)],
+    ["undeployed", Output.date(deployment.undeployed_at)]
+  ])
+
+const history = Command.make("history", { agent: Arguments.agent }, ({ agent }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.deployments.history({ path: agent })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(deploymentsTable(found.deployments))
+  })).pipe(Command.withDescription("Deployments of an agent made by your accounts, most recent first"))
+
+const create = Command.make("create", {
+  agent: Arguments.agentAt(false),
+  buildId: Arguments.buildId.pipe(Options.optional),
+  into: Options.text("into").pipe(
+    Options.withDescription("The account that deploys (default: the agent's own)"),
+    Options.withSchema(Arguments.accountName),
+    Options.optional
+  )
+}, ({ agent, buildId, into }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const payload = {
+      ...Option.match(buildId, { onNone: () => ({}), onSome: (build_id) => ({ build_id }) }),
+      ...(agent.version === undefined ? {} : { version: agent.version }),
+      ...Option.match(into, { onNone: () => ({}), onSome: (a) => ({ into: a }) })
+    }
+    const deployed = yield* session.client.deployments.deploy({ path: { account: agent.account, name: agent.name }, payload })
+    if (session.json) return yield* Output.json(deployed)
+    yield* Output.line(`Deployed ${deployed.agent} build ${deployed.build_id} as ${deployed.id}.`)
+    yield* Output.line(one(deployed))
+  })).pipe(
+    Command.withDescription(
+      "Deploy an agent: a build (--build-id), a published version (acme/helper@1.0.0), or by default the latest published version (owner or admin)"
+    )
+  )
+
+const get = Command.make("get", { deployment: Arguments.deployment }, ({ deployment }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.deployments.get({ path: { deploymentId: deployment } })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(one(found))
+  })).pipe(Command.withDescription("Show one deployment"))
+
+const remove = Command.make("delete", { deployment: Arguments.deployment }, ({ deployment }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const ended = yield* session.client.deployments.undeploy({ path: { deploymentId: deployment } })
+    if (session.json) return yield* Output.json(ended)
+    yield* Output.line(`Undeployed ${ended.id} (${ended.agent}).`)
+  })).pipe(Command.withDescription("Undeploy: remove the cluster objects and end the deployment (owner or admin)"))
+
+const kubernetesName = Schema.String.pipe(Schema.pattern(/^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/, {
+  message: () => "must be a Kubernetes name (lowercase letters, digits, - and .)"
+}))
+
+const configMap = Command.make("configmap", {
+  namespace: Args.text({ name: "namespace" }).pipe(Args.withSchema(kubernetesName)),
+  name: Args.text({ name: "name" }).pipe(Args.withSchema(kubernetesName)),
+  account: Arguments.ownerAccount
+}, ({ account, name, namespace }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.deployments.configMap({ path: { namespace, cmname: name }, urlParams: { account } })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(Output.table([
+      { header: "KEY", value: (e) => e[0] },
+      { header: "VALUE", value: (e) => e[1] }
+    ], Object.entries(found.data)))
+  })).pipe(Command.withDescription("The data of a ConfigMap in a deployment's namespace"))
+
+const restart = Command.make("restart", {
+  namespace: Args.text({ name: "namespace" }).pipe(Args.withSchema(kubernetesName)),
+  pod: Args.text({ name: "pod" }).pipe(Args.withSchema(kubernetesName)),
+  account: Arguments.ownerAccount
+}, ({ account, namespace, pod }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const restarted = yield* session.client.deployments.restartPod({ path: { namespace, pod }, urlParams: { account } })
+    if (session.json) return yield* Output.json(restarted)
+    yield* Output.line(`Pod ${restarted.pod}: ${restarted.status}.`)
+  })).pipe(Command.withDescription("Restart a pod of a deployment (the cluster recreates it)"))
+
+export const command = Command.make("deployments").pipe(
+  Command.withDescription("Deployments of agents"),
+  Command.withSubcommands([history, create, get, remove, configMap, restart])
+)

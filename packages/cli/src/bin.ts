@@ -1,0 +1,8 @@
+#!/usr/bin/env node
+/**
+ * The `hosting` executable.
+ */
+import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import * as Cli from "./Cli.js"
+
+NodeRuntime.runMain(Cli.main(process.argv), { disableErrorReporting: true, teardown: Cli.teardown })

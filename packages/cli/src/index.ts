@@ -1,0 +1,5 @@
+export * as Cli from "./Cli.js"
+export * as ExitCode from "./ExitCode.js"
+export * as Output from "./Output.js"
+export * as Profiles from "./Profiles.js"
+export * as Session from "./Session.js"

@@ -1,0 +1,201 @@
+/**
+ * The `hosting` binary against the example server (its own process, fixtures
+ * of alice, owner of acme, and bob, a member): the catalog, chat with the
+ * reply printed as it streams, files with progress, traces, the event stream,
+ * JSON output and the exit codes scripts rely on.
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { type Running, start, writeFixtures } from "../../../examples/server/test/process.js"
+import { runCli, spawnCli } from "./cli.js"
+
+// Each run of the binary starts Node and tsx: a few seconds on a small machine.
+const timeout = 90_000
+
+const dir = mkdtempSync(join(tmpdir(), "hosting-cli-"))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+describe("hosting (the CLI)", () => {
+  let server: Running
+  // Every run gets the server's address and a config directory with no profile in it.
+  const as = (token?: string) => ({
+    configDir: join(dir, "config"),
+    env: { HOSTING_BASE_URL: server.baseUrl, ...(token === undefined ? {} : { HOSTING_TOKEN: token }) }
+  })
+  const alice = () => as("alice-token")
+
+  beforeAll(async () => {
+    server = await start({
+      HOSTING_DATABASE_URL: "sqlite::memory:",
+      HOSTING_OBJECT_STORE: "memory:",
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_ECHO_DELAY_MS: "40"
+    })
+  })
+  afterAll(async () => {
+    await server?.stop()
+  })
+
+  it("registers, publishes, lists and shows an agent; --json output parses", async () => {
+    const spec = join(dir, "helper.yaml")
+    writeFileSync(spec, "name: helper\ndescription: Answers questions\n")
+    const registered = await runCli(["agents", "register", "acme/helper", "--build-id", "b-1", "--registry", "ghcr.io/acme", "--spec", spec], alice())
+    expect(registered).toMatchObject({ code: 0, stdout: "Registered acme/helper build b-1.\n" })
+    const published = await runCli(["agents", "publish", "acme/helper@1.0.0", "--build-id", "b-1"], alice())
+    expect(published).toMatchObject({ code: 0, stdout: "Published acme/helper build b-1 as 1.0.0.\n" })
+
+    const table = await runCli(["agents", "list"], as())
+    expect(table.code).toBe(0)
+    expect(table.stdout).toMatch(/^AGENT\s+VERSION\s+PUBLISHED\s+DESCRIPTION\n/)
+    expect(table.stdout).toMatch(/acme\/helper\s+1\.0\.0\s+\S+\s+Answers questions/)
+
+    // --json anywhere on the line; stdout is one JSON document.
+    const listed = await runCli(["agents", "list", "--json"], as())
+    expect(listed.code).toBe(0)
+    expect(JSON.parse(listed.stdout)).toMatchObject({ agents: [{ account: "acme", name: "helper", latest_version: "1.0.0" }], total: 1 })
+    const shown = await runCli(["--json", "agents", "get", "acme/helper"], alice())
+    const agent = JSON.parse(shown.stdout)
+    expect(agent).toMatchObject({ account: "acme", name: "helper", registry: "ghcr.io/acme" })
+    expect(agent.versions).toEqual([expect.objectContaining({ build_id: "b-1", version: "1.0.0", published_at: expect.stringMatching(/Z$/) })])
+  }, timeout)
+
+  it("chat send prints the reply as it streams, token by token", async () => {
+    const text = "one two three four five six seven eight"
+    const send = spawnCli(["chat", "send", "dep-1", text], alice())
+    const result = await send.result()
+    expect(result.code).toBe(0)
+    expect(result.stdout).toBe(`${text}\n`)
+    expect(result.stderr).toMatch(/^conversation [0-9a-f-]{36}\n/)
+    // Printed piece by piece as the deltas arrived (40 ms apart), not at the end in one write.
+    expect(send.chunks.length).toBeGreaterThanOrEqual(3)
+
+    const conversation = /conversation ([0-9a-f-]{36})/.exec(result.stderr)![1]!
+    const json = await runCli(["chat", "send", "dep-1", "and again", "--conversation", conversation, "--json"], alice())
+    expect(json.code).toBe(0)
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      conversation_id: conversation,
+      reply: { status: "complete", content: "and again" }
+    })
+    const history = await runCli(["chat", "history", "dep-1", conversation, "--json"], alice())
+    expect(JSON.parse(history.stdout).messages.map((m: { role: string; content: string }) => `${m.role}:${m.content}`)).toEqual([
+      `user:${text}`,
+      `assistant:${text}`,
+      "user:and again",
+      "assistant:and again"
+    ])
+  }, timeout)
+
+  it("files upload and download round-trip the bytes, with progress as bytes/total on stderr", async () => {
+    const bytes = Buffer.alloc(300_000, 0).map((_, i) => (i * 7) % 256)
+    const source = join(dir, "data.bin")
+    writeFileSync(source, bytes)
+    const uploaded = await runCli(["files", "upload", "dep-1", source, "--json"], alice())
+    expect(uploaded.code).toBe(0)
+    const file = JSON.parse(uploaded.stdout)
+    expect(file).toMatchObject({ filename: "data.bin", size: 300_000, status: "ready" })
+    expect(uploaded.stderr).toContain("upload data.bin: 0/300000 bytes (0%)")
+    expect(uploaded.stderr).toContain("upload data.bin: 300000/300000 bytes (100%)")
+
+    const into = mkdtempSync(join(dir, "download-"))
+    const downloaded = await runCli(["files", "download", "dep-1", file.key], { ...alice(), cwd: into })
+    expect(downloaded.code).toBe(0)
+    expect(downloaded.stdout).toBe("Downloaded data.bin (300000 bytes) to data.bin.\n")
+    expect(downloaded.stderr).toContain("download data.bin: 300000/300000 bytes (100%)")
+    expect(Buffer.compare(readFileSync(join(into, "data.bin")), bytes)).toBe(0)
+
+    // Not over an existing file without --force; to stdout with -o -.
+    const again = await runCli(["files", "download", "dep-1", file.key], { ...alice(), cwd: into })
+    expect(again.code).toBe(1)
+    expect(again.stderr).toContain("error: data.bin exists; pass --force to overwrite it (file_exists)")
+    const notes = await runCli(["files", "download", "dep-1", "f-notes", "-o", "-"], alice())
+    expect(notes).toMatchObject({ code: 0, stdout: "hello" })
+
+    const listed = await runCli(["files", "list", "dep-1", "--json"], alice())
+    expect(JSON.parse(listed.stdout).files.map((f: { key: string }) => f.key)).toEqual(expect.arrayContaining([file.key, "f-notes"]))
+  }, timeout)
+
+  it("traces list --json gives the page; filters go to the server", async () => {
+    const all = await runCli(["traces", "list", "acme/helper", "--json"], alice())
+    expect(all.code).toBe(0)
+    const page = JSON.parse(all.stdout)
+    expect(page).toMatchObject({ limit: 50, offset: 0 })
+    expect(page.traces.map((t: { trace_id: string }) => t.trace_id)).toContain("t-1")
+    const filtered = await runCli(
+      ["traces", "list", "acme/helper", "--status", "error", "--start", "2026-01-01T00:00:00Z", "--limit", "5", "--json"],
+      alice()
+    )
+    expect(JSON.parse(filtered.stdout)).toMatchObject({ traces: [], limit: 5 })
+    const table = await runCli(["traces", "list", "acme/helper", "--end", "2026-11-01T10:00:00Z"], alice())
+    expect(table.stdout).toMatch(/^TRACE\s+TIME\s+NAME\s+STATUS\s+LATENCY\s+INPUT\s+OUTPUT\nt-1\s+2026-11-01T10:00:00Z\s+chat\s+ok\s+12\.5 ms\s+hi\s+hello\n/)
+  }, timeout)
+
+  it("events follow prints each event as it comes, and stops cleanly on Ctrl-C", async () => {
+    const follow = spawnCli(["events", "follow", "acme", "--json"], as("bob-token"))
+    await follow.waitFor(/"event":"ready"/)
+    const spec = join(dir, "helper.yaml")
+    const registered = await runCli(["agents", "register", "acme/helper", "--build-id", "b-2", "--registry", "ghcr.io/acme", "--spec", spec], alice())
+    expect(registered.code).toBe(0)
+    const line = await follow.waitFor(/^\{"event":"agent\.build".*\}$/m)
+    expect(JSON.parse(line[0])).toMatchObject({ event: "agent.build", id: expect.any(String), data: { agent: "acme/helper", build_id: "b-2" } })
+    follow.child.kill("SIGINT")
+    expect((await follow.result(10_000)).code).toBe(0)
+  }, timeout)
+
+  it("exits with the documented codes and prints `error: <details> (<code>)`", async () => {
+    const [anonymous, forbidden, missing, usage, unknown, unreachable] = await Promise.all([
+      runCli(["me"], as()),
+      runCli(["agents", "publish", "acme/helper@2.0.0", "--build-id", "b-1"], as("bob-token")),
+      runCli(["agents", "get", "acme/nothing-here"], alice()),
+      runCli(["agents", "get", "not-a-ref"], alice()),
+      runCli(["agents", "fly"], alice()),
+      runCli(["agents", "list"], { configDir: join(dir, "config"), env: { HOSTING_BASE_URL: "http://127.0.0.1:1/api/v1" } })
+    ])
+    expect(anonymous.code).toBe(2)
+    expect(anonymous.stderr).toMatch(/^error: .+ \(unauthorized\)\n/)
+    expect(anonymous.stdout).toBe("")
+    expect(forbidden.code).toBe(3)
+    expect(forbidden.stderr).toMatch(/\(forbidden\)/)
+    expect(missing.code).toBe(4)
+    expect(missing.stderr).toMatch(/^error: .+ \(agent_not_found\)\n/)
+    expect(usage.code).toBe(1)
+    expect(usage.stderr).toContain("must be written <account>/<agent>")
+    expect(unknown.code).toBe(1)
+    expect(unreachable.code).toBe(7)
+    expect(unreachable.stderr).toMatch(/\(network_error\)/)
+  }, timeout)
+
+  it("accounts and conversations: get, list, title", async () => {
+    const sent = await runCli(["chat", "send", "dep-1", "a title to change", "--json"], alice())
+    const conversation = JSON.parse(sent.stdout).conversation_id
+    const [account, titled] = await Promise.all([
+      runCli(["accounts", "get", "acme", "--json"], alice()),
+      runCli(["chat", "title", "dep-1", conversation, "Renamed 👍🏽"], alice())
+    ])
+    expect(JSON.parse(account.stdout)).toMatchObject({ name: "acme", role: "owner", members: expect.arrayContaining([expect.objectContaining({ user_id: "bob" })]) })
+    expect(titled).toMatchObject({ code: 0, stdout: `Conversation ${conversation} is titled "Renamed 👍🏽".\n` })
+    const listed = await runCli(["chat", "list", "dep-1"], alice())
+    expect(listed.stdout).toMatch(new RegExp(`${conversation}\\s+\\S+\\s+no\\s+Renamed 👍🏽`))
+  }, timeout)
+
+  // Last: deploying the agent again ends the fixtures' dep-1, which the tests above use.
+  it("deployments: create, history, configmap, restart and delete", async () => {
+    const created = await runCli(["deployments", "create", "acme/helper@1.0.0", "--json"], alice())
+    expect(created.code).toBe(0)
+    const deployment = JSON.parse(created.stdout)
+    expect(deployment).toMatchObject({ account: "acme", agent: "acme/helper", build_id: "b-1", undeployed_at: null })
+    const history = await runCli(["deployments", "history", "acme/helper"], alice())
+    expect(history.stdout).toContain(deployment.id)
+    const configMap = await runCli(["deployments", "configmap", "acme-helper", "helper-env", "--account", "acme", "--json"], alice())
+    expect(JSON.parse(configMap.stdout)).toMatchObject({ name: "helper-env", data: { K: "V" } })
+    const restarted = await runCli(["deployments", "restart", "acme-helper", "helper-0", "--account", "acme"], alice())
+    expect(restarted.code).toBe(0)
+    const removed = await runCli(["deployments", "delete", deployment.id, "--json"], alice())
+    expect(JSON.parse(removed.stdout)).toMatchObject({ id: deployment.id, undeployed_at: expect.any(String) })
+
+    const renamed = await runCli(["accounts", "rename", "acme", "acme-labs"], alice())
+    expect(renamed).toMatchObject({ code: 0, stdout: "Renamed acme to acme-labs.\n" })
+    expect(JSON.parse((await runCli(["me", "--json"], alice())).stdout).accounts).toEqual([{ name: "acme-labs", role: "owner" }])
+  }, timeout)
+})

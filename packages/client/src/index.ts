@@ -1,0 +1,6 @@
+export * as AccountEvents from "./AccountEvents.js"
+export * as ClientError from "./ClientError.js"
+export * as FileTransfer from "./FileTransfer.js"
+export * as HostingClient from "./HostingClient.js"
+export * as ReplyStream from "./ReplyStream.js"
+export * as ServerSentEvents from "./ServerSentEvents.js"
