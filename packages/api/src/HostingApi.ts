@@ -10,6 +10,7 @@ import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
 import { FilesApi } from "./FilesApi.js"
 import { OAuthApi, WellKnownApi } from "./OAuthApi.js"
+import { describeDecodeErrors } from "./OpenApiDocument.js"
 import { TracesApi } from "./TracesApi.js"
 
 /** The path prefix of every route. */
@@ -31,6 +32,7 @@ export class HostingApi extends HttpApi.make("hosting")
   // Added after the prefix: RFC 8414 puts the metadata at the root, with the issuer's path after it.
   .add(WellKnownApi)
   .annotate(OpenApi.Title, "Agent hosting service")
+  .annotate(OpenApi.Transform, describeDecodeErrors)
   .annotate(OpenApi.Version, "1.0.0")
   .annotate(
     OpenApi.Description,

@@ -51,6 +51,18 @@ describe("HTTP: error bodies", () => {
           "/api/v1/me",
           "/api/v1/accounts/{account}"
         ]))
+        // 400s are documented as the body the server sends ({ error, details }), not the platform's decode error.
+        const text = JSON.stringify(doc.body)
+        expect(text).not.toContain("HttpApiDecodeError")
+        for (const [path, operations] of Object.entries<any>(doc.body.paths)) {
+          for (const [method, operation] of Object.entries<any>(operations)) {
+            const schema = operation.responses?.["400"]?.content?.["application/json"]?.schema
+            if (schema === undefined) continue
+            const refs = JSON.stringify(schema)
+            expect(refs, `${method} ${path}`).toContain("#/components/schemas/BadRequest")
+          }
+        }
+        expect(doc.body.components.schemas.BadRequest.required).toEqual(["error", "details"])
         const page = yield* raw("GET", "/docs")
         expect(page.status).toBe(200)
         expect(String(page.body)).toContain("<html")
