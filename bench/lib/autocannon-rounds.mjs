@@ -1,0 +1,44 @@
+// Interleaved autocannon rounds, shared by the HTTP workloads: a warm-up per
+// target, then A B C A B C ..., each round run by the autocannon process
+// while the server's RSS is sampled.
+import { sampleRss } from "./proc.mjs"
+import { fmt, median } from "./util.mjs"
+
+/**
+ * Runs a warm-up per target, then interleaved autocannon rounds (A B C A B C
+ * ...); `check(target, accepted)` runs after each, outside the measurement.
+ * Resolves with the rounds per target.
+ */
+export const interleave = async (ctx, load, targets, request, check) => {
+  const { scale } = ctx
+  const rounds = Object.fromEntries(targets.map((t) => [t.name, []]))
+  const run = (target, seconds) =>
+    load.all({ cmd: "run", origin: new URL(target.url).origin, connections: scale.connections, seconds, ...request(target) },
+      (seconds + 30) * 1000).then(([result]) => result)
+  for (const target of targets) {
+    ctx.log(`warm-up ${target.name} (${scale.warmupS} s)`)
+    await run(target, scale.warmupS)
+  }
+  for (let round = 1; round <= scale.httpRounds; round++) {
+    for (const target of targets) {
+      const memory = sampleRss(target.pid, 250)
+      const result = await run(target, scale.durationS)
+      result.rss = memory.stop().max
+      ctx.log(`round ${round} ${target.name}: ${fmt(result.perSecond)} req/s, p99 ${result.p99} ms`)
+      if (check) result.check = await check(target, result.accepted)
+      delete result.accepted
+      rounds[target.name].push(result)
+    }
+  }
+  return rounds
+}
+
+/** The per-target medians of interleaved rounds. */
+export const summarize = (rounds) =>
+  Object.fromEntries(Object.entries(rounds).map(([name, list]) => [name, {
+    perSecond: median(list.map((r) => r.perSecond)),
+    p50: median(list.map((r) => r.p50)),
+    p99: median(list.map((r) => r.p99)),
+    rss: Math.max(...list.map((r) => r.rss)),
+    failures: list.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0)
+  }]))

@@ -1,0 +1,133 @@
+// The servers under test: the example server (from its build, or from the
+// TypeScript sources through tsx) and the baselines, with the seed data both
+// sides start from, and a small JSON client for the API.
+import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
+import { startServer } from "./proc.mjs"
+
+export const benchDir = fileURLToPath(new URL("..", import.meta.url))
+export const root = join(benchDir, "..")
+export const distMain = join(root, "examples", "server", "dist", "main.js")
+const sourceMain = join(root, "examples", "server", "src", "main.ts")
+
+/** The bench user's bearer token; alice owns account acme and deployment dep-1. */
+export const token = "bench-token"
+export const auth = { authorization: `Bearer ${token}` }
+export const deployment = "dep-1"
+
+const newest = (dir) => {
+  let latest = 0
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    const path = join(dir, entry.name)
+    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
+  }
+  return latest
+}
+
+/** True when some package's sources changed after the example server was built. */
+export const buildIsStale = () => {
+  const built = statSync(distMain).mtimeMs
+  const dirs = [...readdirSync(join(root, "packages")).map((d) => join(root, "packages", d)), join(root, "examples", "server")]
+  return dirs.some((dir) => existsSync(join(dir, "src")) && newest(join(dir, "src")) > built)
+}
+
+/**
+ * Writes the example server's fixtures into `dir`: alice with the bench
+ * token, owner of acme, and deployment dep-1 of acme/helper with `spec`.
+ */
+export const writeFixtures = (dir, spec = {}) => {
+  const path = join(dir, "fixtures.json")
+  writeFileSync(path, JSON.stringify({
+    users: [{ id: "alice", name: "Alice", tokens: [token] }],
+    accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }] }],
+    deployments: [{
+      id: deployment,
+      account: "acme",
+      agent: "acme/helper",
+      build_id: "b-1",
+      namespace: "acme-helper",
+      status: "running",
+      deployed_at: "2026-01-01T00:00:00Z",
+      undeployed_at: null,
+      spec
+    }]
+  }))
+  return path
+}
+
+/** Writes the baselines' seed (same user, account and deployment) plus `extra` into `dir`. */
+export const writeBaselineSeed = (dir, { endpoint = null, agents = [], files = [] } = {}) => {
+  const path = join(dir, "baseline-seed.json")
+  writeFileSync(path, JSON.stringify({
+    users: [{ id: "alice", tokens: [token] }],
+    members: [{ account: "acme", user: "alice" }],
+    deployments: [{ id: deployment, account: "acme", endpoint }],
+    agents,
+    files
+  }))
+  return path
+}
+
+/** Starts the example server on a fresh SQLite file and object directory under `dir`. */
+export const startExample = (ctx, { dir, fixtures, env = {}, name = "example" }) =>
+  startServer({
+    name,
+    args: ctx.mode === "source"
+      ? ["--import", "tsx", "--conditions=@hosting/source", sourceMain]
+      : [distMain],
+    cwd: root,
+    cpus: ctx.cpus.server,
+    scope: ctx.scope,
+    timeoutMs: ctx.mode === "source" ? 90_000 : 30_000,
+    env: {
+      HOSTING_PORT: "0",
+      HOSTING_HOST: "127.0.0.1",
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "example.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_FIXTURES: fixtures,
+      HOSTING_ECHO_DELAY_MS: "0",
+      HOSTING_MESSAGE_LIMIT: "1000000",
+      ...env
+    }
+  })
+
+/** Starts a baseline (`bare` or `fastify`) on its own SQLite file under `dir`. */
+export const startBaseline = (ctx, kind, { dir, seed, env = {} }) =>
+  startServer({
+    name: kind,
+    args: [join(benchDir, "baseline", `${kind}.mjs`)],
+    cwd: benchDir,
+    cpus: ctx.cpus.server,
+    scope: ctx.scope,
+    timeoutMs: 30_000,
+    env: { BASELINE_DB: join(dir, `${kind}.db`), BASELINE_SEED: seed, ...env }
+  })
+
+/**
+ * Calls the API at `base` (".../api/v1"); resolves with the status and the
+ * body (parsed when JSON). Bounded by `timeoutMs`.
+ */
+export const api = async (base, method, path, { body, headers = auth, timeoutMs = 30_000 } = {}) => {
+  const response = await fetch(`${base}${path}`, {
+    method,
+    headers: { ...headers, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+    signal: AbortSignal.timeout(timeoutMs)
+  })
+  const text = await response.text()
+  let json
+  try {
+    json = JSON.parse(text)
+  } catch {}
+  return { status: response.status, text, json }
+}
+
+/** Like `api`, but throws unless the status is `expected`. */
+export const apiOk = async (base, method, path, options = {}, expected = [200, 201]) => {
+  const result = await api(base, method, path, options)
+  if (!expected.includes(result.status)) {
+    throw new Error(`${method} ${path} answered ${result.status}: ${result.text.slice(0, 300)}`)
+  }
+  return result
+}

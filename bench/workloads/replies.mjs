@@ -1,0 +1,126 @@
+// The reply stream: many conversations streaming replies at once. The
+// server's agent runtime is `http`, pointed at the bench agent
+// (load/agent.mjs), whose chunks carry the time they were written; the
+// clients subtract it from the time each chunk reaches them. Per round every
+// conversation first gets a short reply with its stream open (so the measured
+// reply is live, not a catch-up), then all send at once and the stamped
+// replies are timed.
+import { randomUUID } from "node:crypto"
+import { sampleRss, startServer, startWorkers } from "../lib/proc.mjs"
+import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
+import { fmt, goal, mb, median, percentile, ratio } from "../lib/util.mjs"
+
+const split = (items, count, i) => items.filter((_, j) => j % count === i)
+
+/** One round on `target` with `count` conversations. */
+const round = async (ctx, workers, target, count) => {
+  const { scale } = ctx
+  const ids = Array.from({ length: count }, () => randomUUID())
+  const prefix = `${target.url}/deployments/${deployment}/messaging/conversations`
+  const opened = await workers.all(
+    { cmd: "replies-open", prefix, token, warm: "warm up", concurrency: 20, timeoutMs: 120_000 },
+    150_000,
+    (i) => ({ ids: split(ids, workers.count, i) })
+  )
+  const memory = sampleRss(target.pid, 100)
+  const streamMs = scale.chunks * scale.intervalMs
+  const answers = await workers.all(
+    { cmd: "replies-go", prefix, token, content: `measure chunks=${scale.chunks} interval=${scale.intervalMs}`,
+      concurrency: 50, timeoutMs: streamMs + 60_000 },
+    streamMs + 90_000
+  )
+  const rss = memory.stop().max
+  await workers.all({ cmd: "close" }, 30_000)
+  const latencies = answers.flatMap((a) => Array.from(a.latencies))
+  const sum = (list, key) => list.reduce((n, a) => n + a[key], 0)
+  return {
+    conversations: sum(opened, "opened"),
+    openErrors: [...new Set(opened.flatMap((a) => a.errors))],
+    completed: sum(answers, "completed"),
+    failed: sum(answers, "failed"),
+    sendErrors: sum(answers, "sendErrors"),
+    chunks: sum(answers, "chunks"),
+    expectedChunks: sum(opened, "opened") * scale.chunks,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: percentile(latencies, 100),
+    rss
+  }
+}
+
+export default {
+  name: "replies",
+  title: "reply stream: concurrent conversations, chunk-to-client latency",
+  needs: ["better-sqlite3"],
+  async run(ctx) {
+    const { scale } = ctx
+    const dir = ctx.dir()
+    const agent = await startServer({
+      name: "agent",
+      args: [`${benchDir}/load/agent.mjs`],
+      cwd: benchDir,
+      cpus: ctx.cpus.load,
+      scope: ctx.scope,
+      ready: /agent listening on (http:\/\/\S+)/
+    })
+    const example = await startExample(ctx, {
+      dir,
+      fixtures: writeFixtures(dir, { endpoint: agent.url, model: "bench" }),
+      env: { HOSTING_AGENT_RUNTIME: "http" }
+    })
+    const bare = await startBaseline(ctx, "bare", {
+      dir,
+      seed: writeBaselineSeed(dir, { endpoint: agent.url }),
+      env: { BASELINE_AGENT: "http" }
+    })
+    const targets = [example, bare]
+    const workers = await startWorkers(`${benchDir}/load/sse-client.mjs`, scale.sseWorkers, ctx.scope)
+    for (const target of targets) {
+      ctx.log(`warm-up ${target.name}`)
+      await round(ctx, workers, target, Math.min(scale.conversations, 20))
+    }
+    const rounds = Object.fromEntries(targets.map((t) => [t.name, []]))
+    for (let r = 1; r <= scale.replyRounds; r++) {
+      for (const target of targets) {
+        const result = await round(ctx, workers, target, scale.conversations)
+        rounds[target.name].push(result)
+        ctx.log(`round ${r} ${target.name}: ${fmt(result.completed)}/${fmt(result.conversations)} replies complete, ` +
+          `${fmt(result.chunks)}/${fmt(result.expectedChunks)} chunks, p99 ${fmt(result.p99, 1)} ms` +
+          (result.openErrors.length ? `; errors: ${result.openErrors.join("; ")}` : ""))
+      }
+    }
+    await workers.stop()
+    const s = Object.fromEntries(Object.entries(rounds).map(([name, list]) => [name, {
+      conversations: Math.min(...list.map((r) => r.conversations)),
+      completed: list.reduce((n, r) => n + r.completed, 0),
+      total: list.reduce((n, r) => n + r.conversations, 0),
+      chunks: list.reduce((n, r) => n + r.chunks, 0),
+      expectedChunks: list.reduce((n, r) => n + r.expectedChunks, 0),
+      p50: median(list.map((r) => r.p50)),
+      p99: median(list.map((r) => r.p99)),
+      max: Math.max(...list.map((r) => r.max)),
+      rss: Math.max(...list.map((r) => r.rss))
+    }]))
+    const e = s.example
+    return {
+      detail: `${fmt(scale.conversations)} conversations, replies of ${scale.chunks} chunks ${scale.intervalMs} ms apart ` +
+        `from the bench agent, ${scale.sseWorkers} client processes, ${scale.replyRounds} rounds`,
+      columns: ["target", "conversations", "replies complete", "chunks", "p50 ms", "p99 ms", "max ms", "max RSS MB",
+        "p99 vs bare"],
+      rows: targets.map(({ name }) => [
+        name, fmt(s[name].conversations), `${fmt(s[name].completed)}/${fmt(s[name].total)}`,
+        `${fmt(s[name].chunks)}/${fmt(s[name].expectedChunks)}`, fmt(s[name].p50, 1), fmt(s[name].p99, 1),
+        fmt(s[name].max, 1), mb(s[name].rss), ratio(s[name].p99, s.bare.p99)
+      ]),
+      goals: [
+        goal("concurrent conversations streaming", fmt(e.conversations), ">= 1,000", e.conversations >= 1000),
+        goal("chunk-to-client p99", `${fmt(e.p99, 1)} ms`, "<= 50 ms", e.p99 <= 50),
+        goal("every reply complete, every chunk delivered",
+          `${fmt(e.completed)}/${fmt(e.total)}, ${fmt(e.chunks)}/${fmt(e.expectedChunks)}`, "all",
+          e.completed === e.total && e.chunks === e.expectedChunks)
+      ],
+      notes: ["latency = client arrival - the time the bench agent wrote the chunk (both wall clock, one machine)"],
+      raw: rounds
+    }
+  }
+}
