@@ -45,7 +45,7 @@ const toVersion = (build: Build) =>
     published_at: Option.getOrUndefined(build.published_at),
     registered_at: build.registered_at,
     validation_warnings: build.validation_warnings
-  })
+  }, { disableValidation: true })
 
 /** Register, publish and read agents. */
 export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", {
@@ -179,21 +179,23 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
      * nothing visible does not exist for the caller.
      */
     const get = Effect.fn("Catalog.get")(function*(principal: Option.Option<Principal>, account: AccountName, name: AgentName) {
-      const notFound = new AgentNotFound({ agent: agentRef(account, name) })
+      // Built only when needed: an error captures a stack trace, which costs more than the lookups.
+      const notFound = () => new AgentNotFound({ agent: agentRef(account, name) })
       const owner = yield* accounts.findByName(account)
-      if (Option.isNone(owner)) return yield* notFound
+      if (Option.isNone(owner)) return yield* notFound()
       const agent = yield* agents.findAgent(owner.value.id, name)
-      if (Option.isNone(agent)) return yield* notFound
+      if (Option.isNone(agent)) return yield* notFound()
       const builds = yield* agents.listBuilds(agent.value.id)
       const member = Policy.isMember(principal, owner.value)
       const visible = member ? builds : Agent.publishedOf(builds)
-      if (visible.length === 0) return yield* notFound
+      if (visible.length === 0) return yield* notFound()
+      // Views of stored records: the schema checked them on the way in, and the HTTP layer encodes them with it.
       return new Agent.Agent({
         account: owner.value.name,
         name: agent.value.name,
         registry: agent.value.registry,
         versions: visible.map(toVersion)
-      })
+      }, { disableValidation: true })
     })
 
     /** The public catalog: agents with at least one published version. */

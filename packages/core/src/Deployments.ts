@@ -207,13 +207,14 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      * that deployed the agent, may ask; anyone else is refused.
      */
     const history = Effect.fn("Deployments.history")(function*(principal: Principal, account: AccountName, name: AgentName) {
-      const refused = new PermissionDenied({
-        details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its deployments.`
-      })
-      const publisher = yield* accounts.findByName(account).pipe(orFail(() => refused))
+      const refused = () =>
+        new PermissionDenied({
+          details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its deployments.`
+        })
+      const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
       const mine: ReadonlyArray<AccountId> = principal.memberships.map((m) => m.account_id)
       const visible = yield* store.listForAgent(publisher.id, name, mine)
-      if (visible.length === 0 && Option.isNone(membershipIn(principal, publisher.id))) return yield* refused
+      if (visible.length === 0 && Option.isNone(membershipIn(principal, publisher.id))) return yield* refused()
       return visible.map(toView)
     })
 

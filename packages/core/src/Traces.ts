@@ -75,14 +75,15 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       if (input.start_time !== undefined && input.end_time !== undefined && input.start_time.epochMillis > input.end_time.epochMillis) {
         return yield* new InvalidRequest({ details: "start_time: must not be after end_time" })
       }
-      const refused = new PermissionDenied({
-        details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its traces.`
-      })
-      const publisher = yield* accounts.findByName(account).pipe(orFail(() => refused))
+      const refused = () =>
+        new PermissionDenied({
+          details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its traces.`
+        })
+      const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
       const mine: ReadonlyArray<AccountId> = principal.memberships.map((m) => m.account_id)
       if (Option.isNone(membershipIn(principal, publisher.id))) {
         const deployed = yield* deployments.listForAgent(publisher.id, name, mine)
-        if (deployed.length === 0) return yield* refused
+        if (deployed.length === 0) return yield* refused()
       }
       const page = yield* store.query({
         publisher_id: publisher.id,

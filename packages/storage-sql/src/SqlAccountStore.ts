@@ -4,7 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Account, Ids, Ports } from "@hosting/core"
 import { DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText } from "./internal/sql.js"
+import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface AccountRow {
   readonly id: string
@@ -17,7 +17,7 @@ const toAccount = (row: AccountRow) =>
     id: Ids.AccountId.make(row.id),
     name: Ids.AccountName.make(row.name),
     created_at: timeOf(row.created_at)
-  })
+  }, trusted)
 
 export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -56,7 +56,7 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
   const findUser = (id: Ids.UserId) =>
     sql<{ id: string; name: string }>`SELECT id, name FROM users WHERE id = ${id}`.pipe(
       Effect.map((rows) =>
-        Option.map(Option.fromNullable(rows[0]), (row) => new Account.User({ id: Ids.UserId.make(row.id), name: row.name }))
+        Option.map(Option.fromNullable(rows[0]), (row) => new Account.User({ id: Ids.UserId.make(row.id), name: row.name }, trusted))
       ),
       storageError("SqlAccountStore.findUser")
     )
@@ -85,7 +85,7 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
             account_id: Ids.AccountId.make(row.account_id),
             account: Ids.AccountName.make(row.name),
             role: row.role
-          })
+          }, trusted)
         )
       ),
       storageError("SqlAccountStore.membershipsOf")
@@ -96,7 +96,7 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       SELECT m.user_id, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id
       WHERE m.account_id = ${accountId} ORDER BY u.id`.pipe(
       Effect.map((rows) =>
-        rows.map((row) => new Account.Member({ user_id: Ids.UserId.make(row.user_id), name: row.name, role: row.role }))
+        rows.map((row) => new Account.Member({ user_id: Ids.UserId.make(row.user_id), name: row.name, role: row.role }, trusted))
       ),
       storageError("SqlAccountStore.membersOf")
     )

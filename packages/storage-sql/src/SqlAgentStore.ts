@@ -4,7 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Agent, Ids, Ports } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText } from "./internal/sql.js"
+import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface AgentRow {
   readonly id: string
@@ -38,7 +38,7 @@ const toAgent = (row: AgentRow) =>
     registry: row.registry,
     created_at: timeOf(row.created_at),
     updated_at: timeOf(row.updated_at)
-  })
+  }, trusted)
 
 const toBuild = (row: BuildRow) =>
   new Agent.Build({
@@ -48,13 +48,13 @@ const toBuild = (row: BuildRow) =>
     spec_content: row.spec_content,
     readme: row.readme,
     validation_warnings: (JSON.parse(row.validation_warnings) as Array<Agent.ValidationWarning>).map((w) =>
-      new Agent.ValidationWarning(w)
+      new Agent.ValidationWarning(w, trusted)
     ),
     version: Option.map(Option.fromNullable(row.version), Ids.SemVer.make),
     published_at: Option.map(Option.fromNullable(row.published_at), timeOf),
     registered_at: timeOf(row.registered_at),
     updated_at: timeOf(row.updated_at)
-  })
+  }, trusted)
 
 /** Escapes LIKE wildcards so that a search for `a_b` matches only `a_b`. */
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -159,7 +159,7 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
           latest_build_id: latest.build_id,
           published_at: timeOf(row.last_published),
           versions_count: Number(row.versions_count)
-        })
+        }, trusted)
       })
       return { agents, total: Number(count?.total ?? 0) }
     }).pipe(storageError("SqlAgentStore.listPublished"))

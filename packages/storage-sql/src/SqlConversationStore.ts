@@ -4,7 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Conversation, Deployment, Ids, Ports } from "@hosting/core"
 import { DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText } from "./internal/sql.js"
+import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface ConversationRow {
   readonly id: string
@@ -39,17 +39,17 @@ const toConversation = (row: ConversationRow) =>
     user_messages: Number(row.user_messages),
     terminal: Boolean(Number(row.terminal)),
     assistant_streaming: Number(row.streaming) > 0
-  })
+  }, trusted)
 
 const toMessage = (row: MessageRow) =>
   new Conversation.Message({
     message_id: Conversation.MessageId.make(row.id),
     role: row.role,
     content: row.content,
-    attachments: (JSON.parse(row.attachments) as Array<Conversation.Attachment>).map((a) => new Conversation.Attachment(a)),
+    attachments: (JSON.parse(row.attachments) as Array<Conversation.Attachment>).map((a) => new Conversation.Attachment(a, trusted)),
     timestamp: timeOf(row.created_at),
     status: row.status
-  })
+  }, trusted)
 
 export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -4,7 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Deployment, Ids, Ports } from "@hosting/core"
 import { type DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText } from "./internal/sql.js"
+import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface DeploymentRow {
   readonly id: string
@@ -35,7 +35,7 @@ const toRecord = (row: DeploymentRow) =>
     deployed_at: timeOf(row.deployed_at),
     undeployed_at: Option.map(Option.fromNullable(row.undeployed_at), timeOf),
     spec: JSON.parse(row.spec)
-  })
+  }, trusted)
 
 export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

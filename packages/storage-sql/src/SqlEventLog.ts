@@ -4,7 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Event, Ids, Ports } from "@hosting/core"
 import { type DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText } from "./internal/sql.js"
+import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface EventRow {
   readonly id: number | string
@@ -21,7 +21,7 @@ const toEvent = (row: EventRow) =>
     type: row.type,
     data: JSON.parse(row.data),
     created_at: timeOf(row.created_at)
-  })
+  }, trusted)
 
 /** The numeric cursor of an event id; anything that is not a decimal id reads from the start. */
 const cursorOf = (afterId: Option.Option<string>) =>

@@ -4,7 +4,7 @@
 import { SqlClient } from "@effect/sql"
 import { Conversation, Deployment, File, Ids, Ports } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText } from "./internal/sql.js"
+import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface FileRow {
   readonly deployment_id: string
@@ -31,7 +31,7 @@ const toFile = (row: FileRow) =>
     origin: row.origin,
     conversation_id: Option.map(Option.fromNullable(row.conversation_id), Conversation.ConversationId.make),
     created_at: timeOf(row.created_at)
-  })
+  }, trusted)
 
 export const make: Effect.Effect<Ports.FileStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -5,7 +5,7 @@
 import { SqlClient } from "@effect/sql"
 import { Ids, Ports, Trace } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText } from "./internal/sql.js"
+import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface TraceRow {
   readonly publisher_id: string
@@ -32,7 +32,7 @@ const toRecord = (row: TraceRow) =>
     input: row.input,
     output: row.output,
     timestamp: timeOf(row.started_at)
-  })
+  }, trusted)
 
 /** The filters of a query as one WHERE condition. */
 const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>

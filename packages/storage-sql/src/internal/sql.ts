@@ -12,3 +12,10 @@ export const timeText = (time: DateTime.Utc): string => DateTime.formatIso(time)
 
 /** Reads a stored time. */
 export const timeOf = (text: string): DateTime.Utc => DateTime.unsafeMake(text)
+
+/**
+ * Options for building a domain record from a row this storage wrote: the
+ * schema checked the values on their way in, so they are not checked again
+ * on every read.
+ */
+export const trusted = { disableValidation: true } as const
