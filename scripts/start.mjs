@@ -2,28 +2,10 @@
 // Starts the example server, building the workspace packages it uses first
 // when any source file is newer than its build.
 import { spawn, spawnSync } from "node:child_process"
-import { existsSync, readdirSync, statSync } from "node:fs"
 import { join } from "node:path"
-import { fileURLToPath } from "node:url"
+import { isStale, root, serverDirs } from "./sources.mjs"
 
-const root = fileURLToPath(new URL("..", import.meta.url))
-const dirs = [...readdirSync(join(root, "packages")).map((d) => join(root, "packages", d)), join(root, "examples", "server")]
-
-const newest = (dir) => {
-  let latest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
-  }
-  return latest
-}
-
-const stale = dirs.some((dir) => {
-  const src = join(dir, "src")
-  const built = join(dir, "dist", "index.js")
-  if (!existsSync(src)) return false
-  return !existsSync(built) || newest(src) > statSync(built).mtimeMs
-})
+const stale = serverDirs().some((dir) => isStale(dir))
 
 if (stale) {
   console.error("building the server and its packages (first start or changed sources)...")

@@ -1,9 +1,10 @@
 // The servers under test: the example server (from its build, or from the
 // TypeScript sources through tsx) and the baselines, with the seed data both
 // sides start from, and a small JSON client for the API.
-import { existsSync, readdirSync, statSync, writeFileSync } from "node:fs"
+import { writeFileSync } from "node:fs"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
+import { isStale, serverDirs } from "../../scripts/sources.mjs"
 import { startServer } from "./proc.mjs"
 
 export const benchDir = fileURLToPath(new URL("..", import.meta.url))
@@ -16,21 +17,8 @@ export const token = "bench-token"
 export const auth = { authorization: `Bearer ${token}` }
 export const deployment = "dep-1"
 
-const newest = (dir) => {
-  let latest = 0
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name)
-    latest = Math.max(latest, entry.isDirectory() ? newest(path) : statSync(path).mtimeMs)
-  }
-  return latest
-}
-
 /** True when some package's sources changed after the example server was built. */
-export const buildIsStale = () => {
-  const built = statSync(distMain).mtimeMs
-  const dirs = [...readdirSync(join(root, "packages")).map((d) => join(root, "packages", d)), join(root, "examples", "server")]
-  return dirs.some((dir) => existsSync(join(dir, "src")) && newest(join(dir, "src")) > built)
-}
+export const buildIsStale = () => serverDirs().some((dir) => isStale(dir, distMain))
 
 /**
  * Writes the example server's fixtures into `dir`: alice with the bench
