@@ -149,6 +149,26 @@ describe.skipIf(!available)(`example servers on one Postgres${available ? "" : `
     expect(history.body.messages.filter((m: any) => m.role === "user")).toHaveLength(5)
   })
 
+  it("a cancel taken by B stops the reply that A is receiving; the reply ends as cancelled everywhere", async () => {
+    const conversation = crypto.randomUUID()
+    const words = Array.from({ length: 300 }, (_, i) => `c${i}`).join(" ")
+    expect((await call(a, "POST", `${chatPath(conversation)}/messages`, "alice-token", { content: words })).status).toBe(200)
+    const stream = await openStream(`${a.baseUrl}${chatPath(conversation)}/stream`, "alice-token")
+    try {
+      await stream.until((e) => e.event === "message.delta")
+      const cancelled = await call(b, "POST", `${chatPath(conversation)}/cancel`, "alice-token")
+      expect(cancelled.body.status).toBe("cancelled")
+      const failed = await stream.until((e) => e.event === "message.failed", 5_000)
+      expect(failed.data.error).toBe("cancelled")
+      const history = await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")
+      const reply = history.body.messages.at(-1)
+      expect(reply.status).toBe("cancelled")
+      expect(reply.content.length).toBeLessThan(words.length)
+    } finally {
+      stream.close()
+    }
+  })
+
   it("when A dies mid-reply, B closes the reply as failed once A's lease ends, keeping what arrived", async () => {
     const conversation = crypto.randomUUID()
     const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ")

@@ -265,8 +265,19 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           })
         )
       )
+      // A cancel taken by another process arrives on the bus; this process stops the reply itself.
+      const cancelRequests = Effect.gen(function*() {
+        const requests = yield* bus.subscribe(reply.conversation)
+        while (true) {
+          const event = yield* requests.take
+          if (event._tag === "CancelRequested" && event.message_id === reply.message_id) break
+        }
+        reply.cancelled = true
+        if (reply.fiber !== undefined) yield* Fiber.interruptFork(reply.fiber)
+      })
       return Effect.scoped(Effect.gen(function*() {
         yield* Effect.forkScoped(flushing)
+        if (config.sharedStorage) yield* Effect.forkScoped(Effect.scoped(cancelRequests))
         yield* stream
         yield* store("complete")
         outcome = "ok"
@@ -389,15 +400,22 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       return { message_id: outcome.message.message_id, timestamp: outcome.message.timestamp }
     })
 
-    /** Stops the reply in flight. */
+    /**
+     * Stops the reply in flight. When another process is receiving it (shared
+     * storage), the request goes to that process over the bus and the reply
+     * ends as cancelled there.
+     */
     const cancel = Effect.fn("Chat.cancel")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
       yield* deploymentOf(principal, deploymentId)
       yield* ownConversation(principal, deploymentId, id)
       const stopped = yield* stopReply(id)
-      return Option.match(stopped, {
-        onNone: () => ({ status: "idle" as const, message_id: null }),
-        onSome: (message_id) => ({ status: "cancelled" as const, message_id })
-      })
+      if (Option.isSome(stopped)) return { status: "cancelled" as const, message_id: stopped.value }
+      const latest = yield* conversations.latestReply(id)
+      if (Option.isSome(latest) && latest.value.status === "streaming") {
+        yield* bus.publish(id, { _tag: "CancelRequested", message_id: latest.value.message_id })
+        return { status: "cancelled" as const, message_id: latest.value.message_id }
+      }
+      return { status: "idle" as const, message_id: null }
     })
 
     /** The newest state of a message: a running reply's content is ahead of storage. */
@@ -487,6 +505,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           })
         const translate = (event: ReplyEvent): Effect.Effect<ReadonlyArray<ReplyItem>, StorageError> =>
           Effect.gen(function*() {
+            if (event._tag === "CancelRequested") return []
             const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
             sent.set(event.message_id, state)
             if (state.ended) return []

@@ -12,6 +12,8 @@ export type ReplyEvent =
   | { readonly _tag: "Delta"; readonly message_id: MessageId; readonly offset: number; readonly delta: string }
   | { readonly _tag: "Completed"; readonly message_id: MessageId; readonly content: string }
   | { readonly _tag: "Failed"; readonly message_id: MessageId; readonly error: string }
+  /** A user asked to stop the reply; the process receiving it stops it (it may be another process). */
+  | { readonly _tag: "CancelRequested"; readonly message_id: MessageId }
 
 export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
   readonly publish: (conversation: ConversationId, event: ReplyEvent) => Effect.Effect<void>

@@ -116,6 +116,8 @@ const envelopes = (conversation: string, event: ReplyBus.ReplyEvent): ReadonlyAr
     }
     case "Failed":
       return [JSON.stringify({ c: conversation, e: { ...event, error: event.error.slice(0, chunkChars) } } satisfies Envelope)]
+    case "CancelRequested":
+      return [JSON.stringify({ c: conversation, e: event } satisfies Envelope)]
   }
 }
 
