@@ -108,6 +108,23 @@ describe.skipIf(!available)(`example servers on one Postgres${available ? "" : `
     }
   })
 
+  it("B's cached anonymous read of an agent follows a version published on A", async () => {
+    const spec = { registry: "ghcr.io/acme", spec_content: "name: cached\ndescription: d\n" }
+    expect((await call(a, "POST", "/agents/acme/cached/register", "alice-token", { build_id: "c-1", ...spec })).status).toBe(201)
+    expect((await call(a, "POST", "/agents/acme/cached/publish", "alice-token", { build_id: "c-1", version: "1.0.0" })).status).toBe(201)
+    for (let i = 0; i < 3; i++) expect((await call(b, "GET", "/agents/acme/cached")).body.versions.length).toBe(1)
+    expect((await call(a, "POST", "/agents/acme/cached/register", "alice-token", { build_id: "c-2", ...spec })).status).toBe(201)
+    expect((await call(a, "POST", "/agents/acme/cached/publish", "alice-token", { build_id: "c-2", version: "1.1.0" })).status).toBe(201)
+    const deadline = Date.now() + 3_000
+    let versions: Array<string> = []
+    while (Date.now() < deadline) {
+      versions = (await call(b, "GET", "/agents/acme/cached")).body.versions.map((v: any) => v.version)
+      if (versions.length === 2) break
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    }
+    expect(versions).toEqual(["1.1.0", "1.0.0"])
+  })
+
   it("a message sent on A streams its reply on B, every chunk in order, and B's history has it", async () => {
     const conversation = crypto.randomUUID()
     const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(" ")

@@ -3,6 +3,7 @@
  */
 import { Effect } from "effect"
 import { AccountNameTaken, AccountNotFound } from "./Errors.js"
+import { EventBus } from "./EventBus.js"
 import type { AccountName } from "./Ids.js"
 import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
@@ -13,6 +14,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
   effect: Effect.gen(function*() {
     const store = yield* AccountStore
     const tx = yield* Transactor
+    const bus = yield* EventBus
 
     const named = (name: AccountName) => store.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
@@ -35,15 +37,18 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
 
     /** Renames an account (owner or admin). Renaming to the current name changes nothing. */
     const rename = Effect.fn("Accounts.rename")(function*(principal: Principal, name: AccountName, newName: AccountName) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
+      const result = yield* tx.withTransaction(Effect.gen(function*() {
         const account = yield* named(name)
         yield* Policy.requireManager(principal, account, "renaming the account")
         if (account.name !== newName) {
           const renamed = yield* store.rename(account.id, newName)
           if (!renamed) return yield* new AccountNameTaken({ name: newName })
         }
-        return { previous: account.name, name: newName }
+        return { id: account.id, previous: account.name, name: newName }
       }))
+      // Wakes whatever keeps pages of the account by its name (the public agent cache); streams find no new event.
+      if (result.previous !== newName) yield* bus.publish([result.id])
+      return { previous: result.previous, name: result.name }
     })
 
     return { me, get, rename } as const

@@ -178,7 +178,8 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
      * see every build, everyone else only published versions. An agent with
      * nothing visible does not exist for the caller.
      */
-    const get = Effect.fn("Catalog.get")(function*(principal: Option.Option<Principal>, account: AccountName, name: AgentName) {
+    /** An agent as the caller may see it, with the id of its account (for caches keyed by account). */
+    const view = Effect.fn("Catalog.view")(function*(principal: Option.Option<Principal>, account: AccountName, name: AgentName) {
       // Built only when needed: an error captures a stack trace, which costs more than the lookups.
       const notFound = () => new AgentNotFound({ agent: agentRef(account, name) })
       const owner = yield* accounts.findByName(account)
@@ -190,13 +191,18 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       const visible = member ? builds : Agent.publishedOf(builds)
       if (visible.length === 0) return yield* notFound()
       // Views of stored records: the schema checked them on the way in, and the HTTP layer encodes them with it.
-      return new Agent.Agent({
+      const shown = new Agent.Agent({
         account: owner.value.name,
         name: agent.value.name,
         registry: agent.value.registry,
         versions: visible.map(toVersion)
       }, { disableValidation: true })
+      return { agent: shown, account_id: owner.value.id }
     })
+
+    /** An agent as the caller may see it: members see every build, others the published versions. */
+    const get = (principal: Option.Option<Principal>, account: AccountName, name: AgentName) =>
+      Effect.map(view(principal, account, name), (v) => v.agent)
 
     /** The public catalog: agents with at least one published version. */
     const list = Effect.fn("Catalog.list")(function*(query: CatalogQuery) {
@@ -233,6 +239,6 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       })
     })
 
-    return { register, publish, get, list, config } as const
+    return { register, publish, get, view, list, config } as const
   })
 }) {}

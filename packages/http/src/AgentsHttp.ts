@@ -1,17 +1,19 @@
 /**
  * Handlers of the catalog routes.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
 import { HostingApi } from "@hosting/api"
 import { Catalog, Identity, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
 import * as Auth from "./Auth.js"
 import { handle } from "./ErrorMapping.js"
+import * as PublicAgentCache from "./PublicAgentCache.js"
 
 export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAgents", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog.Catalog
     const identity = yield* Identity.Identity
+    const publicRead = yield* PublicAgentCache.make
     return handlers
       .handle("list", ({ urlParams }) =>
         handle(catalog.list({
@@ -20,7 +22,13 @@ export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAg
           offset: urlParams.offset
         })).pipe(Effect.map((page) => ({ ...page, limit: urlParams.limit, offset: urlParams.offset }))))
       .handle("get", ({ path }) =>
-        Effect.flatMap(Auth.optionalPrincipal(identity), (principal) => handle(catalog.get(principal, path.account, path.name))))
+        Effect.gen(function*() {
+          const principal = yield* Auth.optionalPrincipal(identity)
+          // Members see every build: only anonymous reads share the cache.
+          if (Option.isSome(principal)) return yield* handle(catalog.get(principal, path.account, path.name))
+          const request = yield* HttpServerRequest.HttpServerRequest
+          return yield* handle(publicRead(path.account, path.name, request.headers["if-none-match"]))
+        }))
   }))
 
 export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "agents", (handlers) =>

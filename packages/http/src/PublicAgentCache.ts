@@ -1,0 +1,95 @@
+/**
+ * Anonymous reads of an agent (`GET /agents/{account}/{name}` without a
+ * token) answered from encoded JSON kept in memory, with an ETag so that
+ * clients revalidate with a 304.
+ *
+ * The event bus keeps it right across processes: entries belong to an
+ * account, and every wake-up of that account (a build registered or
+ * published, a deployment, a rename) drops them. A read stores what it read
+ * only if no wake-up happened while it read, and only once this process is
+ * subscribed to the account, so a change can never leave a stale entry.
+ */
+import { HttpServerResponse } from "@effect/platform"
+import { Agent, Catalog, EventBus, type Ids } from "@hosting/core"
+import { Effect, Option, Scope, Schema } from "effect"
+
+interface Entry {
+  readonly body: string
+  readonly etag: string
+  readonly account: Ids.AccountId
+}
+
+/** Most entries kept; the oldest go first. */
+const maxEntries = 10_000
+/** Most accounts followed on the bus; reads of further accounts are not kept. */
+const maxAccounts = 1_000
+
+const encodeAgent = Schema.encode(Agent.Agent)
+
+/** A weak ETag from the body (FNV-1a, 32 bits, with the length). */
+const etagOf = (body: string) => {
+  let hash = 0x811c9dc5
+  for (let i = 0; i < body.length; i++) {
+    hash ^= body.charCodeAt(i)
+    hash = Math.imul(hash, 0x01000193)
+  }
+  return `W/"${body.length.toString(36)}-${(hash >>> 0).toString(36)}"`
+}
+
+/** Whether an If-None-Match header names the ETag. */
+const matches = (header: string | undefined, etag: string) =>
+  header !== undefined && (header.trim() === "*" || header.split(",").some((tag) => tag.trim() === etag))
+
+export const make = Effect.gen(function*() {
+  const catalog = yield* Catalog.Catalog
+  const bus = yield* EventBus.EventBus
+  const scope = yield* Effect.scope
+  const entries = new Map<string, Entry>()
+  const followed = new Set<Ids.AccountId>()
+  /** Grows at every wake-up of a followed account. */
+  let generation = 0
+
+  const dropAccount = (account: Ids.AccountId) => {
+    generation++
+    for (const [key, entry] of entries) if (entry.account === account) entries.delete(key)
+  }
+
+  const subscribing = new Set<Ids.AccountId>()
+  /** Follows an account's wake-ups for the life of the server: subscribed before it counts as followed. */
+  const follow = (account: Ids.AccountId) =>
+    Effect.gen(function*() {
+      if (subscribing.has(account) || followed.has(account)) return
+      subscribing.add(account)
+      const wakeups = yield* Scope.extend(bus.subscribe(account), scope)
+      yield* wakeups.take.pipe(Effect.tap(() => Effect.sync(() => dropAccount(account))), Effect.forever, Effect.forkIn(scope))
+      followed.add(account)
+      subscribing.delete(account)
+    })
+
+  const respond = (body: string, etag: string, ifNoneMatch: string | undefined) =>
+    matches(ifNoneMatch, etag)
+      ? HttpServerResponse.empty({ status: 304, headers: { etag, "cache-control": "no-cache" } })
+      : HttpServerResponse.text(body, { contentType: "application/json", headers: { etag, "cache-control": "no-cache" } })
+
+  return (account: Ids.AccountName, name: Ids.AgentName, ifNoneMatch: string | undefined) =>
+    Effect.gen(function*() {
+      const key = `${account}/${name}`
+      const cached = entries.get(key)
+      if (cached !== undefined) return respond(cached.body, cached.etag, ifNoneMatch)
+      const before = generation
+      const { account_id, agent } = yield* catalog.view(Option.none(), account, name)
+      const body = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
+      const etag = etagOf(body)
+      if (followed.has(account_id)) {
+        // Kept only if nothing changed while it was read.
+        if (generation === before) {
+          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
+          entries.set(key, { body, etag, account: account_id })
+        }
+      } else if (followed.size + subscribing.size < maxAccounts) {
+        // The first read of an account subscribes; later reads keep what they read.
+        yield* follow(account_id)
+      }
+      return respond(body, etag, ifNoneMatch)
+    })
+})
