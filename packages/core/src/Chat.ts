@@ -32,7 +32,7 @@ import { orFail } from "./internal/lookup.js"
 import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
-import { latencyMs, randomTraceId, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
+import { latencyMs, randomTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
 import { TracesConfig } from "./Traces.js"
 
 /** Settings of chat. */
@@ -141,14 +141,15 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
     yield* closeOrphans(true)
 
-    const leaseRound = Schedule.spaced(Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration)))
+    const leaseThird = Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration))
+    const leaseRound = Schedule.spaced(leaseThird)
     const scope = yield* Effect.scope
     // While replies are in flight here, renew their leases every third of a lease.
     let renewer: Fiber.RuntimeFiber<unknown> | undefined
     const renewing = Effect.flatMap(leaseEnd, (until) => conversations.renewLeases(leaseOwner, until)).pipe(
       Effect.catchAll((e) => Effect.logWarning("chat: renewing reply leases failed; the next round retries", e)),
       Effect.repeat(leaseRound),
-      Effect.delay(Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration)))
+      Effect.delay(leaseThird)
     )
     const startRenewing = Effect.suspend(() =>
       renewer !== undefined ? Effect.void : Effect.map(Effect.forkIn(renewing, scope), (fiber) => void (renewer = fiber))
@@ -231,7 +232,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
             latency_ms: latencyMs(startNanos, end),
             input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
             output: truncate(reply.content),
-            timestamp: DateTime.unsafeMake(Number(startNanos / 1_000_000n))
+            timestamp: timeOfNanos(startNanos)
           })
         ])
       }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: the trace of a turn could not be stored", e)))
