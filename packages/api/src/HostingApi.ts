@@ -11,6 +11,7 @@ import { DeploymentsApi } from "./DeploymentsApi.js"
 import { FilesApi } from "./FilesApi.js"
 import { OAuthApi, WellKnownApi } from "./OAuthApi.js"
 import { describeDecodeErrors } from "./OpenApiDocument.js"
+import { SessionApi } from "./SessionApi.js"
 import { TracesApi } from "./TracesApi.js"
 
 /** The path prefix of every route. */
@@ -25,6 +26,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(FilesApi)
   .add(TracesApi)
   .add(OAuthApi)
+  .add(SessionApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(InternalError)

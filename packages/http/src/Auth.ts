@@ -1,11 +1,13 @@
 /**
- * Bearer tokens on requests: the Authentication middleware for protected
- * routes, and an optional principal for public routes.
+ * Credentials on requests (a bearer token, else the browser session cookie):
+ * the Authentication middleware for protected routes, and an optional
+ * principal for public routes.
  */
 import { HttpServerRequest } from "@effect/platform"
 import { ApiErrors, Authentication } from "@hosting/api"
 import { Identity, type Principal } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
+import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
 
 /** The token of an `Authorization: Bearer <token>` header, if the header has that form. */
@@ -25,26 +27,72 @@ const malformed = new ApiErrors.Unauthorized({
   details: "The Authorization header must have the form: Bearer <token>."
 })
 
-/** The principal of the current request, if it carries a credential; an invalid credential is refused. */
-export const optionalPrincipal = (
-  identity: Identity.Identity
+const sessionEnded = new ApiErrors.Unauthorized({
+  error: "unauthorized",
+  details: "The browser session has ended; sign in again."
+})
+
+const missingCsrf = new ApiErrors.Forbidden({
+  error: "forbidden",
+  details: `A request made with the session cookie must carry the session's CSRF value in X-CSRF-Token.`
+})
+
+/**
+ * The principal of the session cookie. An ended session, or a state-changing
+ * request without the session's CSRF value, is `onRefused` (public routes
+ * then answer as to anyone; protected routes refuse).
+ */
+const cookiePrincipal = <E>(
+  identity: Identity.Identity,
+  request: HttpServerRequest.HttpServerRequest,
+  session: string,
+  onRefused: (reason: ApiErrors.Unauthorized | ApiErrors.Forbidden) => Effect.Effect<Option.Option<Principal.Principal>, E>
+): Effect.Effect<Option.Option<Principal.Principal>, E | ApiErrors.InternalError> =>
+  Effect.gen(function*() {
+    const principal = yield* identity.authenticate(session).pipe(
+      Effect.map(Option.some),
+      Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none())),
+      handle
+    )
+    if (Option.isNone(principal)) return yield* onRefused(sessionEnded)
+    if (!BrowserSession.isSafeMethod(request.method) && !(yield* BrowserSession.hasCsrf(request, session))) {
+      return yield* onRefused(missingCsrf)
+    }
+    return principal
+  })
+
+const principalWith = <E>(
+  identity: Identity.Identity,
+  onRefused: (reason: ApiErrors.Unauthorized | ApiErrors.Forbidden) => Effect.Effect<Option.Option<Principal.Principal>, E>
 ): Effect.Effect<
   Option.Option<Principal.Principal>,
-  ApiErrors.Unauthorized | ApiErrors.InternalError,
+  E | ApiErrors.Unauthorized | ApiErrors.InternalError,
   HttpServerRequest.HttpServerRequest
 > =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const header = request.headers["authorization"]
-    if (header === undefined || header === "") return Option.none()
+    if (header === undefined || header === "") {
+      const session = request.cookies[BrowserSession.cookieName]
+      if (session === undefined || session === "") return Option.none()
+      return yield* cookiePrincipal(identity, request, session, onRefused)
+    }
     const token = bearerToken(header)
     if (Option.isNone(token)) return yield* Effect.fail(malformed)
     return Option.some(yield* handle(identity.authenticate(token.value)))
   })
 
+/**
+ * The principal of the current request, if it carries a credential. An
+ * invalid bearer token is refused; a cookie that is no longer valid, or sent
+ * without its CSRF value where one is needed, reads as anonymous.
+ */
+export const optionalPrincipal = (identity: Identity.Identity) =>
+  principalWith(identity, () => Effect.succeed(Option.none<Principal.Principal>()))
+
 /** The principal of the current request; without a valid credential, 401. */
 export const requirePrincipal = (identity: Identity.Identity) =>
-  optionalPrincipal(identity).pipe(
+  principalWith(identity, Effect.fail).pipe(
     Effect.flatMap(Option.match({ onNone: () => Effect.fail(missing), onSome: Effect.succeed }))
   )
 
@@ -53,12 +101,15 @@ export const layer = Layer.effect(
   Authentication.Authentication,
   Effect.gen(function*() {
     const identity = yield* Identity.Identity
-    return Authentication.Authentication.of({
-      bearer: () =>
-        requirePrincipal(identity).pipe(
-          // A storage failure while checking the token is a 500, not a 401.
-          Effect.catchAll((error) => error instanceof ApiErrors.Unauthorized ? Effect.fail(error) : Effect.die(error))
+    // Both schemes read the header first, then the cookie, so the platform's
+    // second try (the cookie scheme after a failed bearer) gives the same answer.
+    const authenticate = () =>
+      requirePrincipal(identity).pipe(
+        // A storage failure while checking the credential is a 500, not a 401.
+        Effect.catchAll((error) =>
+          error instanceof ApiErrors.Unauthorized || error instanceof ApiErrors.Forbidden ? Effect.fail(error) : Effect.die(error)
         )
-    })
+      )
+    return Authentication.Authentication.of({ bearer: authenticate, cookie: authenticate })
   })
 )

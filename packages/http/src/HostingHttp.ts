@@ -13,6 +13,7 @@ import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
+import * as SessionHttp from "./SessionHttp.js"
 import * as TracesHttp from "./TracesHttp.js"
 
 /** Options of the HTTP layer. */
@@ -37,7 +38,8 @@ export const handlersWith = (options: HostingHttpOptions = {}) =>
     FilesHttp.layer,
     TracesHttp.layer,
     OAuthHttp.layer(options),
-    OAuthHttp.wellKnownLayer(options)
+    OAuthHttp.wellKnownLayer(options),
+    SessionHttp.layer(options)
   ).pipe(Layer.provide(Auth.layer))
 
 /** The handlers with links derived from each request. */

@@ -8,10 +8,11 @@ import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/p
 import { HostingApi } from "@hosting/api"
 import { DeviceAuth, Identity } from "@hosting/core"
 import { Effect, Either, Option } from "effect"
+import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
 
-/** Name of the approval page's session cookie. */
-export const sessionCookie = "hosting_session"
+/** Name of the approval page's session cookie (the browser session of the dashboard too). */
+export const sessionCookie = BrowserSession.cookieName
 
 /**
  * The public base URL of the API (`https://host/api/v1`): the configured one,
@@ -58,11 +59,8 @@ const signInForm = (userCode: string, error?: string) =>
     error ? 401 : 200
   )
 
-/** The CSRF value of a session: a hash of the session token, which only its holder knows. */
-const csrfOf = (session: string) => Identity.hashToken(`csrf:${session}`)
-
 const approvalForm = (name: string, session: string, view: Option.Option<DeviceAuth.CodeView>, typed: string, headers = {}) =>
-  Effect.map(csrfOf(session), (csrf) => {
+  Effect.map(BrowserSession.csrfOf(session), (csrf) => {
     const intro = `<p>Signed in as <strong>${escapeHtml(name)}</strong>.</p>`
     if (Option.isNone(view)) {
       const notFound = typed === "" ? "" : `<p class="error" role="alert">No login is waiting for code ${escapeHtml(typed)}.</p>`
@@ -90,17 +88,6 @@ const approvalForm = (name: string, session: string, view: Option.Option<DeviceA
       headers
     )
   })
-
-/** Refuses a form posted from another origin (the page posts only to itself). */
-const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
-  const origin = request.headers["origin"]
-  if (origin === undefined || origin === "null") return origin === undefined
-  try {
-    return new URL(origin).host === (request.headers["x-forwarded-host"] ?? request.headers["host"])
-  } catch {
-    return false
-  }
-}
 
 const crossOrigin = () => page("Request refused", "<p class=\"error\">This form can only be sent from this server's page.</p>", 403)
 
@@ -156,26 +143,24 @@ export const layer = (options: OAuthHttpOptions = {}) =>
         .handle("deviceSession", ({ payload }) =>
           handle(Effect.gen(function*() {
             const request = yield* HttpServerRequest.HttpServerRequest
-            if (!sameOrigin(request)) return crossOrigin()
+            if (!BrowserSession.sameOrigin(request)) return crossOrigin()
             const typed = payload.user_code ?? ""
             const signedIn = yield* auth.signIn(payload.token).pipe(
               Effect.map(Option.some),
               Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none()))
             )
             if (Option.isNone(signedIn)) return signInForm(typed, "That access token is not valid or has expired.")
-            const secure = (yield* base).startsWith("https:") ? "; Secure" : ""
-            const cookie = `${sessionCookie}=${signedIn.value.session}; HttpOnly; SameSite=Strict; Path=${HostingApi.basePath}; ` +
-              `Max-Age=${signedIn.value.expires_in}${secure}`
+            const cookie = BrowserSession.setCookie(signedIn.value.session, signedIn.value.expires_in, (yield* base).startsWith("https:"))
             const view = typed === "" ? Option.none() : yield* auth.describe(typed)
             return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.session, view, typed, { "set-cookie": cookie })
           })))
         .handle("deviceDecision", ({ payload }) =>
           handle(Effect.gen(function*() {
             const request = yield* HttpServerRequest.HttpServerRequest
-            if (!sameOrigin(request)) return crossOrigin()
+            if (!BrowserSession.sameOrigin(request)) return crossOrigin()
             const signedIn = yield* session
             if (Option.isNone(signedIn)) return signInForm(payload.user_code, "Your sign-in has ended; sign in again.")
-            const expected = yield* csrfOf(signedIn.value.token)
+            const expected = yield* BrowserSession.csrfOf(signedIn.value.token)
             if (!Identity.constantTimeEqual(expected, payload.csrf)) {
               return page("Request refused", "<p class=\"error\">The form has expired; reload the page and try again.</p>", 403)
             }

@@ -1,0 +1,44 @@
+/**
+ * What the browser session cookie needs on the server: the cookie itself,
+ * the CSRF value derived from it, and the same-origin check of form posts.
+ * Shared by the session routes, the device approval page and authentication.
+ */
+import type { HttpServerRequest } from "@effect/platform"
+import { HostingApi, SessionApi } from "@hosting/api"
+import { Identity } from "@hosting/core"
+import { Effect } from "effect"
+
+/** Name of the session cookie. */
+export const cookieName = SessionApi.cookieName
+
+/** The CSRF value of a session: a hash of the session token, which only its holder knows. */
+export const csrfOf = (session: string) => Identity.hashToken(`csrf:${session}`)
+
+/** True when the request carries the CSRF value of its session in `X-CSRF-Token`. */
+export const hasCsrf = (request: HttpServerRequest.HttpServerRequest, session: string) =>
+  Effect.map(csrfOf(session), (expected) => {
+    const sent = request.headers[SessionApi.csrfHeader]
+    return sent !== undefined && Identity.constantTimeEqual(expected, sent)
+  })
+
+/** Methods that change nothing, which need no CSRF value. */
+export const isSafeMethod = (method: string) => method === "GET" || method === "HEAD" || method === "OPTIONS"
+
+/** The `Set-Cookie` value that starts a session for `maxAgeSeconds`; `Secure` when the public URL is https. */
+export const setCookie = (session: string, maxAgeSeconds: number, secure: boolean) =>
+  `${cookieName}=${session}; HttpOnly; SameSite=Strict; Path=${HostingApi.basePath}; Max-Age=${maxAgeSeconds}${secure ? "; Secure" : ""}`
+
+/** The `Set-Cookie` value that removes the session cookie. */
+export const clearCookie = (secure: boolean) =>
+  `${cookieName}=; HttpOnly; SameSite=Strict; Path=${HostingApi.basePath}; Max-Age=0${secure ? "; Secure" : ""}`
+
+/** False for a request sent from another origin (a page of this server sends only to itself). */
+export const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
+  const origin = request.headers["origin"]
+  if (origin === undefined || origin === "null") return origin === undefined
+  try {
+    return new URL(origin).host === (request.headers["x-forwarded-host"] ?? request.headers["host"])
+  } catch {
+    return false
+  }
+}

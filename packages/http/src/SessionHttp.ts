@@ -1,0 +1,83 @@
+/**
+ * Handlers of the browser session: sign in with a token (cookie + CSRF
+ * value), read the current session, sign out.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { ApiErrors, HostingApi, type SessionApi } from "@hosting/api"
+import { DeviceAuth, Identity, type Principal } from "@hosting/core"
+import { Effect } from "effect"
+import * as BrowserSession from "./BrowserSession.js"
+import { handle } from "./ErrorMapping.js"
+import { publicBase } from "./OAuthHttp.js"
+
+const noSession = new ApiErrors.Unauthorized({
+  error: "unauthorized",
+  details: "No browser session: sign in with an access token."
+})
+
+const crossOrigin = new ApiErrors.Forbidden({
+  error: "forbidden",
+  details: "A browser session can only be started from a page of this server."
+})
+
+const missingCsrf = new ApiErrors.Forbidden({
+  error: "forbidden",
+  details: "Signing out needs the session's CSRF value in X-CSRF-Token."
+})
+
+const view = (principal: Principal.Principal, session: string, expiresIn?: number) =>
+  Effect.map(BrowserSession.csrfOf(session), (csrf): SessionApi.BrowserSession => ({
+    user: { id: principal.user.id, name: principal.user.name },
+    csrf,
+    ...(expiresIn === undefined ? {} : { expires_in: expiresIn })
+  }))
+
+export interface SessionHttpOptions {
+  /** The API's public base URL; cookies are `Secure` when it is https. */
+  readonly publicUrl?: string | undefined
+}
+
+export const layer = (options: SessionHttpOptions = {}) =>
+  HttpApiBuilder.group(HostingApi.HostingApi, "session", (handlers) =>
+    Effect.gen(function*() {
+      const auth = yield* DeviceAuth.DeviceAuth
+      const identity = yield* Identity.Identity
+      const secure = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+        publicBase(request, options.publicUrl).startsWith("https:"))
+
+      return handlers
+        .handle("signIn", ({ payload }) =>
+          Effect.gen(function*() {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            // Login CSRF: another site must not sign a visitor in as someone else.
+            if (!BrowserSession.sameOrigin(request)) return yield* Effect.fail(crossOrigin)
+            const signedIn = yield* handle(auth.signIn(payload.token))
+            const body = yield* view(signedIn.principal, signedIn.session, signedIn.expires_in)
+            return HttpServerResponse.unsafeJson(body, {
+              headers: {
+                "set-cookie": BrowserSession.setCookie(signedIn.session, signedIn.expires_in, yield* secure),
+                "cache-control": "no-store"
+              }
+            })
+          }))
+        .handle("current", () =>
+          Effect.gen(function*() {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            const session = request.cookies[BrowserSession.cookieName]
+            if (session === undefined || session === "") return yield* Effect.fail(noSession)
+            const principal = yield* handle(identity.authenticate(session)).pipe(
+              Effect.catchTag("Unauthorized", () => Effect.fail(noSession))
+            )
+            return HttpServerResponse.unsafeJson(yield* view(principal, session), { headers: { "cache-control": "no-store" } })
+          }))
+        .handle("signOut", () =>
+          Effect.gen(function*() {
+            const request = yield* HttpServerRequest.HttpServerRequest
+            const session = request.cookies[BrowserSession.cookieName]
+            if (session !== undefined && session !== "") {
+              if (!(yield* BrowserSession.hasCsrf(request, session))) return yield* Effect.fail(missingCsrf)
+              yield* handle(auth.revoke(session))
+            }
+            return HttpServerResponse.empty({ status: 204, headers: { "set-cookie": BrowserSession.clearCookie(yield* secure) } })
+          }))
+    }))
