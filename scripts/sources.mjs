@@ -6,9 +6,10 @@ import { fileURLToPath } from "node:url"
 
 export const root = fileURLToPath(new URL("..", import.meta.url))
 
-/** The packages the example server is built from, and the server itself. */
+/** The packages the example server is built from, the dashboard it serves, and the server itself. */
 export const serverDirs = () => [
   ...readdirSync(join(root, "packages")).map((d) => join(root, "packages", d)),
+  join(root, "examples", "dashboard"),
   join(root, "examples", "server")
 ]
 
@@ -22,8 +23,14 @@ export const newest = (dir) => {
   return latest
 }
 
-/** True when a package's `src` is newer than `builtFile` (its own `dist/index.js` when not given), or nothing is built. */
-export const isStale = (dir, builtFile = join(dir, "dist", "index.js")) => {
+/**
+ * The file a package's build writes last: `dist/index.html` for a Vite app
+ * (an `index.html` at its root), else `dist/index.js`.
+ */
+const builtFileOf = (dir) => join(dir, "dist", existsSync(join(dir, "index.html")) ? "index.html" : "index.js")
+
+/** True when a package's `src` is newer than `builtFile` (its own build when not given), or nothing is built. */
+export const isStale = (dir, builtFile = builtFileOf(dir)) => {
   const src = join(dir, "src")
   if (!existsSync(src)) return false
   return !existsSync(builtFile) || newest(src) > statSync(builtFile).mtimeMs

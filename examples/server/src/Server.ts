@@ -3,18 +3,21 @@
  * API. Composition only; every rule lives in the packages.
  */
 import { HttpApiBuilder, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeFileSystem, NodeHttpServer, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { Chat, DeviceAuth, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
-import { HostingHttp } from "@hosting/http"
+import { HostingHttp, PublicAgentCache, StaticSite } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
+import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
-import { createServer, type Server } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { join } from "node:path"
+import { fileURLToPath } from "node:url"
 import type { ServerConfig } from "./ServerConfig.js"
 
 /**
@@ -159,10 +162,37 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
     Layer.provideMerge(storageAndBuses(config))
   )
 
-/** The API served by the HttpServer in context. */
+/** Where `pnpm build` writes the dashboard (examples/dashboard/dist), from src/ and dist/ alike. */
+const builtDashboard = fileURLToPath(new URL("../../dashboard/dist", import.meta.url))
+
+/**
+ * The folder of the dashboard to serve at `/`: HOSTING_DASHBOARD, else the
+ * workspace's build of examples/dashboard when there is one; none for `off`.
+ */
+const dashboardDirectory = (config: ServerConfig) =>
+  Effect.gen(function*() {
+    if (config.dashboard === "off") return undefined
+    if (config.dashboard !== undefined) {
+      if (existsSync(join(config.dashboard, "index.html"))) return config.dashboard
+      return yield* new StartupError({ message: `HOSTING_DASHBOARD: ${config.dashboard} has no index.html (a built dashboard, or off)` })
+    }
+    if (existsSync(join(builtDashboard, "index.html"))) return builtDashboard
+    yield* Effect.logWarning("the dashboard is not built (run pnpm build): only the API is served")
+    return undefined
+  })
+
+/** The dashboard's files at `/`, when there is a dashboard to serve. */
+const dashboard = (config: ServerConfig) =>
+  Layer.unwrapEffect(Effect.map(dashboardDirectory(config), (directory) =>
+    directory === undefined
+      ? Layer.empty
+      : StaticSite.layer({ directory }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))))
+
+/** The API (and the dashboard) served by the HttpServer in context; gives the API's PublicAgentCache. */
 export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
   HttpApiBuilder.serve().pipe(
-    Layer.provide(HostingHttp.layer({ maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl })),
+    Layer.provide(dashboard(config)),
+    Layer.provideMerge(HostingHttp.layer({ maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl })),
     Layer.provide(core(config, fixtures))
   )
 
@@ -179,6 +209,28 @@ const announce = (config: ServerConfig) =>
 
 /** How long requests still running at shutdown may take before their connections are cut. */
 const shutdownGraceMs = 3000
+
+/**
+ * Answers anonymous agent reads that the API's cache holds on Node's request
+ * event, before the request reaches Effect's router: the same answer the
+ * route gives (PublicAgentCache.answer decides), for a fraction of the work.
+ * Everything else goes on as usual.
+ */
+const answerEarly = (server: Server, cache: PublicAgentCache.PublicAgentCache["Type"]) => {
+  const emit = server.emit
+  server.emit = function(this: Server, event: string | symbol, ...args: Array<unknown>) {
+    if (event === "request") {
+      const [request, response] = args as [IncomingMessage, ServerResponse]
+      const answer = cache.answer(request.method ?? "", request.url ?? "", request.headers)
+      if (answer !== undefined) {
+        response.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(answer.body) })
+        response.end(answer.body)
+        return true
+      }
+    }
+    return (emit as (this: Server, event: string | symbol, ...args: Array<unknown>) => boolean).call(this, event, ...args)
+  } as Server["emit"]
+}
 
 /**
  * The Node server on HOST:PORT. At shutdown, after the app has stopped (event
@@ -199,7 +251,10 @@ const listen = (config: ServerConfig) => {
       )
     )
   )
-  return Layer.provideMerge(reaper, node)
+  const early = Layer.effectDiscard(Effect.map(PublicAgentCache.PublicAgentCache, (cache) => {
+    if (server !== undefined) answerEarly(server, cache)
+  }))
+  return { layer: Layer.provideMerge(reaper, node), early }
 }
 
 /** The whole server listening on HOST:PORT; announces itself once requests are served. */
@@ -207,5 +262,6 @@ export const layer = (config: ServerConfig) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const path = config.fixtures
     const fixtures = path === undefined ? undefined : { path, data: yield* readFixtures(path) }
-    return announce(config).pipe(Layer.provide(app(config, fixtures)), Layer.provide(listen(config)))
+    const node = listen(config)
+    return Layer.merge(announce(config), node.early).pipe(Layer.provide(app(config, fixtures)), Layer.provide(node.layer))
   }))

@@ -40,6 +40,8 @@ export interface ServerConfig {
   /** Seconds a device-login client waits between polls. */
   readonly deviceInterval: number
   readonly maxBodyBytes: number
+  /** The built dashboard served at `/`: a folder, `off`, or undefined for the `@hosting/dashboard` build when there is one. */
+  readonly dashboard: string | undefined
   readonly s3: {
     readonly endpoint: string | undefined
     readonly region: string
@@ -121,6 +123,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
   ),
   deviceInterval: int("HOSTING_DEVICE_INTERVAL_S", 5, 1, 60),
   maxBodyBytes: int("HOSTING_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  dashboard: Config.string("HOSTING_DASHBOARD").pipe(Config.option, Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)),
   s3: Config.all({
     endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),
     region: Config.string("AWS_REGION").pipe(Config.withDefault("us-east-1")),

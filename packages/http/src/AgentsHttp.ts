@@ -13,14 +13,18 @@ export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAg
   Effect.gen(function*() {
     const catalog = yield* Catalog.Catalog
     const identity = yield* Identity.Identity
-    const publicRead = yield* PublicAgentCache.make
+    const publicRead = (yield* PublicAgentCache.PublicAgentCache).read
     return handlers
       .handle("list", ({ urlParams }) =>
-        handle(catalog.list({
-          q: Option.fromNullable(urlParams.q).pipe(Option.filter((q) => q.trim() !== ""), Option.map((q) => q.trim())),
-          limit: urlParams.limit,
-          offset: urlParams.offset
-        })).pipe(Effect.map((page) => ({ ...page, limit: urlParams.limit, offset: urlParams.offset }))))
+        // The list is the same for everyone, but a bad credential is refused as on every public read.
+        Auth.optionalPrincipal(identity).pipe(
+          Effect.zipRight(handle(catalog.list({
+            q: Option.fromNullable(urlParams.q).pipe(Option.filter((q) => q.trim() !== ""), Option.map((q) => q.trim())),
+            limit: urlParams.limit,
+            offset: urlParams.offset
+          }))),
+          Effect.map((page) => ({ ...page, limit: urlParams.limit, offset: urlParams.offset }))
+        ))
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
           const principal = yield* Auth.optionalPrincipal(identity)

@@ -13,6 +13,7 @@ import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
+import * as PublicAgentCache from "./PublicAgentCache.js"
 import * as SessionHttp from "./SessionHttp.js"
 import * as TracesHttp from "./TracesHttp.js"
 
@@ -40,14 +41,21 @@ export const handlersWith = (options: HostingHttpOptions = {}) =>
     OAuthHttp.layer(options),
     OAuthHttp.wellKnownLayer(options),
     SessionHttp.layer(options)
-  ).pipe(Layer.provide(Auth.layer))
+  ).pipe(Layer.provide(Auth.layer), Layer.provide(PublicAgentCache.layer))
 
 /** The handlers with links derived from each request. */
 export const handlers = handlersWith()
 
-/** HostingApi with its handlers; needs the core use cases (UseCases.layer). */
+/**
+ * HostingApi with its handlers; needs the core use cases (UseCases.layer).
+ * It also gives the handlers' PublicAgentCache (one instance: a layer is
+ * built once per build), for a server that answers cached reads early.
+ */
 export const apiWith = (options: HostingHttpOptions = {}) =>
-  HttpApiBuilder.api(HostingApi.HostingApi).pipe(Layer.provide(handlersWith(options)))
+  HttpApiBuilder.api(HostingApi.HostingApi).pipe(
+    Layer.provide(handlersWith(options)),
+    Layer.provideMerge(PublicAgentCache.layer)
+  )
 
 /** HostingApi with its handlers and the default options. */
 export const api = apiWith()

@@ -8,10 +8,15 @@
  * published, a deployment, a rename) drops them. A read stores what it read
  * only if no wake-up happened while it read, and only once this process is
  * subscribed to the account, so a change can never leave a stale entry.
+ *
+ * `answer` gives the same answer synchronously from what is kept, so a
+ * server can reply to the busiest public read before any routing
+ * (`examples/server` does, on Node's request event).
  */
 import { HttpServerResponse } from "@effect/platform"
+import { HostingApi, SessionApi } from "@hosting/api"
 import { Agent, Catalog, EventBus, type Ids } from "@hosting/core"
-import { Effect, Option, Scope, Schema } from "effect"
+import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
 
 interface Entry {
   readonly body: string
@@ -39,6 +44,19 @@ const etagOf = (body: string) => {
 /** Whether an If-None-Match header names the ETag. */
 const matches = (header: string | undefined, etag: string) =>
   header !== undefined && (header.trim() === "*" || header.split(",").some((tag) => tag.trim() === etag))
+
+/** A complete answer: status, headers and body (empty for 304). */
+export interface CachedAnswer {
+  readonly status: 200 | 304
+  readonly headers: Readonly<Record<string, string>>
+  readonly body: string
+}
+
+/** The path of an agent read: `/api/v1/agents/{account}/{name}`, nothing after it. */
+const agentPath = new RegExp(`^${HostingApi.basePath}/agents/([a-z0-9-]+)/([a-z0-9-]+)$`)
+
+/** Headers of both the routed and the early answer. */
+const headersOf = (etag: string) => ({ etag, "cache-control": "no-cache" })
 
 export const make = Effect.gen(function*() {
   const catalog = yield* Catalog.Catalog
@@ -68,10 +86,35 @@ export const make = Effect.gen(function*() {
 
   const respond = (body: string, etag: string, ifNoneMatch: string | undefined) =>
     matches(ifNoneMatch, etag)
-      ? HttpServerResponse.empty({ status: 304, headers: { etag, "cache-control": "no-cache" } })
-      : HttpServerResponse.text(body, { contentType: "application/json", headers: { etag, "cache-control": "no-cache" } })
+      ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) })
+      : HttpServerResponse.text(body, { contentType: "application/json", headers: headersOf(etag) })
 
-  return (account: Ids.AccountName, name: Ids.AgentName, ifNoneMatch: string | undefined) =>
+  /**
+   * The answer to a request from what is kept, without any routing; undefined
+   * when the request is not an anonymous agent read, or the agent is not kept.
+   * A request with a credential (header or session cookie) is never answered
+   * here: members may see more than anyone.
+   */
+  const answer = (
+    method: string,
+    url: string,
+    headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
+  ): CachedAnswer | undefined => {
+    if (method !== "GET" || headers["authorization"] !== undefined) return undefined
+    const cookie = headers["cookie"]
+    if (cookie !== undefined && String(cookie).includes(`${SessionApi.cookieName}=`)) return undefined
+    const path = agentPath.exec(url)
+    if (path === null) return undefined
+    const cached = entries.get(`${path[1]}/${path[2]}`)
+    if (cached === undefined) return undefined
+    const ifNoneMatch = headers["if-none-match"]
+    if (typeof ifNoneMatch === "string" && matches(ifNoneMatch, cached.etag)) {
+      return { status: 304, headers: headersOf(cached.etag), body: "" }
+    }
+    return { status: 200, headers: { "content-type": "application/json", ...headersOf(cached.etag) }, body: cached.body }
+  }
+
+  const read = (account: Ids.AccountName, name: Ids.AgentName, ifNoneMatch: string | undefined) =>
     Effect.gen(function*() {
       const key = `${account}/${name}`
       const cached = entries.get(key)
@@ -92,4 +135,14 @@ export const make = Effect.gen(function*() {
       }
       return respond(body, etag, ifNoneMatch)
     })
+  return { read, answer } as const
 })
+
+/** The cache of one server, shared by the routed handler and an early answer. */
+export class PublicAgentCache extends Context.Tag("@hosting/http/PublicAgentCache")<
+  PublicAgentCache,
+  Effect.Effect.Success<typeof make>
+>() {}
+
+/** The cache for the life of the server; needs Catalog and EventBus. */
+export const layer = Layer.scoped(PublicAgentCache, make)

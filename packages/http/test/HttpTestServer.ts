@@ -15,7 +15,7 @@ export const fibers = Effect.runSync(Supervisor.track)
 
 export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions = {}) =>
   HttpApiBuilder.serve().pipe(
-    Layer.provide(HostingHttp.layer(options)),
+    Layer.provideMerge(HostingHttp.layer(options)),
     Layer.provideMerge(TestServices.make(options)),
     Layer.provideMerge(NodeHttpServer.layerTest),
     Layer.provide(Supervisor.addSupervisor(fibers))
