@@ -202,7 +202,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       title: string
     ) {
       yield* deploymentOf(principal, deploymentId)
-      if (title.trim() === "" || graphemeLength(title) > maxTitleLength) {
+      if (title.trim() === "" || graphemeLength(title, maxTitleLength) > maxTitleLength) {
         return yield* new InvalidRequest({ details: `title: must be 1 to ${maxTitleLength} characters and not blank` })
       }
       const conversation = yield* ownConversation(principal, deploymentId, id)
@@ -337,10 +337,6 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           orFail(() => new AttachmentInvalid({ key })),
           Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
         ))
-      const existing = yield* conversations.find(conversationId)
-      if (Option.isSome(existing) && (existing.value.owner_id !== principal.user.id || existing.value.deployment_id !== deploymentId)) {
-        return yield* new ConversationNotFound({ conversation: conversationId })
-      }
       const clientId = Option.fromNullable(input.client_message_id)
       const outcome = yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
@@ -386,7 +382,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           client_message_id: Option.none(),
           lease: { owner: leaseOwner, expires_at: yield* leaseEnd }
         })
-        const history = yield* conversations.messages(conversationId)
+        // A conversation without a user turn yet has no history: no need to read it.
+        const history = conversation.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
         return { _tag: "Started" as const, message, reply, history }
       }))
       if (outcome._tag === "Started") {
