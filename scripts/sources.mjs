@@ -29,9 +29,16 @@ export const newest = (dir) => {
  */
 const builtFileOf = (dir) => join(dir, "dist", existsSync(join(dir, "index.html")) ? "index.html" : "index.js")
 
-/** True when a package's `src` is newer than `builtFile` (its own build when not given), or nothing is built. */
+/** What a package's build reads: `src`, and for a Vite app also its page, config and public files. */
+const inputsOf = (dir) =>
+  ["src", "index.html", "vite.config.ts", "public"].map((name) => join(dir, name)).filter((path) => existsSync(path))
+
+const newestOf = (path) => (statSync(path).isDirectory() ? newest(path) : statSync(path).mtimeMs)
+
+/** True when a package's inputs are newer than `builtFile` (its own build when not given), or nothing is built. */
 export const isStale = (dir, builtFile = builtFileOf(dir)) => {
-  const src = join(dir, "src")
-  if (!existsSync(src)) return false
-  return !existsSync(builtFile) || newest(src) > statSync(builtFile).mtimeMs
+  if (!existsSync(join(dir, "src"))) return false
+  if (!existsSync(builtFile)) return true
+  const built = statSync(builtFile).mtimeMs
+  return inputsOf(dir).some((path) => newestOf(path) > built)
 }

@@ -1,0 +1,226 @@
+/**
+ * The deployments of an agent that the user's accounts made: the history
+ * with statuses, and for one deployment its ConfigMap data and a pod restart
+ * (after a confirmation).
+ */
+import type { Deployment } from "@hosting/core"
+import { useEffect, useState } from "preact/hooks"
+import * as id from "../api/ids"
+import { call } from "../api/runtime"
+import { ConfirmDialog } from "../components/ConfirmDialog"
+import { Badge, ErrorNotice, Loading, PageHeading, Success, TableWrap, When } from "../components/ui"
+import { useAction } from "../hooks"
+import { useResource } from "../hooks"
+import { Link, navigate, pathOf } from "../router"
+
+const statusTone = (status: string) => (status === "running" ? "ok" : status === "superseded" ? "neutral" : status === "undeployed" ? "warn" : "info")
+
+const ConfigMapViewer = ({ deployment }: { readonly deployment: Deployment.Deployment }) => {
+  const [name, setName] = useState(`${deployment.agent_name}-config`)
+  const read = useAction((cmname: string) =>
+    call((client) =>
+      client.deployments.configMap({
+        path: { namespace: deployment.namespace, cmname },
+        urlParams: { account: id.account(deployment.account) }
+      })
+    )
+  )
+  useEffect(() => {
+    read.reset()
+    const initial = `${deployment.agent_name}-config`
+    setName(initial)
+    void read.run(initial)
+  }, [deployment.id])
+  const data = read.result
+  return (
+    <section aria-labelledby="configmap-heading" class="card">
+      <h3 id="configmap-heading">ConfigMap</h3>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          if (name.trim() !== "") void read.run(name.trim())
+        }}
+      >
+        <label for="configmap-name">Name in namespace {deployment.namespace}</label>
+        <div class="inline">
+          <input id="configmap-name" value={name} onInput={(event) => setName(event.currentTarget.value)} />
+          <button type="submit" class="secondary" disabled={read.busy}>
+            Show
+          </button>
+        </div>
+      </form>
+      <ErrorNotice error={read.error} context="The ConfigMap could not be read" />
+      {data !== undefined && read.error === undefined && (
+        Object.keys(data.data).length === 0 ? <p class="muted">{data.name} holds no data.</p> : (
+          <TableWrap label={`Data of ConfigMap ${data.name} table`}>
+            <table class="configmap">
+              <caption>
+                {data.namespace}/{data.name}
+              </caption>
+              <thead>
+                <tr>
+                  <th scope="col">Key</th>
+                  <th scope="col">Value</th>
+                </tr>
+              </thead>
+              <tbody>
+                {Object.entries(data.data).map(([key, value]) => (
+                  <tr key={key}>
+                    <th scope="row">
+                      <code>{key}</code>
+                    </th>
+                    <td>
+                      <pre class="value">{value}</pre>
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </TableWrap>
+        )
+      )}
+    </section>
+  )
+}
+
+const PodRestart = ({ deployment }: { readonly deployment: Deployment.Deployment }) => {
+  const [pod, setPod] = useState("")
+  const [confirming, setConfirming] = useState(false)
+  const restart = useAction((name: string) =>
+    call((client) =>
+      client.deployments.restartPod({
+        path: { namespace: deployment.namespace, pod: name },
+        urlParams: { account: id.account(deployment.account) }
+      })
+    )
+  )
+  useEffect(() => restart.reset(), [deployment.id])
+  return (
+    <section aria-labelledby="restart-heading" class="card">
+      <h3 id="restart-heading">Restart a pod</h3>
+      <p class="help">The pod is deleted and the cluster starts a new one in its place.</p>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          if (pod.trim() !== "") setConfirming(true)
+        }}
+      >
+        <label for="pod-name">Pod name</label>
+        <div class="inline">
+          <input id="pod-name" value={pod} required placeholder={`${deployment.agent_name}-…`} onInput={(event) => setPod(event.currentTarget.value)} />
+          <button type="submit" class="danger" disabled={restart.busy}>
+            {restart.busy ? "Restarting…" : "Restart…"}
+          </button>
+        </div>
+      </form>
+      <ConfirmDialog
+        open={confirming}
+        title="Restart the pod?"
+        confirmLabel="Restart pod"
+        danger
+        onCancel={() => setConfirming(false)}
+        onConfirm={() => {
+          setConfirming(false)
+          void restart.run(pod.trim())
+        }}
+      >
+        <p>
+          Pod <code>{pod.trim()}</code> in namespace <code>{deployment.namespace}</code> will be deleted; requests it is serving are cut.
+        </p>
+      </ConfirmDialog>
+      <ErrorNotice error={restart.error} context="The restart failed" />
+      {restart.result !== undefined && (
+        <Success>
+          Pod <code>{restart.result.pod}</code>: {restart.result.status}.
+        </Success>
+      )}
+    </section>
+  )
+}
+
+export const DeploymentsPage = ({ account, name, selected }: { readonly account: string; readonly name: string; readonly selected: string | null }) => {
+  const history = useResource(
+    (signal) => call((client) => client.deployments.history({ path: { account: id.account(account), name: id.agent(name) } }), signal),
+    [account, name]
+  )
+  const deployments = history.data?.deployments ?? []
+  const chosen = deployments.find((d) => d.id === selected) ?? (selected === null ? deployments.find((d) => d.undeployed_at === null) : undefined)
+  const select = (deploymentId: string) =>
+    navigate(`${pathOf("agents", account, name, "deployments")}?deployment=${encodeURIComponent(deploymentId)}`, { replace: true })
+  return (
+    <>
+      <PageHeading title={`Deployments of ${account}/${name}`}>
+        Deployments of{" "}
+        <Link href={pathOf("agents", account, name)}>
+          {account}/{name}
+        </Link>
+      </PageHeading>
+      <ErrorNotice error={history.error} context="The deployment history could not be read" />
+      {history.loading && history.data === undefined && <Loading />}
+      {history.data !== undefined && (
+        <section aria-labelledby="history-heading">
+          <h2 id="history-heading">History ({history.data.count})</h2>
+          {deployments.length === 0 ? <p class="muted">No deployment yet. Deploy from the agent's page.</p> : (
+            <TableWrap label="Deployment history table">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Deployment</th>
+                    <th scope="col">Status</th>
+                    <th scope="col">Account</th>
+                    <th scope="col">Build</th>
+                    <th scope="col">Namespace</th>
+                    <th scope="col">Deployed</th>
+                    <th scope="col">Ended</th>
+                    <th scope="col">Open</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {deployments.map((d) => (
+                    <tr key={d.id} aria-current={chosen?.id === d.id ? "true" : undefined} class={chosen?.id === d.id ? "current" : ""}>
+                      <th scope="row">
+                        <button type="button" class="link-button" aria-pressed={chosen?.id === d.id} onClick={() => select(d.id)}>
+                          {d.id}
+                        </button>
+                      </th>
+                      <td>
+                        <Badge tone={statusTone(d.status)}>{d.status}</Badge>
+                      </td>
+                      <td>{d.account}</td>
+                      <td>
+                        <code>{d.build_id}</code>
+                      </td>
+                      <td>
+                        <code>{d.namespace}</code>
+                      </td>
+                      <td>
+                        <When value={d.deployed_at} />
+                      </td>
+                      <td>
+                        <When value={d.undeployed_at} />
+                      </td>
+                      <td class="nowrap">
+                        <Link href={pathOf("deployments", d.id, "chat")}>Chat</Link> · <Link href={pathOf("deployments", d.id, "files")}>Files</Link>
+                      </td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableWrap>
+          )}
+        </section>
+      )}
+      {chosen !== undefined && (
+        <section aria-labelledby="selected-heading">
+          <h2 id="selected-heading">
+            Deployment <code>{chosen.id}</code>
+          </h2>
+          <div class="grid-2">
+            <ConfigMapViewer deployment={chosen} />
+            <PodRestart deployment={chosen} />
+          </div>
+        </section>
+      )}
+    </>
+  )
+}

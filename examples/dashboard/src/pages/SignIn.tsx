@@ -1,0 +1,156 @@
+/**
+ * Sign-in: paste a platform token, or sign in with a code (the device flow:
+ * approve the code on the server's page, the dashboard polls for the token
+ * and exchanges it for a session). The token only travels to `POST /session`.
+ */
+import { useEffect, useRef, useState } from "preact/hooks"
+import { asProblem, isAbort, type Problem } from "../api/runtime"
+import * as Sessions from "../api/session"
+import { ErrorNotice, PageHeading } from "../components/ui"
+import { useAction } from "../hooks"
+import { Link, navigate } from "../router"
+import { useSession } from "../session"
+
+/** Only paths of the dashboard itself may be where sign-in leads (no open redirect). */
+const safeNext = (next: string | null) => (next !== null && /^\/(?!\/)/.test(next) && !next.startsWith("/api/") ? next : "/")
+
+const DeviceSignIn = ({ onToken }: { readonly onToken: (token: string) => Promise<void> }) => {
+  const [login, setLogin] = useState<Sessions.DeviceLogin | undefined>(undefined)
+  const [error, setError] = useState<Problem | undefined>(undefined)
+  const [status, setStatus] = useState("")
+  const controller = useRef<AbortController | undefined>(undefined)
+
+  useEffect(() => () => controller.current?.abort(), [])
+
+  const start = async () => {
+    controller.current?.abort()
+    const abort = new AbortController()
+    controller.current = abort
+    setError(undefined)
+    try {
+      const started = await Sessions.startDeviceLogin()
+      if (abort.signal.aborted) return
+      setLogin(started)
+      setStatus("Waiting for the approval…")
+      let interval = started.interval
+      while (!abort.signal.aborted) {
+        await new Promise((resolve) => setTimeout(resolve, interval * 1000))
+        if (abort.signal.aborted) return
+        if (Date.now() > started.expiresAt) throw asProblem(new Error("The code expired. Start again."))
+        const poll = await Sessions.pollDeviceLogin(started, interval, abort.signal)
+        if (poll._tag === "Token") {
+          setStatus("Approved. Signing in…")
+          await onToken(poll.accessToken)
+          return
+        }
+        interval = poll.interval
+      }
+    } catch (failure) {
+      if (isAbort(failure) || abort.signal.aborted) return
+      setError(asProblem(failure))
+      setLogin(undefined)
+      setStatus("")
+    }
+  }
+
+  return (
+    <section aria-labelledby="device-heading" class="card">
+      <h2 id="device-heading">Sign in with a code</h2>
+      <p>Approve a one-time code on the server's sign-in page, here or on another device. No token is pasted.</p>
+      {login === undefined ? (
+        <button type="button" class="secondary" onClick={() => void start()}>
+          Get a code
+        </button>
+      ) : (
+        <div class="device-code">
+          <p>
+            Your code: <strong class="user-code">{login.userCode}</strong>
+          </p>
+          <p>
+            <a href={login.verificationUriComplete} target="_blank" rel="noopener noreferrer">
+              Open the approval page
+            </a>{" "}
+            (or go to <code>{login.verificationUri}</code> and type the code).
+          </p>
+          <button
+            type="button"
+            class="link-button"
+            onClick={() => {
+              controller.current?.abort()
+              setLogin(undefined)
+              setStatus("")
+            }}
+          >
+            Cancel
+          </button>
+        </div>
+      )}
+      <p role="status" aria-live="polite" class="muted">
+        {status}
+      </p>
+      <ErrorNotice error={error} context="Sign-in with a code failed" />
+    </section>
+  )
+}
+
+export const SignInPage = ({ next }: { readonly next: string | null }) => {
+  const { state, signIn } = useSession()
+  const [token, setToken] = useState("")
+  const action = useAction(async (value: string) => {
+    await signIn(value)
+    navigate(safeNext(next), { replace: true })
+  })
+
+  if (state.status === "signed-in") {
+    return (
+      <>
+        <PageHeading title="Sign in">Signed in</PageHeading>
+        <p>
+          You are signed in as <strong>{state.session.user.name}</strong>. <Link href={safeNext(next)}>Continue</Link>.
+        </p>
+      </>
+    )
+  }
+
+  return (
+    <>
+      <PageHeading title="Sign in">Sign in</PageHeading>
+      <div class="grid-2">
+        <section aria-labelledby="token-heading" class="card">
+          <h2 id="token-heading">With a token</h2>
+          <form
+            onSubmit={(event) => {
+              event.preventDefault()
+              if (token.trim() !== "") void action.run(token)
+            }}
+          >
+            <label for="token">Platform token</label>
+            <input
+              id="token"
+              name="token"
+              type="password"
+              autoComplete="off"
+              spellcheck={false}
+              required
+              value={token}
+              onInput={(event) => setToken(event.currentTarget.value)}
+              aria-describedby="token-help"
+            />
+            <p id="token-help" class="help">
+              The token is sent once to start a session; the browser then keeps only an HttpOnly cookie.
+            </p>
+            <button type="submit" class="primary" disabled={action.busy}>
+              {action.busy ? "Signing in…" : "Sign in"}
+            </button>
+          </form>
+          <ErrorNotice error={action.error} context="Sign-in failed" />
+        </section>
+        <DeviceSignIn
+          onToken={async (accessToken) => {
+            await action.run(accessToken)
+          }}
+        />
+      </div>
+    </>
+  )
+}

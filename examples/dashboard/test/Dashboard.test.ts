@@ -1,0 +1,514 @@
+/**
+ * The dashboard in a real browser (Debian's Chromium through playwright-core)
+ * against the example server, started from source with fixtures and serving
+ * the built dashboard at `/`: sign-in (token and device code), publish,
+ * deploy, restart a pod, chat with the echo agent while the reply streams in,
+ * the 409 limit, upload and download a file, a build event arriving live on
+ * the account page, paging through traces. Each page is saved as a
+ * screenshot in test-results/ (desktop, plus the chat at phone width).
+ */
+import { mkdtempSync, readFileSync, rmSync } from "node:fs"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import type { Browser, BrowserContext, Page } from "playwright-core"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import {
+  api,
+  approveDeviceLogin,
+  browserRequired,
+  chromiumPath,
+  distDir,
+  ensureBuilt,
+  hasChromium,
+  launchBrowser,
+  publishScreenshots,
+  screenshotPath,
+  type Server,
+  startRelay,
+  startServer,
+  writeFixtures
+} from "./support.js"
+
+const shots = ["signin", "catalog", "agent", "deployments", "account", "chat", "chat-phone", "files", "traces"] as const
+type Shot = (typeof shots)[number]
+
+const desktop = { width: 1280, height: 900 }
+const phone = { width: 375, height: 812 }
+
+const title = hasChromium
+  ? "the dashboard in Chromium"
+  : `the dashboard in Chromium (skipped: ${chromiumPath} is missing; apt-get install chromium, or set HOSTING_TEST_CHROMIUM)`
+
+it.runIf(browserRequired && !hasChromium)("a browser is required (HOSTING_TEST_BROWSER_REQUIRED=1)", () => {
+  expect.fail(`HOSTING_TEST_BROWSER_REQUIRED=1 but ${chromiumPath} does not exist: install Chromium (apt-get install chromium) or set HOSTING_TEST_CHROMIUM`)
+})
+
+describe.skipIf(!hasChromium)(title, () => {
+  let dir = ""
+  let server: Server
+  let browser: Browser
+  let context: BrowserContext
+  let page: Page
+  /** The deployment made through the dashboard. */
+  let deploymentId = ""
+  /** Errors the page threw, which fail the run at the end. */
+  const pageErrors: Array<string> = []
+
+  /**
+   * Checks what every page owes to keyboard and screen-reader users, then
+   * saves its screenshot: one h1, the landmarks, a name for every control
+   * and image, and no control reachable only by mouse.
+   */
+  const shoot = async (name: Shot, target: Page = page) => {
+    const report = await target.evaluate(() => {
+      const visible = (el: Element) => (el as HTMLElement).offsetParent !== null || el.getClientRects().length > 0
+      const named = (el: Element) => {
+        const labelled = el.getAttribute("aria-labelledby")
+        return (
+          ((el as HTMLInputElement).labels?.length ?? 0) > 0 ||
+          (el.getAttribute("aria-label") ?? "").trim() !== "" ||
+          (labelled !== null && labelled.split(" ").every((id) => document.getElementById(id) !== null)) ||
+          (el.tagName !== "INPUT" && el.tagName !== "SELECT" && el.tagName !== "TEXTAREA" && (el.textContent ?? "").trim() !== "")
+        )
+      }
+      const controls = [...document.querySelectorAll("input, select, textarea, button, a[href]")].filter(visible)
+      return {
+        h1: document.querySelectorAll("h1").length,
+        main: document.querySelectorAll("main").length,
+        nav: document.querySelectorAll("nav[aria-label]").length,
+        unnamed: controls.filter((el) => !named(el)).map((el) => el.outerHTML.slice(0, 120)),
+        mouseOnly: [...document.querySelectorAll("[onclick]:not(a):not(button)")].length,
+        imagesWithoutAlt: [...document.querySelectorAll("img:not([alt])")].length,
+        negativeTab: controls.filter((el) => el.getAttribute("tabindex") === "-1").length
+      }
+    })
+    expect(report, name).toEqual({ h1: 1, main: 1, nav: report.nav, unnamed: [], mouseOnly: 0, imagesWithoutAlt: 0, negativeTab: 0 })
+    expect(report.nav, name).toBeGreaterThanOrEqual(1)
+    await target.screenshot({ path: screenshotPath(name), fullPage: true })
+  }
+
+  const open = async (path: string) => {
+    await page.goto(`${server.origin}${path}`)
+    await page.locator("h1").first().waitFor()
+  }
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "hosting-dashboard-e2e-"))
+    await ensureBuilt()
+    server = await startServer({
+      HOSTING_DATABASE_URL: "sqlite::memory:",
+      HOSTING_OBJECT_STORE: "memory:",
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_DASHBOARD: distDir,
+      // Slow enough that a reply visibly arrives in pieces.
+      HOSTING_ECHO_DELAY_MS: "60",
+      HOSTING_MESSAGE_LIMIT: "3",
+      HOSTING_DEVICE_INTERVAL_S: "1"
+    })
+    browser = await launchBrowser()
+    context = await browser.newContext({ viewport: desktop, locale: "en-US", timezoneId: "UTC", acceptDownloads: true })
+    context.setDefaultTimeout(10_000)
+    page = await context.newPage()
+    page.on("pageerror", (error) => pageErrors.push(error.message))
+  }, 240_000)
+
+  afterAll(async () => {
+    await browser?.close().catch(() => undefined)
+    await server?.stop()
+    if (dir !== "") rmSync(dir, { recursive: true, force: true })
+    publishScreenshots(shots)
+  }, 60_000)
+
+  it("serves the dashboard at / and client-side routes, with the API beside it", async () => {
+    const index = await fetch(`${server.origin}/agents/acme/helper`)
+    expect(index.status).toBe(200)
+    expect(await index.text()).toContain('<div id="app">')
+    const catalog = await fetch(`${server.api}/agents`)
+    expect(catalog.status).toBe(200)
+  })
+
+  it("starts with a skip link that the keyboard reaches first and that leads to the content", async () => {
+    await open("/")
+    await page.keyboard.press("Tab")
+    const focused = page.locator(":focus")
+    expect(await focused.textContent()).toBe("Skip to content")
+    expect(await focused.isVisible()).toBe(true)
+    await page.keyboard.press("Enter")
+    expect(page.url()).toMatch(/#main$/)
+  })
+
+  it("refuses a wrong token with the API's details, then signs in with a token", async () => {
+    await open("/signin")
+    await page.getByLabel("Platform token").fill("not-a-token")
+    await page.getByRole("button", { name: "Sign in", exact: true }).click()
+    const alert = page.getByRole("alert")
+    await expect.poll(() => alert.textContent()).toContain("Sign-in failed")
+    expect(await alert.textContent()).toMatch(/401/)
+    await shoot("signin")
+
+    await page.getByLabel("Platform token").fill("alice-token")
+    await page.getByRole("button", { name: "Sign in", exact: true }).click()
+    await page.waitForURL(`${server.origin}/`)
+    await page.getByRole("button", { name: "Sign out" }).waitFor()
+    expect(await page.getByRole("navigation", { name: "Main" }).textContent()).toContain("Alice")
+
+    // The session survives a reload: the cookie is HttpOnly and the page reads GET /session.
+    const cookies = await context.cookies()
+    const session = cookies.find((c) => c.name === "hosting_session")
+    expect(session?.httpOnly).toBe(true)
+    expect(session?.sameSite).toBe("Strict")
+    await page.reload()
+    await page.getByRole("button", { name: "Sign out" }).waitFor()
+  }, 60_000)
+
+  it("signs in with a code: the device flow approved on the server's page", async () => {
+    const other = await browser.newContext({ viewport: desktop, locale: "en-US", timezoneId: "UTC" })
+    try {
+      const second = await other.newPage()
+      await second.goto(`${server.origin}/signin?next=/accounts/acme`)
+      await second.getByRole("button", { name: "Get a code" }).click()
+      const code = (await second.locator(".user-code").textContent({ timeout: 10_000 }))!.trim()
+      expect(code).toMatch(/^[A-Z]{4}-[A-Z]{4}$/)
+      await approveDeviceLogin(server, "bob-token", code)
+      await second.waitForURL(`${server.origin}/accounts/acme`, { timeout: 15_000 })
+      await second.getByRole("button", { name: "Sign out" }).waitFor()
+      expect(await second.getByRole("navigation", { name: "Main" }).textContent()).toContain("Bob")
+      // Signing out ends the session on the server: the cookie no longer works.
+      await second.getByRole("button", { name: "Sign out" }).click()
+      await second.getByRole("link", { name: "Sign in" }).first().waitFor()
+      const state = await second.evaluate(async () => (await fetch("/api/v1/session")).status)
+      expect(state).toBe(401)
+    } finally {
+      await other.close()
+    }
+  }, 60_000)
+
+  it("lists the catalog and searches it by name", async () => {
+    for (const [build, version] of [["b-1", "1.0.0"], ["b-2", undefined]] as const) {
+      const registered = await api(server, "POST", "/agents/acme/helper/register", "alice-token", {
+        build_id: build,
+        registry: "ghcr.io/acme",
+        spec_content: `name: helper\ndescription: Answers questions about the docs\n${build === "b-2" ? "colour: blue\n" : ""}`,
+        readme: `# Helper\n\nAnswers **questions** about the docs.\n\n<script>window.injected = true</script>\n\n- [a link](https://example.com)\n- [not a link](javascript:alert(1))\n`
+      })
+      expect(registered.status).toBe(201)
+      if (version !== undefined) {
+        expect((await api(server, "POST", "/agents/acme/helper/publish", "alice-token", { build_id: build, version })).status).toBe(201)
+      }
+    }
+    await api(server, "POST", "/agents/acme/notes/register", "alice-token", {
+      build_id: "n-1",
+      registry: "ghcr.io/acme",
+      spec_content: "name: notes\ndescription: Keeps notes\n"
+    })
+    await api(server, "POST", "/agents/acme/notes/publish", "alice-token", { build_id: "n-1", version: "0.1.0" })
+
+    await open("/")
+    await page.getByRole("link", { name: "acme/helper" }).waitFor()
+    expect(await page.getByRole("link", { name: "acme/notes" }).count()).toBe(1)
+    await shoot("catalog")
+    await page.getByLabel("Search agents by name").fill("notes")
+    await page.getByRole("button", { name: "Search" }).click()
+    await page.waitForURL(/\?q=notes/)
+    await expect.poll(() => page.getByRole("link", { name: "acme/helper" }).count()).toBe(0)
+    expect(await page.getByRole("link", { name: "acme/notes" }).count()).toBe(1)
+  }, 60_000)
+
+  it("shows an agent's builds with their warnings and readme (rendered safely), and publishes a build", async () => {
+    await open("/agents/acme/helper")
+    const unpublished = page.getByRole("article", { name: /Unpublished build b-2/ })
+    await unpublished.waitFor()
+    expect(await unpublished.textContent()).toContain("Unknown top-level key")
+    const published = page.getByRole("article", { name: /Version 1\.0\.0 b-1/ })
+    const readme = published.locator(".markdown")
+    expect(await readme.locator("strong").textContent()).toBe("questions")
+    expect(await readme.textContent()).toContain("<script>")
+    expect(await page.evaluate(() => (window as { injected?: boolean }).injected)).toBeUndefined()
+    expect(await readme.locator("a").count()).toBe(1)
+    expect(await readme.locator("a").getAttribute("href")).toBe("https://example.com")
+
+    await unpublished.getByLabel("Version to publish build b-2 as").fill("1.1")
+    await unpublished.getByRole("button", { name: "Publish" }).click()
+    expect(await unpublished.locator(".field-error").textContent()).toContain("major.minor.patch")
+    await unpublished.getByLabel("Version to publish build b-2 as").fill("1.1.0")
+    await unpublished.getByRole("button", { name: "Publish" }).click()
+    await page.getByRole("article", { name: /Version 1\.1\.0 b-2/ }).waitFor()
+
+    // The page's own calls carry the CSRF value; a cookie-authenticated POST without it is forbidden.
+    const refused = await page.evaluate(async () => {
+      const response = await fetch("/api/v1/agents/acme/helper/publish", {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ build_id: "b-1", version: "1.0.0" })
+      })
+      return response.status
+    })
+    expect(refused).toBe(403)
+    await shoot("agent")
+  }, 60_000)
+
+  it("deploys the latest published version and shows the deployment with its ConfigMap; restarts a pod after a confirmation", async () => {
+    await open("/agents/acme/helper")
+    const deploy = page.getByRole("region", { name: "Deploy", exact: true })
+    await deploy.getByLabel("Build").selectOption({ label: "Latest published version" })
+    await deploy.getByRole("button", { name: "Deploy" }).click()
+    const done = deploy.getByRole("status")
+    await expect.poll(() => done.textContent()).toContain("Deployed build b-2")
+    deploymentId = (await done.locator("code").nth(2).textContent())!.trim()
+    expect(deploymentId).not.toBe("")
+
+    await deploy.getByRole("link", { name: "Deployment details" }).click()
+    await page.waitForURL(/\/agents\/acme\/helper\/deployments\?deployment=/)
+    const history = page.getByRole("region", { name: "Deployment history table" })
+    await history.getByText(deploymentId).waitFor()
+    expect(await history.textContent()).toContain("superseded")
+    const configMap = page.getByRole("region", { name: "ConfigMap", exact: true })
+    await configMap.getByRole("region", { name: "Data of ConfigMap helper-config table" }).waitFor()
+    expect(await configMap.textContent()).toContain("agent.yaml")
+
+    const restart = page.getByRole("region", { name: "Restart a pod", exact: true })
+    await restart.getByLabel("Pod name").fill("helper-0")
+    await restart.getByRole("button", { name: "Restart…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Restart the pod?" })
+    await dialog.waitFor()
+    await dialog.getByRole("button", { name: "Cancel" }).click()
+    await dialog.waitFor({ state: "hidden" })
+    await restart.getByRole("button", { name: "Restart…" }).click()
+    await dialog.getByRole("button", { name: "Restart pod" }).click()
+    await expect.poll(() => restart.getByRole("status").textContent()).toContain("restarting")
+    await shoot("deployments")
+  }, 60_000)
+
+  it("sees a build event arrive live on the account page, and the agent refetched", async () => {
+    await open("/accounts/acme")
+    const events = page.getByRole("region", { name: "Live events", exact: true })
+    await events.getByText("Live", { exact: true }).waitFor()
+    expect(await page.getByRole("region", { name: "Members", exact: true }).textContent()).toContain("Bob")
+    const row = page.locator('tr[data-agent="helper"]')
+    await row.waitFor()
+    expect(await row.locator("td").first().textContent()).toBe("2")
+
+    const registered = await api(server, "POST", "/agents/acme/helper/register", "alice-token", {
+      build_id: "b-3",
+      registry: "ghcr.io/acme",
+      spec_content: "name: helper\ndescription: Answers questions about the docs\n"
+    })
+    expect(registered.status).toBe(201)
+    const log = page.getByRole("log", { name: "Build events of the account" })
+    await expect.poll(() => log.textContent(), { timeout: 10_000 }).toContain("acme/helper: build b-3 registered")
+    // The event is a hint: the page read the agent again and shows the new build.
+    await expect.poll(() => row.locator("td").first().textContent(), { timeout: 10_000 }).toBe("3")
+    expect(await row.textContent()).toContain("registered")
+    await shoot("account")
+  }, 60_000)
+
+  it("shows the stream reconnecting after a drop, and catches up on what it missed (Last-Event-ID)", async () => {
+    const relay = await startRelay(server.origin)
+    const other = await browser.newContext({ viewport: desktop, locale: "en-US", timezoneId: "UTC" })
+    try {
+      const second = await other.newPage()
+      await second.goto(`${relay.origin}/signin?next=/accounts/acme`)
+      await second.getByLabel("Platform token").fill("alice-token")
+      await second.getByRole("button", { name: "Sign in", exact: true }).click()
+      await second.waitForURL(`${relay.origin}/accounts/acme`)
+      const events = second.getByRole("region", { name: "Live events", exact: true })
+      const indicator = events.locator(".connection")
+      await events.getByText("Live", { exact: true }).waitFor()
+      const log = second.getByRole("log", { name: "Build events of the account" })
+      const register = (build: string) =>
+        api(server, "POST", "/agents/acme/helper/register", "alice-token", {
+          build_id: build,
+          registry: "ghcr.io/acme",
+          spec_content: "name: helper\ndescription: Answers questions about the docs\n"
+        })
+      await register("b-4")
+      await expect.poll(() => log.textContent(), { timeout: 10_000 }).toContain("build b-4 registered")
+
+      relay.cut()
+      await expect.poll(() => indicator.textContent(), { timeout: 10_000 }).toMatch(/Reconnecting/)
+      // Missed while the connection is down: replayed after the last id the page saw.
+      await register("b-5")
+      relay.restore()
+      await expect.poll(() => log.textContent(), { timeout: 20_000 }).toContain("build b-5 registered")
+      await expect.poll(() => indicator.textContent()).toBe("Live")
+    } finally {
+      await other.close()
+      await relay.close()
+    }
+  }, 60_000)
+
+  it("chats with the echo agent: attachments upload with progress, the reply streams in piece by piece", async () => {
+    await open(`/deployments/${deploymentId}/chat`)
+    await page.getByRole("heading", { name: "New conversation" }).waitFor()
+    await page.getByLabel("Attach files").setInputFiles({
+      name: "brief.txt",
+      mimeType: "text/plain",
+      buffer: Buffer.from("the brief, uploaded from the browser\n")
+    })
+    await page.getByRole("list", { name: "Uploads" }).getByText("ready").waitFor()
+
+    // Record every text the reply shows, to see it grow.
+    await page.evaluate(() => {
+      const seen: Array<string> = []
+      ;(window as unknown as { replyTexts: Array<string> }).replyTexts = seen
+      new MutationObserver(() => {
+        const text = document.querySelector(".message-assistant .message-text")?.textContent ?? ""
+        if (text !== "" && seen[seen.length - 1] !== text) seen.push(text)
+      }).observe(document.body, { subtree: true, childList: true, characterData: true })
+    })
+    const words = "one two three four five six seven eight nine ten eleven twelve"
+    await page.getByRole("textbox", { name: "Message", exact: true }).fill(words)
+    await page.getByRole("button", { name: "Send" }).click()
+    await page.waitForURL(new RegExp(`/deployments/${deploymentId}/chat/[0-9a-f-]{36}$`))
+    const reply = page.locator(".message-assistant").last()
+    await expect.poll(() => reply.getAttribute("class"), { timeout: 15_000 }).toContain("message-complete")
+    const replyText = (await reply.locator(".message-text").textContent())!
+    expect(replyText).toContain("twelve")
+    const texts = await page.evaluate(() => (window as unknown as { replyTexts: Array<string> }).replyTexts)
+    expect(texts.length).toBeGreaterThan(2)
+    expect(texts[0]!.length).toBeLessThan(replyText.length)
+
+    // The user message carries its attachment; the list shows the conversation.
+    expect(await page.locator(".message-user").last().getByRole("link", { name: "brief.txt" }).count()).toBe(1)
+    const list = page.getByRole("complementary", { name: "Conversations" })
+    await list.getByRole("link", { name: /^one two three/ }).waitFor()
+    await shoot("chat")
+  }, 60_000)
+
+  it("renames a conversation inline, cancels a reply, and shows the 409 limit as 'start a new conversation'", async () => {
+    const list = page.getByRole("complementary", { name: "Conversations" })
+    await list.getByRole("button", { name: /^Rename one two three/ }).click()
+    const input = list.getByLabel("New title")
+    await input.fill("Counting practice")
+    await input.press("Enter")
+    await list.getByRole("link", { name: "Counting practice" }).waitFor()
+    expect(await page.getByRole("heading", { name: "Counting practice" }).count()).toBe(1)
+
+    // A long reply, stopped while it streams.
+    const long = Array.from({ length: 60 }, (_, i) => `word${i}`).join(" ")
+    await page.getByRole("textbox", { name: "Message", exact: true }).fill(long)
+    await page.getByRole("button", { name: "Send" }).click()
+    const stop = page.getByRole("button", { name: "Stop the reply" })
+    await stop.waitFor({ timeout: 10_000 })
+    await stop.click()
+    await page.locator(".message-assistant.message-cancelled").waitFor({ timeout: 10_000 })
+
+    // The limit is 3 user messages: the third goes through, the fourth is refused.
+    await page.getByRole("textbox", { name: "Message", exact: true }).fill("third")
+    await page.getByRole("button", { name: "Send" }).click()
+    await expect.poll(() => page.locator(".message-user").count()).toBe(3)
+    await expect.poll(() => page.locator(".message-assistant").last().getAttribute("class"), { timeout: 10_000 }).toContain("message-complete")
+    await page.getByRole("textbox", { name: "Message", exact: true }).fill("fourth")
+    await page.getByRole("button", { name: "Send" }).click()
+    const limit = page.getByRole("alert").filter({ hasText: "message limit" })
+    await limit.waitFor()
+    await limit.getByRole("link", { name: "Start a new conversation" }).click()
+    await page.getByRole("heading", { name: "New conversation" }).waitFor()
+  }, 60_000)
+
+  it("fits a phone: the chat at 375 pixels wide, without sideways scrolling", async () => {
+    const small = await context.newPage()
+    try {
+      await small.setViewportSize(phone)
+      await small.goto(`${server.origin}/deployments/${deploymentId}/chat`)
+      await small.getByRole("complementary", { name: "Conversations" }).getByRole("link", { name: "Counting practice" }).click()
+      await small.locator(".message-assistant").first().waitFor()
+      const overflow = await small.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+      expect(overflow).toBeLessThanOrEqual(0)
+      // The menu opens from a button on small screens.
+      await small.getByRole("button", { name: "Menu" }).click()
+      await small.getByRole("link", { name: "Catalog" }).waitFor()
+      await small.getByRole("button", { name: "Menu" }).click()
+      await shoot("chat-phone", small)
+    } finally {
+      await small.close()
+    }
+  }, 60_000)
+
+  it("uploads a file with a progress bar and downloads it again; downloads the fixture's file", async () => {
+    await open(`/deployments/${deploymentId}/files`)
+    const content = "a".repeat(300_000)
+    // The bytes are held back until the progress bar has been seen.
+    let release: () => void = () => undefined
+    const held = new Promise<void>((resolve) => (release = resolve))
+    await page.route(/\/api\/v1\/deployments\/[^/]+\/files\/[^/]+\/content$/, async (route) => {
+      if (route.request().method() !== "PUT") return route.fallback()
+      await held
+      await route.continue()
+    })
+    await page.getByLabel("Choose files to upload").setInputFiles({ name: "big.txt", mimeType: "text/plain", buffer: Buffer.from(content) })
+    const progress = page.getByRole("progressbar", { name: /big\.txt/ })
+    await progress.waitFor()
+    expect(Number(await progress.getAttribute("value"))).toBeLessThanOrEqual(100)
+    release()
+    await page.getByRole("list", { name: "Uploads" }).getByText("ready").waitFor({ timeout: 15_000 })
+    await progress.waitFor({ state: "detached" })
+    await page.unroute(/\/api\/v1\/deployments\/[^/]+\/files\/[^/]+\/content$/)
+    const table = page.getByRole("region", { name: "Files table" })
+    const link = table.getByRole("link", { name: /big\.txt/ })
+    await link.waitFor()
+    expect(await table.getByRole("link", { name: /brief\.txt/ }).count()).toBe(1)
+    await shoot("files")
+
+    const [download] = await Promise.all([page.waitForEvent("download"), link.click()])
+    expect(download.suggestedFilename()).toBe("big.txt")
+    expect(readFileSync((await download.path())!, "utf8")).toBe(content)
+
+    await open("/deployments/dep-1/files")
+    const notes = page.getByRole("region", { name: "Files table" }).getByRole("link", { name: /notes\.txt/ })
+    const [again] = await Promise.all([page.waitForEvent("download"), notes.click()])
+    expect(readFileSync((await again.path())!, "utf8")).toBe("hello")
+  }, 60_000)
+
+  it("pages through traces, filters them by status, and shows the latency chart and the error rate", async () => {
+    await open("/agents/acme/helper/traces")
+    const status = page.getByRole("status").filter({ hasText: /^Traces \d/ })
+    await expect.poll(() => status.textContent()).toMatch(/^Traces 1–20 of \d+, newest first\.$/)
+    const total = Number(/of (\d+)/.exec((await status.textContent())!)![1])
+    expect(total).toBeGreaterThanOrEqual(45)
+    await page.getByLabel("Per page").selectOption("10")
+    await page.getByRole("button", { name: "Apply" }).click()
+    await expect.poll(() => status.textContent()).toBe(`Traces 1–10 of ${total}, newest first.`)
+    await page.getByRole("button", { name: "Next page" }).click()
+    await expect.poll(() => status.textContent()).toBe(`Traces 11–20 of ${total}, newest first.`)
+    expect(page.url()).toContain("offset=10")
+    await page.goBack()
+    await expect.poll(() => status.textContent()).toBe(`Traces 1–10 of ${total}, newest first.`)
+
+    const chart = page.getByRole("img", { name: /Latency over time/ })
+    await chart.waitFor()
+    expect(await chart.locator("circle, rect").count()).toBe(10)
+    const rate = page.getByRole("region", { name: "Error rate", exact: true })
+    await expect.poll(() => rate.textContent()).toMatch(/\d+\.\d%/)
+
+    await page.getByLabel("Status").selectOption("error")
+    await page.getByRole("button", { name: "Apply" }).click()
+    await expect.poll(() => status.textContent()).toMatch(/^Traces 1–10 of (1[1-9]|[2-9]\d), newest first\.$/)
+    const rows = page.getByRole("region", { name: "Traces table" }).locator("tbody tr")
+    expect(await rows.count()).toBe(10)
+    for (const text of await rows.allTextContents()) expect(text).toContain("error")
+    await page.getByLabel("Status").selectOption("")
+    await page.getByRole("button", { name: "Apply" }).click()
+    await expect.poll(() => status.textContent()).toBe(`Traces 1–10 of ${total}, newest first.`)
+    await page.getByRole("button", { name: "Next page" }).click()
+    await expect.poll(() => status.textContent()).toBe(`Traces 11–20 of ${total}, newest first.`)
+    await shoot("traces")
+  }, 60_000)
+
+  it("renames the account (owner): the page and the navigation follow the new name", async () => {
+    await open("/accounts/acme")
+    const rename = page.getByRole("region", { name: "Rename", exact: true })
+    await rename.getByLabel("New name").fill("Not A Slug")
+    await rename.getByRole("button", { name: "Rename" }).click()
+    expect(await rename.getByLabel("New name").getAttribute("aria-invalid")).toBe("true")
+    await rename.getByLabel("New name").fill("acme-labs")
+    await rename.getByRole("button", { name: "Rename" }).click()
+    await page.waitForURL(`${server.origin}/accounts/acme-labs`)
+    await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Account acme-labs" }).waitFor()
+    expect((await api(server, "GET", "/accounts/acme-labs", "alice-token")).status).toBe(200)
+  }, 60_000)
+
+  it("threw no error in the page", () => {
+    expect(pageErrors).toEqual([])
+  })
+})
