@@ -4,7 +4,7 @@
  * Every delivered event is read from the log, in id order, so a client
  * never sees a gap or a duplicate between replay and live delivery.
  */
-import { Context, DateTime, Deferred, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Exit, FiberId, identity, Layer, Option, Schedule, Stream } from "effect"
 import type { Account } from "./Account.js"
 import { PermissionDenied, type StorageError } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
@@ -81,6 +81,40 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         }
       })
 
+    /**
+     * One event wakes every stream of its account, and they all stand at the
+     * same cursor: the newest read of an account is shared. A stream may use
+     * it when it reads from the same cursor and the read started after the
+     * stream's own wake-up (so it includes what woke the stream).
+     */
+    let tick = 0
+    const latestReads = new Map<AccountId, {
+      readonly cursor: string
+      readonly startedAt: number
+      readonly result: Deferred.Deferred<ReadonlyArray<StoredEvent>, StorageError>
+    }>()
+    const sharedRead = (accountId: AccountId, cursor: string, wokeAt: number) =>
+      Effect.suspend((): Effect.Effect<ReadonlyArray<StoredEvent>, StorageError> => {
+        const latest = latestReads.get(accountId)
+        if (latest !== undefined && latest.cursor === cursor && latest.startedAt > wokeAt) {
+          // A shared read that failed or stopped is not an answer: read alone then.
+          return Deferred.await(latest.result).pipe(Effect.catchAllCause(() => readFrom(accountId, cursor)))
+        }
+        const result = Deferred.unsafeMake<ReadonlyArray<StoredEvent>, StorageError>(FiberId.none)
+        const entry = { cursor, startedAt: ++tick, result }
+        latestReads.set(accountId, entry)
+        return readFrom(accountId, cursor).pipe(
+          Effect.onExit((exit) =>
+            Effect.suspend(() => {
+              if (Exit.isFailure(exit) && latestReads.get(accountId) === entry) latestReads.delete(accountId)
+              return Deferred.done(result, exit)
+            })
+          )
+        )
+      })
+
+    const ended = Deferred.await(shutdown).pipe(Effect.as("ended" as const))
+
     /** The stream of an account for a member, resuming after `lastEventId`. */
     const stream = Effect.fn("Events.stream")(function*(
       principal: Principal,
@@ -98,28 +132,37 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         // Subscribe before reading the log, so an event committed in between wakes us.
         const wakeups = yield* bus.subscribe(account.id)
         const start = yield* replay(account.id, lastEventId, config.replayCap)
+        const interval = Duration.toMillis(config.heartbeat)
         let cursor = start.cursor
-        const live = Stream.repeatEffect(
-          wakeups.take.pipe(
-            // A lost wake-up costs at most one heartbeat interval.
-            Effect.timeout(config.heartbeat),
-            Effect.ignore,
-            Effect.zipRight(Effect.suspend(() => readFrom(account.id, cursor))),
-            Effect.tap((batch) => Effect.sync(() => {
-              if (batch.length > 0) cursor = batch.at(-1)!.id
-            }))
+        let nextBeat = (yield* Clock.currentTimeMillis) + interval
+        /**
+         * One step of the live part, in one fiber: wait for a wake-up until
+         * the next heartbeat is due, then read what the log has after the
+         * cursor (at a heartbeat too: a lost wake-up costs at most one
+         * interval). Ends when the service shuts down.
+         */
+        const step: Effect.Effect<Chunk.Chunk<StreamItem>, Option.Option<StorageError>> = Effect.gen(function*() {
+          const now = yield* Clock.currentTimeMillis
+          const woke = yield* wakeups.take.pipe(
+            Effect.as("woke" as const),
+            Effect.timeoutTo({ duration: Duration.millis(Math.max(0, nextBeat - now)), onSuccess: identity, onTimeout: () => "beat" as const }),
+            Effect.raceFirst(ended)
           )
-        ).pipe(Stream.flattenIterables, Stream.map((event): StreamItem => ({ _tag: "Event", event })))
-        const heartbeats = Stream.fromSchedule(Schedule.spaced(config.heartbeat)).pipe(
-          Stream.map((): StreamItem => ({ _tag: "Heartbeat" }))
-        )
+          if (woke === "ended") return yield* Effect.fail(Option.none())
+          const batch = yield* sharedRead(account.id, cursor, ++tick).pipe(Effect.mapError(Option.some))
+          if (batch.length > 0) cursor = batch.at(-1)!.id
+          const items: Array<StreamItem> = batch.map((event): StreamItem => ({ _tag: "Event", event }))
+          if (woke === "beat") {
+            items.push({ _tag: "Heartbeat" })
+            nextBeat = (yield* Clock.currentTimeMillis) + interval
+          }
+          return Chunk.unsafeFromArray(items)
+        })
         const head: Array<StreamItem> = [
           { _tag: "Ready", resync: start.resync },
           ...start.events.map((event): StreamItem => ({ _tag: "Event", event }))
         ]
-        return Stream.concat(Stream.fromIterable(head), Stream.merge(live, heartbeats, { haltStrategy: "either" })).pipe(
-          Stream.interruptWhen(Deferred.await(shutdown))
-        )
+        return Stream.concat(Stream.fromIterable(head), Stream.repeatEffectChunkOption(step))
       })) as Stream.Stream<StreamItem, StorageError>
     })
 

@@ -51,17 +51,24 @@ export const frameReply = (item: Chat.ReplyItem): string => {
 /** The first frame of a reply stream: how long to wait before reconnecting. */
 export const retryFrame = `retry: ${retryMs}\n\n`
 
+const encoder = new TextEncoder()
+
 /**
- * The streaming response. A failure in the middle of a stream is logged and
- * ends the stream; the client reconnects with its last event id.
+ * The streaming response: each batch of items becomes one encoded write. A
+ * failure in the middle of a stream is logged and ends the stream; the
+ * client reconnects with its last event id.
  */
 export const response = <A, E>(items: Stream.Stream<A, E>, toFrame: (item: A) => string, prefix = "") =>
   HttpServerResponse.stream(
     items.pipe(
-      Stream.map(toFrame),
-      prefix === "" ? (s) => s : Stream.prepend(Chunk.of(prefix)),
-      Stream.catchAllCause((cause) => Stream.fromEffect(Effect.logError("event stream failed", cause)).pipe(Stream.drain)),
-      Stream.encodeText
+      Stream.mapChunks((chunk) => {
+        if (Chunk.isEmpty(chunk)) return Chunk.empty<Uint8Array>()
+        let text = ""
+        for (const item of chunk) text += toFrame(item)
+        return Chunk.of(encoder.encode(text))
+      }),
+      prefix === "" ? (s) => s : Stream.prepend(Chunk.of(encoder.encode(prefix))),
+      Stream.catchAllCause((cause) => Stream.fromEffect(Effect.logError("event stream failed", cause)).pipe(Stream.drain))
     ),
     { contentType: "text/event-stream", headers }
   )
