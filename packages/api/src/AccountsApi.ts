@@ -73,4 +73,5 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Accounts")
+  .annotate(OpenApi.Description, "The caller's profile, accounts and members, renames, and the account's server-sent event stream")
 {}

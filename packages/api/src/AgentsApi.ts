@@ -74,6 +74,7 @@ export class PublicAgentsApi extends HttpApiGroup.make("publicAgents")
       .setUrlParams(ListParams)
       .addSuccess(ListResponse)
       .addError(BadRequest)
+      .addError(Unauthorized)
       .annotate(OpenApi.Summary, "List agents with at least one published version (public)")
   )
   .add(
@@ -89,6 +90,7 @@ export class PublicAgentsApi extends HttpApiGroup.make("publicAgents")
       .annotate(OpenApi.Summary, "Agent details with versions")
   )
   .annotate(OpenApi.Title, "Catalog")
+  .annotate(OpenApi.Description, "Public reads of the agent catalog: no credential needed; a valid one shows a member every build")
 {}
 
 /** Authenticated catalog operations. */
@@ -120,4 +122,5 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Agents")
+  .annotate(OpenApi.Description, "Register builds of an agent, publish them with a semver version, and read what deploying needs")
 {}

@@ -98,4 +98,5 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Chat")
+  .annotate(OpenApi.Description, "Conversations of the caller with a deployed agent: messages, the streamed replies, titles, cancellation")
 {}

@@ -101,4 +101,5 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Deployments")
+  .annotate(OpenApi.Description, "Deploy and undeploy agents, their history, and the ConfigMaps and pods of their namespaces")
 {}

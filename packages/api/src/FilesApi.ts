@@ -40,9 +40,9 @@ export const CompleteResponse = Schema.Struct({ key: Schema.String, status: Sche
 
 export const ListResponse = Schema.Struct({ files: Schema.Array(FileView) })
 
-/** File bytes, for the OpenAPI document. */
+/** File bytes, for the OpenAPI document: served with the file's own content type, so any. */
 export const FileBytes = Schema.Uint8ArrayFromSelf.pipe(
-  HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "application/octet-stream" })
+  HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "*/*" })
 )
 
 export class FilesApi extends HttpApiGroup.make("files")
@@ -57,7 +57,8 @@ export class FilesApi extends HttpApiGroup.make("files")
       .annotate(OpenApi.Summary, "Reserve a file: a pending record and the URL to upload its bytes to")
   )
   .add(
-    HttpApiEndpoint.put("upload")`/deployments/${deploymentId}/files/${key}/content`
+    // Named like the download's parameter: the two are one path of the document.
+    HttpApiEndpoint.put("upload")`/deployments/${deploymentId}/files/${fileKey}/content`
       .addSuccess(UploadResponse)
       .addError(BadRequest)
       .addError(Forbidden)
@@ -65,6 +66,14 @@ export class FilesApi extends HttpApiGroup.make("files")
       .addError(PayloadTooLarge)
       .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "Upload the bytes of a reserved file (stores without presigned uploads); 413 beyond its size")
+      // The handler streams the body to the object store itself, so the endpoint declares no payload schema.
+      .annotate(OpenApi.Override, {
+        requestBody: {
+          required: true,
+          description: "The file's bytes, at most the size given when it was reserved",
+          content: { "*/*": { schema: { type: "string", format: "binary" } } }
+        }
+      })
   )
   .add(
     HttpApiEndpoint.post("complete")`/deployments/${deploymentId}/files/${key}/complete`
@@ -99,4 +108,5 @@ export class FilesApi extends HttpApiGroup.make("files")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Files")
+  .annotate(OpenApi.Description, "Files of a deployment: reserve, upload, complete, list and download")
 {}

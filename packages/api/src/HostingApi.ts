@@ -36,6 +36,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .annotate(OpenApi.Title, "Agent hosting service")
   .annotate(OpenApi.Transform, describeDecodeErrors)
   .annotate(OpenApi.Version, "1.0.0")
+  .annotate(OpenApi.License, { name: "Apache-2.0", url: "https://www.apache.org/licenses/LICENSE-2.0" })
   .annotate(
     OpenApi.Description,
     "Register, publish, deploy and chat with AI agents. Errors answer with { error, details }."

@@ -10,6 +10,26 @@ import { BadRequest, OAuthError } from "./ApiErrors.js"
 
 const html = HttpApiSchema.Text({ contentType: "text/html" })
 
+type Operation = Record<string, any>
+
+/**
+ * Documents the HTML pages a page route answers with besides its success:
+ * the platform gives one schema per status, while these routes answer a
+ * form error as a page (and a malformed form as the JSON error body).
+ */
+const htmlAnswers = (pages: Record<number, string>) => (operation: Operation): Operation => {
+  const responses: Operation = { ...operation["responses"] }
+  for (const [status, description] of Object.entries(pages)) {
+    const current: Operation = responses[status] ?? { description }
+    responses[status] = {
+      ...current,
+      description: current["content"] === undefined ? description : `${current["description"]}; or ${description}`,
+      content: { ...current["content"], "text/html": { schema: { type: "string" } } }
+    }
+  }
+  return { ...operation, responses }
+}
+
 /** The grant type of RFC 8628. */
 export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code" as const
 
@@ -112,6 +132,10 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
       .addSuccess(html)
       .addError(BadRequest)
       .annotate(OpenApi.Summary, "Sign in on the approval page with a platform token (sets an HttpOnly session cookie)")
+      .annotate(OpenApi.Transform, htmlAnswers({
+        401: "The sign-in form again: the token is not valid or has expired",
+        403: "Refused: the form was sent from another origin"
+      }))
   )
   .add(
     HttpApiEndpoint.post("deviceDecision")`/device`
@@ -119,8 +143,14 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
       .addSuccess(html)
       .addError(BadRequest)
       .annotate(OpenApi.Summary, "Approve or deny a device login (signed-in users; form with its CSRF value)")
+      .annotate(OpenApi.Transform, htmlAnswers({
+        400: "The page naming what is wrong with the code (unknown, already decided or expired)",
+        401: "The sign-in form: the page's session has ended",
+        403: "Refused: the form was sent from another origin or without the session's CSRF value"
+      }))
   )
   .annotate(OpenApi.Title, "Device login")
+  .annotate(OpenApi.Description, "OAuth 2.0 device authorization (RFC 8628), token revocation (RFC 7009), metadata (RFC 8414) and the approval page")
 {}
 
 /** RFC 8414 metadata at the root, with the issuer's path inserted (`/.well-known/oauth-authorization-server/api/v1`). */
@@ -131,4 +161,5 @@ export class WellKnownApi extends HttpApiGroup.make("wellKnown")
       .annotate(OpenApi.Summary, "Authorization server metadata (RFC 8414, path inserted)")
   )
   .annotate(OpenApi.Title, "Discovery")
+  .annotate(OpenApi.Description, "The authorization server metadata where RFC 8414 derives it from the issuer")
 {}

@@ -54,4 +54,5 @@ export class SessionApi extends HttpApiGroup.make("session")
       .annotate(OpenApi.Summary, "End the browser session (needs X-CSRF-Token) and clear the cookie")
   )
   .annotate(OpenApi.Title, "Browser session")
+  .annotate(OpenApi.Description, "The dashboard's sign-in: an HttpOnly session cookie that every route accepts, with a CSRF value")
 {}

@@ -70,4 +70,5 @@ export class TracesApi extends HttpApiGroup.make("traces")
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Observability")
+  .annotate(OpenApi.Description, "Traces of an agent, and OTLP/HTTP JSON ingestion of the spans agents export")
 {}

@@ -10,7 +10,8 @@ import {
   HttpApiSchema,
   HttpServerError,
   HttpServerRequest,
-  HttpServerResponse
+  HttpServerResponse,
+  Multipart
 } from "@effect/platform"
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
@@ -50,6 +51,14 @@ export const causeResponse = <E>(
     if (error instanceof HttpApiError.HttpApiDecodeError) {
       return json(400, "invalid_request", decodeDetails(error))
     }
+    // No route takes multipart bodies, but the platform parses one sent to a JSON route.
+    if (error instanceof Multipart.MultipartError) {
+      return error.reason === "Parse"
+        ? json(400, "invalid_request", "The request body is not valid multipart/form-data.")
+        : error.reason === "InternalError"
+        ? json(500, "internal_error", internalDetails)
+        : json(413, "payload_too_large", "The request body is larger than this route accepts.")
+    }
     if (HttpServerError.isServerError(error)) {
       const request = yield* HttpServerRequest.HttpServerRequest
       switch (error._tag) {
@@ -59,6 +68,8 @@ export const causeResponse = <E>(
           if (error.reason === "Decode") {
             return isBodyTooLarge(error)
               ? json(413, "payload_too_large", "The request body is larger than this route accepts.")
+              : error.cause === tooDeep
+              ? json(400, "invalid_json", `The request body nests arrays or objects more than ${maxJsonDepth} levels deep.`)
               : json(400, "invalid_json", "The request body is not valid JSON.")
           }
       }
@@ -66,6 +77,49 @@ export const causeResponse = <E>(
     yield* Effect.logError("request failed", cause)
     return json(500, "internal_error", internalDetails)
   })
+
+/** Deepest nesting of arrays and objects a JSON body may have: decoding and error messages recurse into it. */
+export const maxJsonDepth = 64
+
+/** True when the JSON text nests arrays and objects deeper than `max` (strings are skipped; the text need not be valid). */
+export const nestsDeeperThan = (text: string, max: number): boolean => {
+  let depth = 0
+  let inString = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (inString) {
+      if (c === 92) i++ // backslash: skip the escaped character
+      else if (c === 34) inString = false
+    } else if (c === 34) inString = true
+    else if (c === 91 || c === 123) {
+      if (++depth > max) return true
+    } else if (c === 93 || c === 125) depth--
+  }
+  return false
+}
+
+const tooDeep = new Error(`nested more than ${maxJsonDepth} levels deep`)
+
+/**
+ * The request with a `json` that refuses a body nested deeper than
+ * `maxJsonDepth` before parsing it, so that nothing downstream recurses into
+ * it. The body is still read when the API decodes the payload, as before.
+ */
+const withDepthLimit = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
+  const json = Effect.flatMap(request.text, (text) =>
+    nestsDeeperThan(text, maxJsonDepth)
+      ? Effect.fail(new HttpServerError.RequestError({ request, reason: "Decode", cause: tooDeep }))
+      : request.json)
+  return new Proxy(request, { get: (target, key) => key === "json" ? json : Reflect.get(target, key, target) })
+}
+
+/** Requests without a body (GET, HEAD, DELETE without one) keep the plain request. */
+const limitDepth = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    request.method === "GET" || request.method === "HEAD" ||
+      (request.headers["content-length"] === undefined && request.headers["transfer-encoding"] === undefined)
+      ? app
+      : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withDepthLimit(request)))
 
 /** File uploads stream to the object store; their limit is the size reserved for the file. */
 const fileUpload = /^\/api\/v1\/deployments\/[^/]+\/files\/[^/]+\/content$/
@@ -79,7 +133,7 @@ const limitBody = (maxBodyBytes: number) => <E, R>(app: Effect.Effect<HttpServer
     if (Number.isFinite(declared) && declared > maxBodyBytes) {
       return json(413, "payload_too_large", `The request body is larger than ${maxBodyBytes} bytes.`)
     }
-    return yield* HttpServerRequest.withMaxBodySize(app, Option.some(maxBodyBytes))
+    return yield* HttpServerRequest.withMaxBodySize(limitDepth(app), Option.some(maxBodyBytes))
   })
 
 /** The API-level middleware that applies the body limit and turns every failure into the error body. */

@@ -64,8 +64,8 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "files", (handl
           const body = request.stream.pipe(
             Stream.mapError(() => new Errors.InvalidRequest({ details: "The upload was interrupted before it ended." }))
           )
-          const stored = yield* handle(files.upload(principal, path.deploymentId, path.key, body))
-          return { key: path.key, size: stored.size, status: "pending" as const }
+          const stored = yield* handle(files.upload(principal, path.deploymentId, path.fileKey, body))
+          return { key: path.fileKey, size: stored.size, status: "pending" as const }
         }))
       .handle("complete", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(files.complete(p, path.deploymentId, path.key))).pipe(

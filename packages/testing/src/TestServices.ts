@@ -27,6 +27,8 @@ export interface TestServicesOptions {
   readonly sharedStorage?: boolean
   /** `false` switches traces off (HOSTING_TRACES=off). */
   readonly traces?: boolean
+  /** Another storage instead of a fresh MemoryStorage (for example one that records its writes). */
+  readonly storageLayer?: Layer.Layer<Ports.StoragePorts>
 }
 
 /** Every use case, the in-process event bus, a fake cluster and every storage port, in memory. */
@@ -52,7 +54,7 @@ export const make = (options: TestServicesOptions = {}) =>
     Layer.provideMerge(Ports.IdGeneratorRandom),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(options.clusterLayer ?? FakeCluster.layer(options.cluster)),
-    Layer.provideMerge(MemoryStorage.layer)
+    Layer.provideMerge(options.storageLayer ?? MemoryStorage.layer)
   )
 
 /** The services with the default settings. */
