@@ -4,7 +4,7 @@
  * Every delivered event is read from the log, in id order, so a client
  * never sees a gap or a duplicate between replay and live delivery.
  */
-import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Exit, FiberId, identity, Layer, Option, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, FiberId, Layer, Option, Queue, Schedule, Scope, Stream } from "effect"
 import type { Account } from "./Account.js"
 import { PermissionDenied, type StorageError } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
@@ -33,6 +33,19 @@ export type StreamItem =
   | { readonly _tag: "Event"; readonly event: StoredEvent }
   | { readonly _tag: "Heartbeat" }
 
+/** What wakes a waiting stream. */
+type Signal = "woke" | "beat" | "end"
+
+/** An open stream, as the wake-ups, the heartbeat timer and shutdown see it. */
+interface Listener {
+  readonly signals: Queue.Queue<Signal>
+  /** When its next heartbeat is due (ms on the Clock). */
+  deadline: number
+  /** Neighbours in the order of heartbeats. */
+  previous: Listener | undefined
+  next: Listener | undefined
+}
+
 /** Largest batch read from the log in one query while tailing. */
 const batchSize = 500
 
@@ -44,9 +57,138 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     const log = yield* EventLog
     const bus = yield* EventBus
     const config = yield* EventsConfig
-    // Completed when the service shuts down: every open stream then ends cleanly.
-    const shutdown = yield* Deferred.make<void>()
-    yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
+    const serviceScope = yield* Effect.scope
+    const interval = Duration.toMillis(config.heartbeat)
+
+    /**
+     * Open streams wait on a small queue of their own, fed from outside: the
+     * account's wake-ups (one bus subscription per account in this process,
+     * shared by its streams), their heartbeats (one timer for all streams) and
+     * the end at shutdown. A waiting stream holds no fiber of its own.
+     */
+    interface Followed {
+      readonly listeners: Set<Listener>
+      /** Done once the bus subscription is made (joiners meanwhile wait for it). */
+      readonly ready: Deferred.Deferred<void>
+      /** Holds the bus subscription and its forwarding fiber. */
+      scope: Scope.CloseableScope | undefined
+    }
+    const followed = new Map<AccountId, Followed>()
+    let closing = false
+    let openStreams = 0
+
+    /**
+     * Open streams in the order their next heartbeat is due: a list linked
+     * both ways, so that a closing stream leaves it at once. Every deadline is
+     * `interval` after the stream's start or last heartbeat, so appending
+     * keeps the order.
+     */
+    let first: Listener | undefined
+    let last: Listener | undefined
+    const append = (listener: Listener) => {
+      listener.previous = last
+      listener.next = undefined
+      if (last === undefined) first = listener
+      else last.next = listener
+      last = listener
+    }
+    const unlink = (listener: Listener) => {
+      if (listener.previous === undefined) {
+        if (first !== listener) return
+        first = listener.next
+      } else {
+        listener.previous.next = listener.next
+      }
+      if (listener.next === undefined) last = listener.previous
+      else listener.next.previous = listener.previous
+      listener.previous = undefined
+      listener.next = undefined
+    }
+    let timerRunning = false
+
+    /**
+     * Sends each stream its heartbeats, on one fiber for all. It runs while
+     * streams are open, on the clock of the stream that started it, and stops
+     * when the last one has closed.
+     */
+    const heartbeatTimer = Effect.gen(function*() {
+      while (true) {
+        const next = first
+        if (next === undefined) {
+          timerRunning = false
+          return
+        }
+        const now = yield* Clock.currentTimeMillis
+        if (next.deadline > now) {
+          yield* Effect.sleep(Duration.millis(next.deadline - now))
+          continue
+        }
+        unlink(next)
+        next.signals.unsafeOffer("beat")
+        next.deadline = now + interval
+        append(next)
+      }
+    })
+
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        // Every open stream ends cleanly: its response completes instead of being cut.
+        closing = true
+        for (const { listeners } of followed.values()) for (const listener of listeners) listener.signals.unsafeOffer("end")
+      })
+    )
+
+    /** Joins the streams of an account; the account's bus subscription is made by the first and closed by the last. */
+    const join = (accountId: AccountId) =>
+      Effect.acquireRelease(
+        Effect.gen(function*() {
+          let entry = followed.get(accountId)
+          if (entry === undefined) {
+            const created: Followed = { listeners: new Set(), ready: yield* Deferred.make<void>(), scope: undefined }
+            followed.set(accountId, created)
+            entry = created
+            const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
+            const wakeups = yield* Scope.extend(bus.subscribe(accountId), scope)
+            yield* wakeups.take.pipe(
+              Effect.tap(() => Effect.sync(() => { for (const listener of created.listeners) listener.signals.unsafeOffer("woke") })),
+              Effect.forever,
+              // Forked from the uninterruptible acquire: made interruptible again, so the last leaver can stop it.
+              Effect.interruptible,
+              Effect.forkIn(scope)
+            )
+            created.scope = scope
+            yield* Deferred.succeed(created.ready, undefined)
+          } else {
+            yield* Deferred.await(entry.ready)
+          }
+          const listener: Listener = {
+            signals: yield* Queue.sliding<Signal>(8),
+            deadline: (yield* Clock.currentTimeMillis) + interval,
+            previous: undefined,
+            next: undefined
+          }
+          entry.listeners.add(listener)
+          openStreams++
+          append(listener)
+          if (!timerRunning) {
+            timerRunning = true
+            yield* Effect.forkIn(heartbeatTimer.pipe(Effect.withClock(yield* Effect.clock), Effect.interruptible), serviceScope)
+          }
+          if (closing) listener.signals.unsafeOffer("end")
+          return { listener, entry }
+        }),
+        ({ entry, listener }) =>
+          Effect.gen(function*() {
+            unlink(listener)
+            openStreams--
+            entry.listeners.delete(listener)
+            yield* Queue.shutdown(listener.signals)
+            if (entry.listeners.size === 0 && followed.get(accountId) === entry) {
+              followed.delete(accountId)
+              if (entry.scope !== undefined) yield* Scope.close(entry.scope, Exit.void)
+            }
+          })
+      ).pipe(Effect.map(({ listener }) => listener))
 
     /**
      * Decides what to replay after `lastEventId`. No id: nothing (the client
@@ -113,8 +255,6 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         )
       })
 
-    const ended = Deferred.await(shutdown).pipe(Effect.as("ended" as const))
-
     /** The stream of an account for a member, resuming after `lastEventId`. */
     const stream = Effect.fn("Events.stream")(function*(
       principal: Principal,
@@ -129,33 +269,23 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       )
       yield* Policy.requireMember(principal, account, "following the account's events")
       return Stream.unwrapScoped(Effect.gen(function*() {
-        // Subscribe before reading the log, so an event committed in between wakes us.
-        const wakeups = yield* bus.subscribe(account.id)
+        // Join (and so subscribe) before reading the log, so an event committed in between wakes us.
+        const listener = yield* join(account.id)
         const start = yield* replay(account.id, lastEventId, config.replayCap)
-        const interval = Duration.toMillis(config.heartbeat)
         let cursor = start.cursor
-        let nextBeat = (yield* Clock.currentTimeMillis) + interval
         /**
-         * One step of the live part, in one fiber: wait for a wake-up until
-         * the next heartbeat is due, then read what the log has after the
-         * cursor (at a heartbeat too: a lost wake-up costs at most one
-         * interval). Ends when the service shuts down.
+         * One step of the live part: wait for the next signals, then read
+         * what the log has after the cursor (at a heartbeat too: a lost
+         * wake-up costs at most one interval). Ends at shutdown.
          */
         const step: Effect.Effect<Chunk.Chunk<StreamItem>, Option.Option<StorageError>> = Effect.gen(function*() {
-          const now = yield* Clock.currentTimeMillis
-          const woke = yield* wakeups.take.pipe(
-            Effect.as("woke" as const),
-            Effect.timeoutTo({ duration: Duration.millis(Math.max(0, nextBeat - now)), onSuccess: identity, onTimeout: () => "beat" as const }),
-            Effect.raceFirst(ended)
-          )
-          if (woke === "ended") return yield* Effect.fail(Option.none())
+          const first = yield* Queue.take(listener.signals)
+          const signals = [first, ...(yield* Queue.takeAll(listener.signals))]
+          if (signals.includes("end")) return yield* Effect.fail(Option.none())
           const batch = yield* sharedRead(account.id, cursor, ++tick).pipe(Effect.mapError(Option.some))
           if (batch.length > 0) cursor = batch.at(-1)!.id
           const items: Array<StreamItem> = batch.map((event): StreamItem => ({ _tag: "Event", event }))
-          if (woke === "beat") {
-            items.push({ _tag: "Heartbeat" })
-            nextBeat = (yield* Clock.currentTimeMillis) + interval
-          }
+          if (signals.includes("beat")) items.push({ _tag: "Heartbeat" })
           return Chunk.unsafeFromArray(items)
         })
         const head: Array<StreamItem> = [
@@ -172,7 +302,10 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       return yield* log.prune(DateTime.subtractDuration(now, config.retention))
     })
 
-    return { stream, prune } as const
+    /** How many streams are open on this process (for tests and metrics). */
+    const open = Effect.sync(() => openStreams)
+
+    return { stream, prune, openStreams: open } as const
   })
 }) {}
 

@@ -4,7 +4,7 @@
  * the cap, resync, fan-out and isolation.
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
-import { Deployment, EventBus, Ids, Ports } from "@hosting/core"
+import { Deployment, EventBus, Events, Ids, Ports } from "@hosting/core"
 import { Seed, StorageSuite } from "@hosting/testing"
 import { EventSource } from "eventsource"
 import { DateTime, Effect, Option } from "effect"
@@ -214,15 +214,17 @@ describe("HTTP: account event stream", () => {
         expect(ids).toEqual([...ids].sort((a, b) => (a < b ? -1 : 1)))
       }), { timeout: 30_000 })
 
-    it.effect("a client that disconnects frees its subscription: 1,000 streams opened and dropped leave no subscriber, fiber or memory behind", () =>
+    it.effect("a client that disconnects frees its subscription: 1,000 streams opened and dropped leave no stream, subscriber, fiber or memory behind", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         const bus = yield* EventBus.EventBus
+        const events = yield* Events.Events
         const url = yield* base
         const gc = (globalThis as { gc?: () => void }).gc
         expect(gc, "tests run with --expose-gc (vitest.config.ts)").toBeTypeOf("function")
         const openAndDrop = Effect.gen(function*() {
           const subscribersBefore = yield* bus.subscribers
+          const streamsBefore = yield* events.openStreams
           const fibersBefore = (yield* fibers.value).length
           // The clients run in their own process, so the heap measured here is the server's alone.
           const clients = spawn(process.execPath, [clientScript, `${url}/accounts/${team.account}/events`, team.tokens.member, "1000"], {
@@ -230,16 +232,20 @@ describe("HTTP: account event stream", () => {
           })
           const exited = new Promise((resolve) => clients.on("exit", resolve))
           yield* Effect.promise(() => new Promise((resolve) => clients.stdout.once("data", resolve)))
-          expect(yield* bus.subscribers).toBe(subscribersBefore + 1000)
+          expect(yield* events.openStreams).toBe(streamsBefore + 1000)
+          // The streams of one account share one subscription to the bus.
+          expect(yield* bus.subscribers).toBe(subscribersBefore + 1)
           expect((yield* fibers.value).length).toBeGreaterThanOrEqual(fibersBefore + 1000)
           clients.stdin.write("drop\n")
           yield* Effect.promise(() => exited)
           const settled = Effect.gen(function*() {
-            return (yield* bus.subscribers) === subscribersBefore && (yield* fibers.value).length <= fibersBefore
+            return (yield* bus.subscribers) === subscribersBefore && (yield* events.openStreams) === streamsBefore &&
+              (yield* fibers.value).length <= fibersBefore
           })
           const deadline = Date.now() + 10_000
           while (!(yield* settled) && Date.now() < deadline) yield* realSleep(50)
           expect(yield* bus.subscribers).toBe(subscribersBefore)
+          expect(yield* events.openStreams).toBe(streamsBefore)
           expect((yield* fibers.value).length).toBeLessThanOrEqual(fibersBefore)
           yield* realSleep(200)
           gc!()
