@@ -76,6 +76,8 @@ export const startExample = (ctx, { dir, fixtures, env = {}, name = "example" })
       HOSTING_FIXTURES: fixtures,
       HOSTING_ECHO_DELAY_MS: "0",
       HOSTING_MESSAGE_LIMIT: "1000000",
+      // One bench token holds every subscriber (10,000 event streams, 1,000 reply streams).
+      HOSTING_MAX_STREAMS_PER_TOKEN: "0",
       ...env
     }
   })

@@ -6,7 +6,7 @@ import { HttpApiBuilder, HttpServer } from "@effect/platform"
 import { NodeFileSystem, NodeHttpServer, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { Chat, DeviceAuth, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
-import { HostingHttp, PublicAgentCache, StaticSite } from "@hosting/http"
+import { HostingHttp, PublicAgentCache, RateLimit, StaticSite } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
@@ -15,7 +15,8 @@ import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
 import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
+import type { Duplex } from "node:stream"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -188,11 +189,16 @@ const dashboard = (config: ServerConfig) =>
       ? Layer.empty
       : StaticSite.layer({ directory }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))))
 
-/** The API (and the dashboard) served by the HttpServer in context; gives the API's PublicAgentCache. */
+/** The API (and the dashboard) served by the HttpServer in context; gives the API's PublicAgentCache and RateLimiter. */
 export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(dashboard(config)),
-    Layer.provideMerge(HostingHttp.layer({ maxBodyBytes: config.maxBodyBytes, publicUrl: config.publicUrl })),
+    Layer.provideMerge(HostingHttp.layer({
+      maxBodyBytes: config.maxBodyBytes,
+      publicUrl: config.publicUrl,
+      maxStreamsPerToken: config.maxStreamsPerToken,
+      rateLimit: { perToken: config.rateLimit, perIp: config.rateLimitIp, trustedProxies: config.trustProxy }
+    })),
     Layer.provide(core(config, fixtures))
   )
 
@@ -214,15 +220,22 @@ const shutdownGraceMs = 3000
  * Answers anonymous agent reads that the API's cache holds on Node's request
  * event, before the request reaches Effect's router: the same answer the
  * route gives (PublicAgentCache.answer decides), for a fraction of the work.
- * Everything else goes on as usual.
+ * Such a read is charged to its client address like a routed one, so the
+ * address's rate limit holds on this path too. Everything else goes on as usual.
  */
-const answerEarly = (server: Server, cache: PublicAgentCache.PublicAgentCache["Type"]) => {
+const answerEarly = (server: Server, cache: PublicAgentCache.PublicAgentCache["Type"], limiter: RateLimit.Service) => {
   const emit = server.emit
   server.emit = function(this: Server, event: string | symbol, ...args: Array<unknown>) {
     if (event === "request") {
       const [request, response] = args as [IncomingMessage, ServerResponse]
-      const answer = cache.answer(request.method ?? "", request.url ?? "", request.headers)
-      if (answer !== undefined) {
+      const cached = cache.answer(request.method ?? "", request.url ?? "", request.headers)
+      if (cached !== undefined) {
+        const decision = limiter.takeAddress(limiter.clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"]))
+        const answer = decision === undefined
+          ? cached
+          : decision.allowed
+          ? { ...cached, headers: { ...cached.headers, ...RateLimit.headersOf(decision) } }
+          : RateLimit.refusal(decision, "address")
         response.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(answer.body) })
         response.end(answer.body)
         return true
@@ -232,14 +245,64 @@ const answerEarly = (server: Server, cache: PublicAgentCache.PublicAgentCache["T
   } as Server["emit"]
 }
 
+/** The status, code and sentence of a request Node could not read. */
+const clientErrorAnswer = (error: NodeJS.ErrnoException, config: ServerConfig): [number, string, string] => {
+  switch (error.code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [
+        408,
+        "request_timeout",
+        `The request did not arrive in time: headers within ${config.headersTimeoutMs} ms` +
+        (config.requestTimeoutMs === 0 ? "." : `, the whole request within ${config.requestTimeoutMs} ms.`)
+      ]
+    case "HPE_HEADER_OVERFLOW":
+      return [431, "headers_too_large", "The request's headers are larger than this server accepts."]
+    default:
+      return [400, "invalid_request", "The request is not valid HTTP/1.1."]
+  }
+}
+
 /**
- * The Node server on HOST:PORT. At shutdown, after the app has stopped (event
- * streams end cleanly then), connections still open after the grace period
- * are closed, so that a stop never waits on a client.
+ * Answers what Node's parser refused (malformed requests, oversize headers,
+ * requests that took too long) with the `{ error, details }` body instead of
+ * Node's bare answer, then closes the connection.
+ */
+const onClientError = (config: ServerConfig) => (error: NodeJS.ErrnoException, socket: Duplex) => {
+  const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
+  if (error.code === "ECONNRESET" || !socket.writable || started) {
+    socket.destroy()
+    return
+  }
+  const [status, code, details] = clientErrorAnswer(error, config)
+  const body = JSON.stringify({ error: code, details })
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+  )
+}
+
+/**
+ * The Node server on HOST:PORT, with the timeouts that keep slow clients from
+ * holding it: the headers and the whole request (body included) must arrive
+ * within their timeouts; responses, event streams and downloads are not
+ * limited by them. At shutdown, after the app has stopped (event streams end
+ * cleanly then), connections still open after the grace period are closed,
+ * so that a stop never waits on a client.
  */
 const listen = (config: ServerConfig) => {
   let server: Server | undefined
-  const node = NodeHttpServer.layer(() => (server = createServer()), { port: config.port, host: config.host })
+  const create = () => {
+    server = createServer({
+      headersTimeout: config.headersTimeoutMs,
+      requestTimeout: config.requestTimeoutMs,
+      // How often Node looks for requests past their timeouts: a fraction of the shortest.
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.headersTimeoutMs / 4)))
+    })
+    server.keepAliveTimeout = config.keepAliveTimeoutMs
+    server.on("clientError", onClientError(config))
+    return server
+  }
+  const node = NodeHttpServer.layer(create, { port: config.port, host: config.host })
   const reaper = Layer.scopedDiscard(
     Effect.zipRight(
       HttpServer.HttpServer,
@@ -251,8 +314,10 @@ const listen = (config: ServerConfig) => {
       )
     )
   )
-  const early = Layer.effectDiscard(Effect.map(PublicAgentCache.PublicAgentCache, (cache) => {
-    if (server !== undefined) answerEarly(server, cache)
+  const early = Layer.effectDiscard(Effect.gen(function*() {
+    const cache = yield* PublicAgentCache.PublicAgentCache
+    const limiter = yield* RateLimit.RateLimiter
+    if (server !== undefined) answerEarly(server, cache, limiter)
   }))
   return { layer: Layer.provideMerge(reaper, node), early }
 }

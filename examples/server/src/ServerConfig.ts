@@ -3,6 +3,7 @@
  * "Configuration"). Every variable has a default that runs the embedded
  * setup: SQLite file, fake cluster, file-system objects, echo agent.
  */
+import { RateLimit } from "@hosting/http"
 import { Config, ConfigError, Either, Option, type Redacted } from "effect"
 
 /** Where the database is. */
@@ -40,6 +41,20 @@ export interface ServerConfig {
   /** Seconds a device-login client waits between polls. */
   readonly deviceInterval: number
   readonly maxBodyBytes: number
+  /** Milliseconds a client has to send a request's headers. */
+  readonly headersTimeoutMs: number
+  /** Milliseconds a client has to send a whole request, body included (0: no limit). */
+  readonly requestTimeoutMs: number
+  /** Milliseconds an idle kept-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number
+  /** Most event and reply streams one credential holds open (0: no limit). */
+  readonly maxStreamsPerToken: number
+  /** Requests per credential; undefined for no limit. */
+  readonly rateLimit: RateLimit.Rate | undefined
+  /** Requests per client address (anonymous, or a credential not seen yet); undefined for no limit. */
+  readonly rateLimitIp: RateLimit.Rate | undefined
+  /** Proxies in front whose X-Forwarded-For entries name the client (0: none). */
+  readonly trustProxy: number
   /** The built dashboard served at `/`: a folder, `off`, or undefined for the `@hosting/dashboard` build when there is one. */
   readonly dashboard: string | undefined
   readonly s3: {
@@ -88,6 +103,36 @@ const choice = <const A extends string>(name: string, values: ReadonlyArray<A>, 
         : Either.left(`must be one of ${values.join(", ")}, got ${JSON.stringify(raw)}`)))
   )
 
+/** `<requests>/<seconds>`, `off` or unset. */
+const rate = (name: string) =>
+  Config.string(name).pipe(
+    Config.withDefault("off"),
+    Config.mapOrFail(parseWith(name, (raw) => {
+      const parsed = RateLimit.parseRate(raw)
+      return parsed === "invalid"
+        ? Either.left(`expected <requests>/<seconds> (for example 600/60) or off, got ${JSON.stringify(raw)}`)
+        : Either.right(parsed)
+    }))
+  )
+
+/** `false` (default), `true` (one proxy) or the number of proxies in front. */
+export const parseTrustProxy = (raw: string): Either.Either<number, string> => {
+  const value = raw.trim().toLowerCase()
+  if (value === "" || value === "false") return Either.right(0)
+  if (value === "true") return Either.right(1)
+  if (/^\d{1,2}$/.test(value)) return Either.right(Number(value))
+  return Either.left(`expected false, true or a number of proxies, got ${JSON.stringify(raw)}`)
+}
+
+/** Node refuses a headers timeout above the request timeout. */
+const timeoutsAgree = (c: ServerConfig) =>
+  c.requestTimeoutMs === 0 || c.headersTimeoutMs <= c.requestTimeoutMs
+    ? Either.right(c)
+    : Either.left(ConfigError.InvalidData(
+      ["HOSTING_HEADERS_TIMEOUT_MS"],
+      `must not be above HOSTING_REQUEST_TIMEOUT_MS (${c.requestTimeoutMs}), got ${c.headersTimeoutMs}`
+    ))
+
 /** The whole configuration, validated; a bad value names its variable. */
 export const config: Config.Config<ServerConfig> = Config.all({
   port: int("HOSTING_PORT", 8080, 0, 65535),
@@ -123,6 +168,16 @@ export const config: Config.Config<ServerConfig> = Config.all({
   ),
   deviceInterval: int("HOSTING_DEVICE_INTERVAL_S", 5, 1, 60),
   maxBodyBytes: int("HOSTING_MAX_BODY_BYTES", 2 * 1024 * 1024, 1024, 1024 * 1024 * 1024),
+  headersTimeoutMs: int("HOSTING_HEADERS_TIMEOUT_MS", 30_000, 100, 3_600_000),
+  requestTimeoutMs: int("HOSTING_REQUEST_TIMEOUT_MS", 300_000, 0, 86_400_000),
+  keepAliveTimeoutMs: int("HOSTING_KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 3_600_000),
+  maxStreamsPerToken: int("HOSTING_MAX_STREAMS_PER_TOKEN", 100, 0, 1_000_000),
+  rateLimit: rate("HOSTING_RATE_LIMIT"),
+  rateLimitIp: rate("HOSTING_RATE_LIMIT_IP"),
+  trustProxy: Config.string("HOSTING_TRUST_PROXY").pipe(
+    Config.withDefault("false"),
+    Config.mapOrFail(parseWith("HOSTING_TRUST_PROXY", parseTrustProxy))
+  ),
   dashboard: Config.string("HOSTING_DASHBOARD").pipe(Config.option, Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)),
   s3: Config.all({
     endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),
@@ -131,4 +186,4 @@ export const config: Config.Config<ServerConfig> = Config.all({
     secretAccessKey: Config.redacted("AWS_SECRET_ACCESS_KEY").pipe(Config.option, Config.map(Option.getOrUndefined)),
     createBucket: Config.boolean("HOSTING_S3_CREATE_BUCKET").pipe(Config.withDefault(false))
   })
-})
+}).pipe(Config.mapOrFail(timeoutsAgree))

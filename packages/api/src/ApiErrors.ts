@@ -70,6 +70,17 @@ export class UnsupportedMediaType extends Schema.Class<UnsupportedMediaType>("Un
   readonly _tag = "UnsupportedMediaType"
 }
 
+/**
+ * 429: the caller sent too many requests (`rate_limited`) or holds too many
+ * open streams (`too_many_streams`); `Retry-After` says when to try again.
+ */
+export class TooManyRequests extends Schema.Class<TooManyRequests>("TooManyRequests")(
+  body,
+  HttpApiSchema.annotations({ status: 429 })
+) {
+  readonly _tag = "TooManyRequests"
+}
+
 /** 500: something failed on the server; the details never show internals. */
 export class InternalError extends Schema.Class<InternalError>("InternalError")(
   body,
@@ -96,6 +107,7 @@ export const classes = [
   Conflict,
   PayloadTooLarge,
   UnsupportedMediaType,
+  TooManyRequests,
   InternalError,
   ServiceUnavailable
 ] as const

@@ -5,7 +5,7 @@
 import { HttpApi, OpenApi } from "@effect/platform"
 import { AccountsApi } from "./AccountsApi.js"
 import { AgentsApi, PublicAgentsApi } from "./AgentsApi.js"
-import { InternalError, NotFound, PayloadTooLarge } from "./ApiErrors.js"
+import { InternalError, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "./ApiErrors.js"
 import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
 import { FilesApi } from "./FilesApi.js"
@@ -29,7 +29,10 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(SessionApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
+  .addError(TooManyRequests)
   .addError(InternalError)
+  // A storage failure on any route: 503 storage_unavailable with Retry-After.
+  .addError(ServiceUnavailable)
   .prefix(basePath)
   // Added after the prefix: RFC 8414 puts the metadata at the root, with the issuer's path after it.
   .add(WellKnownApi)

@@ -7,6 +7,7 @@ import { Accounts, Events, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
 import { handle } from "./ErrorMapping.js"
 import * as Sse from "./Sse.js"
+import * as StreamLimits from "./StreamLimits.js"
 
 export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "accounts", (handlers) =>
   Effect.gen(function*() {
@@ -34,5 +35,5 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "accounts", (ha
           const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
           const items = yield* handle(events.stream(principal, path.account, lastEventId))
           return Sse.response(items, Sse.frameEvent)
-        }))
+        }).pipe(StreamLimits.guard))
   }))

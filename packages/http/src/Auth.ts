@@ -17,6 +17,18 @@ export const bearerToken = (header: string | undefined): Option.Option<string> =
   return match ? Option.some(match[1]!) : Option.none()
 }
 
+/**
+ * The credential a request carries, as authentication reads it: the
+ * `Authorization` header when present (even malformed), else the session
+ * cookie. Limits kept per credential are keyed by it.
+ */
+export const credentialOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const header = request.headers["authorization"]
+  if (header !== undefined && header !== "") return `header:${header}`
+  const session = request.cookies[BrowserSession.cookieName]
+  return session === undefined || session === "" ? undefined : `session:${session}`
+}
+
 const missing = new ApiErrors.Unauthorized({
   error: "unauthorized",
   details: "Authentication required: send Authorization: Bearer <token>."

@@ -7,6 +7,7 @@ import { Chat, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
 import { handle } from "./ErrorMapping.js"
 import * as Sse from "./Sse.js"
+import * as StreamLimits from "./StreamLimits.js"
 
 export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "chat", (handlers) =>
   Effect.gen(function*() {
@@ -31,7 +32,7 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "chat", (handle
           const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
           const items = yield* handle(chat.stream(principal, path.deploymentId, path.conversationId, lastEventId))
           return Sse.response(items, Sse.frameReply, Sse.retryFrame)
-        }))
+        }).pipe(StreamLimits.guard))
       .handle("cancel", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(chat.cancel(p, path.deploymentId, path.conversationId))))
   }))

@@ -2,12 +2,29 @@
  * The one place where domain errors become HTTP answers. Handlers pass every
  * use-case failure through `fromDomain`; nothing else picks a status.
  */
+import { HttpServerResponse } from "@effect/platform"
 import { ApiErrors } from "@hosting/api"
 import type { Errors } from "@hosting/core"
 import { Effect } from "effect"
 
 /** Body details of every 500: never the cause, which goes to the log. */
 export const internalDetails = "The server failed to handle the request. It has been logged; try again later."
+
+/** Body details of a storage failure: never the operation, the SQL or the driver's message. */
+export const storageDetails = "The database is not reachable or failed; try again shortly."
+
+/** Seconds a client should wait before retrying after a storage failure. */
+export const storageRetryAfterSeconds = 5
+
+/** The error body of a storage failure (503 `storage_unavailable`). */
+export const storageUnavailable = new ApiErrors.ServiceUnavailable({ error: "storage_unavailable", details: storageDetails })
+
+/** The whole answer to a storage failure: the 503 body with `Retry-After`. */
+export const storageUnavailableResponse = (): HttpServerResponse.HttpServerResponse =>
+  HttpServerResponse.unsafeJson(
+    { error: storageUnavailable.error, details: storageUnavailable.details },
+    { status: 503, headers: { "retry-after": String(storageRetryAfterSeconds) } }
+  )
 
 /** Which API error each domain error becomes (the status table, at the type level). */
 export interface ApiErrorByTag {
@@ -31,12 +48,13 @@ export interface ApiErrorByTag {
   readonly AttachmentInvalid: ApiErrors.BadRequest
   readonly FileTooLarge: ApiErrors.PayloadTooLarge
   readonly UploadIncomplete: ApiErrors.BadRequest
+  readonly UploadExpired: ApiErrors.BadRequest
   readonly FilesUnavailable: ApiErrors.ServiceUnavailable
   readonly TracesUnavailable: ApiErrors.ServiceUnavailable
   readonly DeviceFlowError: ApiErrors.OAuthError
   readonly MessageLimitReached: ApiErrors.Conflict
   readonly TooManyAttachments: ApiErrors.PayloadTooLarge
-  readonly StorageError: ApiErrors.InternalError
+  readonly StorageError: ApiErrors.ServiceUnavailable
 }
 
 /** The API error a given domain error becomes. */
@@ -54,6 +72,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "AccountNameTaken":
     case "AttachmentInvalid":
     case "UploadIncomplete":
+    case "UploadExpired":
       return new ApiErrors.BadRequest({ error: error.code, details: error.message })
     case "Unauthenticated":
       return new ApiErrors.Unauthorized({ error: error.code, details: error.message })
@@ -85,17 +104,23 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
         ? new ApiErrors.ServiceUnavailable({ error: "cluster_unavailable", details: error.message })
         : new ApiErrors.InternalError({ error: "cluster_error", details: error.message })
     case "StorageError":
-      return new ApiErrors.InternalError({ error: "internal_error", details: internalDetails })
+      return storageUnavailable
   }
 }
 
+/** The domain errors of `E` that a handler answers itself: all but storage failures. */
+export type WithoutStorage<E> = Exclude<E, Extract<E, Errors.StorageError>>
+
 /**
- * Runs a use case for a handler: domain failures become API errors; storage
- * failures are logged with their cause and answered as a bare 500.
+ * Runs a use case for a handler: domain failures become API errors. A storage
+ * failure is logged with its cause and answered 503 `storage_unavailable`
+ * with `Retry-After` (the database is down, full or locked: the request may
+ * succeed later). It leaves as a defect carrying that answer, which the error
+ * middleware sends as it is, because the routes do not all declare a 503.
  */
 export const handle = <A, E extends Errors.DomainError, R>(
   effect: Effect.Effect<A, E, R>
-): Effect.Effect<A, ApiErrorOf<E>, R> =>
+): Effect.Effect<A, ApiErrorOf<WithoutStorage<E>>, R> =>
   effect.pipe(
     Effect.tapError((error) =>
       error._tag === "StorageError"
@@ -103,6 +128,10 @@ export const handle = <A, E extends Errors.DomainError, R>(
         : error._tag === "ClusterError"
         ? Effect.logError("cluster failure", error.message, (error as { cause?: unknown }).cause)
         : Effect.void
+    ),
+    Effect.catchIf(
+      (error): error is Extract<E, Errors.StorageError> => error._tag === "StorageError",
+      () => Effect.die(storageUnavailableResponse())
     ),
     Effect.mapError(fromDomain)
   )

@@ -16,6 +16,7 @@ import {
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
 import { Cause, Effect, Option, type Schema } from "effect"
+import * as BodyLimits from "./BodyLimits.js"
 import { internalDetails } from "./ErrorMapping.js"
 
 const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
@@ -29,8 +30,9 @@ export const apiErrorResponse = (error: ApiErrors.ApiError): HttpServerResponse.
   return HttpServerResponse.unsafeJson(body, { status })
 }
 
-const json = (status: number, error: string, details: string) =>
-  HttpServerResponse.unsafeJson({ error, details }, { status })
+/** An `{ error, details }` answer with the given status (and headers). */
+export const json = (status: number, error: string, details: string, headers?: Record<string, string>) =>
+  HttpServerResponse.unsafeJson({ error, details }, headers === undefined ? { status } : { status, headers })
 
 /** One line per problem, each naming where it is: `version: must be a semantic version ...`. */
 export const decodeDetails = (error: HttpApiError.HttpApiDecodeError): string =>
@@ -124,16 +126,21 @@ const limitDepth = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRespon
 /** File uploads stream to the object store; their limit is the size reserved for the file. */
 const fileUpload = /^\/api\/v1\/deployments\/[^/]+\/files\/[^/]+\/content$/
 
-/** Refuses bodies whose declared length is over the limit before reading them, and caps the rest. */
+/**
+ * Refuses bodies whose declared length is over the route's limit
+ * (BodyLimits) before reading them, and caps the rest.
+ */
 const limitBody = (maxBodyBytes: number) => <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
-    if (request.method === "PUT" && fileUpload.test(new URL(request.url, "http://x").pathname)) return yield* app
+    const pathname = new URL(request.url, "http://x").pathname
+    if (request.method === "PUT" && fileUpload.test(pathname)) return yield* app
+    const limit = BodyLimits.limitFor(request.method, pathname, maxBodyBytes)
     const declared = Number(request.headers["content-length"] ?? "0")
-    if (Number.isFinite(declared) && declared > maxBodyBytes) {
-      return json(413, "payload_too_large", `The request body is larger than ${maxBodyBytes} bytes.`)
+    if (Number.isFinite(declared) && declared > limit) {
+      return json(413, "payload_too_large", `The request body is larger than the ${limit} bytes this route accepts.`)
     }
-    return yield* HttpServerRequest.withMaxBodySize(limitDepth(app), Option.some(maxBodyBytes))
+    return yield* HttpServerRequest.withMaxBodySize(limitDepth(app), Option.some(limit))
   })
 
 /** The API-level middleware that applies the body limit and turns every failure into the error body. */

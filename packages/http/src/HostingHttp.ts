@@ -14,7 +14,9 @@ import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
+import * as RateLimit from "./RateLimit.js"
 import * as SessionHttp from "./SessionHttp.js"
+import * as StreamLimits from "./StreamLimits.js"
 import * as TracesHttp from "./TracesHttp.js"
 
 /** Options of the HTTP layer. */
@@ -23,13 +25,16 @@ export interface HostingHttpOptions {
   readonly maxBodyBytes?: number
   /** The API's public base URL (`https://host/api/v1`), for links it hands out; derived from each request when absent. */
   readonly publicUrl?: string | undefined
+  /** Most event and reply streams one credential may hold open (default: no limit; the example server's default is 100). */
+  readonly maxStreamsPerToken?: number | undefined
+  /** Requests allowed per credential and per client address (default: no limit). */
+  readonly rateLimit?: RateLimit.RateLimitOptions | undefined
 }
 
-/**
- * The handlers of every group of HostingApi, with authentication. They also
- * serve an API that extends HostingApi with groups of its own.
- */
-export const handlersWith = (options: HostingHttpOptions = {}) =>
+const streamLimits = (options: HostingHttpOptions) =>
+  StreamLimits.layer({ maxPerCredential: options.maxStreamsPerToken ?? 0 })
+
+const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamLimits.StreamLimits>) =>
   Layer.mergeAll(
     AgentsHttp.publicLayer,
     AgentsHttp.layer,
@@ -41,7 +46,13 @@ export const handlersWith = (options: HostingHttpOptions = {}) =>
     OAuthHttp.layer(options),
     OAuthHttp.wellKnownLayer(options),
     SessionHttp.layer(options)
-  ).pipe(Layer.provide(Auth.layer), Layer.provide(PublicAgentCache.layer))
+  ).pipe(Layer.provide(Auth.layer), Layer.provide(PublicAgentCache.layer), Layer.provide(streams))
+
+/**
+ * The handlers of every group of HostingApi, with authentication. They also
+ * serve an API that extends HostingApi with groups of its own.
+ */
+export const handlersWith = (options: HostingHttpOptions = {}) => handlersUsing(options, streamLimits(options))
 
 /** The handlers with links derived from each request. */
 export const handlers = handlersWith()
@@ -49,24 +60,38 @@ export const handlers = handlersWith()
 /**
  * HostingApi with its handlers; needs the core use cases (UseCases.layer).
  * It also gives the handlers' PublicAgentCache (one instance: a layer is
- * built once per build), for a server that answers cached reads early.
+ * built once per build), for a server that answers cached reads early, and
+ * their StreamLimits.
  */
-export const apiWith = (options: HostingHttpOptions = {}) =>
-  HttpApiBuilder.api(HostingApi.HostingApi).pipe(
-    Layer.provide(handlersWith(options)),
-    Layer.provideMerge(PublicAgentCache.layer)
+export const apiWith = (options: HostingHttpOptions = {}) => {
+  // One layer value for both uses, so that the handlers and the caller share one instance.
+  const streams = streamLimits(options)
+  return HttpApiBuilder.api(HostingApi.HostingApi).pipe(
+    Layer.provide(handlersUsing(options, streams)),
+    Layer.provideMerge(PublicAgentCache.layer),
+    Layer.provideMerge(streams)
   )
+}
 
 /** HostingApi with its handlers and the default options. */
 export const api = apiWith()
 
-/** What every served API gets: the OpenAPI document, the reference page, the body limit and error bodies. */
-export const extras = (options: HostingHttpOptions = {}) =>
+const extrasUsing = (options: HostingHttpOptions, limiter: Layer.Layer<RateLimit.RateLimiter>) =>
   Layer.mergeAll(
     HttpApiBuilder.middlewareOpenApi({ path: `${HostingApi.basePath}/openapi.json` }),
     HttpApiScalar.layer({ path: `${HostingApi.basePath}/docs` }),
-    ErrorResponses.layer({ maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024 })
+    ErrorResponses.layer({ maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024 }),
+    RateLimit.middleware.pipe(Layer.provide(limiter))
   )
 
-/** HostingApi plus its extras, ready for `HttpApiBuilder.serve`. */
-export const layer = (options: HostingHttpOptions = {}) => extras(options).pipe(Layer.provideMerge(apiWith(options)))
+/** What every served API gets: the OpenAPI document, the reference page, the body limits, rate limits and error bodies. */
+export const extras = (options: HostingHttpOptions = {}) => extrasUsing(options, RateLimit.layer(options.rateLimit))
+
+/**
+ * HostingApi plus its extras, ready for `HttpApiBuilder.serve`. It also gives
+ * the RateLimiter, for a server that answers requests before routing.
+ */
+export const layer = (options: HostingHttpOptions = {}) => {
+  const limiter = RateLimit.layer(options.rateLimit)
+  return extrasUsing(options, limiter).pipe(Layer.provideMerge(apiWith(options)), Layer.provideMerge(limiter))
+}

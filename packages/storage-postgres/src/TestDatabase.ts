@@ -36,14 +36,37 @@ export const isAvailable = (): Promise<boolean> =>
 
 export const skipReason = `no PostgreSQL server answers at ${serverUrl}: start it (pg_ctlcluster <version> main start) to run these tests`
 
-/** Creates an empty database; resolves with its URL and a function that drops it. */
-export const create = async (): Promise<{ readonly url: string; readonly drop: () => Promise<void> }> => {
+/** A throwaway database, and the means to take it away from its clients for a while. */
+export interface TestDatabase {
+  readonly url: string
+  readonly drop: () => Promise<void>
+  /**
+   * Makes the database unreachable, as an outage does: new connections are
+   * refused and every open one is terminated. Resolves with how many were.
+   */
+  readonly refuseConnections: () => Promise<number>
+  /** Ends `refuseConnections`: the database takes connections again. */
+  readonly acceptConnections: () => Promise<void>
+}
+
+/** Creates an empty database; resolves with its URL and functions that drop it or cut it off. */
+export const create = async (): Promise<TestDatabase> => {
   const name = `hosting_test_${process.pid}_${Date.now().toString(36)}_${Math.random().toString(36).slice(2, 8)}`
   await withClient((c) => c.query(`CREATE DATABASE ${name}`))
   const url = new URL(serverUrl)
   url.pathname = `/${name}`
   return {
     url: url.toString(),
-    drop: () => withClient((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined)
+    drop: () => withClient((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => undefined),
+    refuseConnections: () =>
+      withClient(async (c) => {
+        await c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS false`)
+        const terminated = await c.query(
+          `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()`,
+          [name]
+        )
+        return terminated.rowCount ?? 0
+      }),
+    acceptConnections: () => withClient((c) => c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`)).then(() => undefined)
   }
 }

@@ -2,7 +2,7 @@
  * Hosting storage on SQLite (better-sqlite3 through @effect/sql-sqlite-node),
  * in WAL mode with foreign keys enforced.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type SqlError } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import { SqlStorage } from "@hosting/storage-sql"
 import { Effect, Layer } from "effect"
@@ -30,3 +30,38 @@ const client = (config: SqliteStorageConfig) =>
 /** Every storage port on a SQLite database, migrated at start; also exposes the SqlClient. */
 export const layer = (config: SqliteStorageConfig) =>
   SqlStorage.layer.pipe(Layer.provideMerge(pragmas), Layer.provideMerge(client(config)))
+
+/** What SQLite says of a database file (for checks after a crash, and for tests). */
+export interface FileCheck {
+  /** `PRAGMA integrity_check`: `["ok"]` when the file is sound, else one line per problem. */
+  readonly integrity: ReadonlyArray<string>
+  /** Rows that break a foreign key (`PRAGMA foreign_key_check`). */
+  readonly foreignKeyViolations: number
+  readonly journalMode: string
+  /** Replies stored as streaming: left by a process that stopped without closing them; the next start closes them. */
+  readonly streamingReplies: number
+}
+
+/**
+ * Checks a database file that no server has open: opens it (which replays
+ * its write-ahead log), runs SQLite's integrity and foreign key checks, and
+ * closes it. Nothing is written or migrated.
+ */
+export const checkFile = (filename: string): Effect.Effect<FileCheck, SqlError.SqlError> =>
+  Effect.gen(function*() {
+    const sql = yield* SqlClient.SqlClient
+    const integrity = yield* sql<{ integrity_check: string }>`PRAGMA integrity_check`
+    const violations = yield* sql`PRAGMA foreign_key_check`
+    const [journal] = yield* sql<{ journal_mode: string }>`PRAGMA journal_mode`
+    const [streaming] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM messages WHERE status = 'streaming'`
+    return {
+      integrity: integrity.map((row) => row.integrity_check),
+      foreignKeyViolations: violations.length,
+      journalMode: journal?.journal_mode ?? "",
+      streamingReplies: Number(streaming?.n ?? 0)
+    }
+  }).pipe(
+    // The layer reads no configuration here (the filename is given), so a ConfigError would be a bug.
+    Effect.provide(SqliteClient.layer({ filename }).pipe(Layer.orDie)),
+    Effect.scoped
+  )

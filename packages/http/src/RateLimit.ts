@@ -1,0 +1,231 @@
+/**
+ * Rate limiting: a token bucket per credential and per client address, kept
+ * in memory (bounded; the least recently used keys go first). A refused
+ * request is answered 429 `rate_limited` with `Retry-After`; every limited
+ * answer carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`
+ * and `RateLimit-Policy`.
+ *
+ * Who is charged:
+ * - a request without a credential: its client address;
+ * - a request with a credential that authenticated before: that credential;
+ * - a request with a credential not seen yet: its client address, and the
+ *   credential is remembered once an answer other than 401 shows it is
+ *   valid. Made-up tokens therefore never escape the address's limit.
+ *
+ * The client address is the connection's, or with `trustedProxies` = n the
+ * n-th `X-Forwarded-For` entry from the right (the one the outermost trusted
+ * proxy saw). IPv6 addresses count per /64, which one host usually holds whole.
+ */
+import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import { Identity } from "@hosting/core"
+import { Context, Effect, Layer, Option } from "effect"
+import { credentialOf } from "./Auth.js"
+import { causeResponse, json } from "./ErrorResponses.js"
+
+/** `requests` every `seconds`: the bucket's size, refilled evenly over the window. */
+export interface Rate {
+  readonly requests: number
+  readonly seconds: number
+}
+
+/** Options of the rate limit; every limit is off unless given. */
+export interface RateLimitOptions {
+  /** Per credential (bearer token or browser session). */
+  readonly perToken?: Rate | undefined
+  /** Per client address, for requests without a known credential. */
+  readonly perIp?: Rate | undefined
+  /** Proxies in front of the server whose `X-Forwarded-For` entries are trusted; 0 (default) trusts none. */
+  readonly trustedProxies?: number | undefined
+  /** Most keys kept per table (default 100,000). */
+  readonly maxKeys?: number | undefined
+  /** The clock in milliseconds (default `Date.now`), for tests. */
+  readonly now?: (() => number) | undefined
+}
+
+/** What a bucket said about one request. */
+export interface Decision {
+  readonly allowed: boolean
+  readonly rate: Rate
+  /** Whole requests left in the bucket after this one. */
+  readonly remaining: number
+  /** Seconds until the bucket is full again. */
+  readonly reset: number
+  /** Seconds until one request is allowed again (0 when this one was). */
+  readonly retryAfter: number
+}
+
+/** Parses `<requests>/<seconds>` (`600/60`); `off` or empty is no limit. */
+export const parseRate = (text: string): Rate | undefined | "invalid" => {
+  const trimmed = text.trim()
+  if (trimmed === "" || trimmed === "off") return undefined
+  const match = /^(\d+)\s*\/\s*(\d+)$/.exec(trimmed)
+  if (match === null) return "invalid"
+  const requests = Number(match[1])
+  const seconds = Number(match[2])
+  return requests >= 1 && seconds >= 1 && requests <= 1_000_000 && seconds <= 86_400 ? { requests, seconds } : "invalid"
+}
+
+interface Bucket {
+  tokens: number
+  at: number
+}
+
+/** Token buckets of one rate, at most `maxKeys` of them (least recently used dropped first). */
+const buckets = (rate: Rate, maxKeys: number, now: () => number) => {
+  const table = new Map<string, Bucket>()
+  const perMs = rate.requests / (rate.seconds * 1000)
+  const take = (key: string): Decision => {
+    const time = now()
+    let bucket = table.get(key)
+    if (bucket === undefined) {
+      if (table.size >= maxKeys) table.delete(table.keys().next().value!)
+      bucket = { tokens: rate.requests, at: time }
+    } else {
+      table.delete(key)
+      bucket.tokens = Math.min(rate.requests, bucket.tokens + (time - bucket.at) * perMs)
+      bucket.at = time
+    }
+    table.set(key, bucket)
+    const allowed = bucket.tokens >= 1
+    if (allowed) bucket.tokens -= 1
+    return {
+      allowed,
+      rate,
+      remaining: Math.floor(bucket.tokens),
+      reset: Math.ceil((rate.requests - bucket.tokens) / perMs / 1000),
+      retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000))
+    }
+  }
+  return { take, size: () => table.size }
+}
+
+/** Credentials that authenticated, at most `maxKeys` (least recently used dropped first). */
+const knownSet = (maxKeys: number) => {
+  const table = new Set<string>()
+  return {
+    has: (key: string) => {
+      if (!table.has(key)) return false
+      table.delete(key)
+      table.add(key)
+      return true
+    },
+    add: (key: string) => {
+      if (table.has(key)) return
+      if (table.size >= maxKeys) table.delete(table.values().next().value!)
+      table.add(key)
+    }
+  }
+}
+
+/** Expands an IPv6 address to its first four groups (the /64); IPv4 and IPv4-mapped addresses stay whole. */
+const addressKey = (address: string) => {
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address)
+  if (mapped) return mapped[1]!
+  if (!address.includes(":")) return address
+  const [head = "", tail] = address.split("::") as [string, string | undefined]
+  const left = head === "" ? [] : head.split(":")
+  const right = tail === undefined || tail === "" ? [] : tail.split(":")
+  const groups = tail === undefined ? left : [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill("0"), ...right]
+  return `${groups.slice(0, 4).map((g) => g.toLowerCase().replace(/^0+(?=.)/, "")).join(":")}::/64`
+}
+
+export interface Service {
+  /** True when some limit is on. */
+  readonly enabled: boolean
+  /** The address a request is charged to: the connection's, or the trusted proxy's view (see the module). */
+  readonly clientAddress: (remoteAddress: string | undefined, forwardedFor: string | ReadonlyArray<string> | undefined) => string
+  /** Charges one request to an address; undefined when addresses are not limited. */
+  readonly takeAddress: (address: string) => Decision | undefined
+  /** Charges one request to a credential's key; undefined when credentials are not limited. */
+  readonly takeCredential: (key: string) => Decision | undefined
+  /** Whether a credential's key has authenticated before. */
+  readonly isKnown: (key: string) => boolean
+  /** Remembers a credential's key as valid. */
+  readonly remember: (key: string) => void
+}
+
+/** The rate limiter of one server. */
+export class RateLimiter extends Context.Tag("@hosting/http/RateLimiter")<RateLimiter, Service>() {}
+
+export const make = (options: RateLimitOptions = {}): Service => {
+  const now = options.now ?? Date.now
+  const maxKeys = options.maxKeys ?? 100_000
+  const hops = Math.max(0, Math.floor(options.trustedProxies ?? 0))
+  const byAddress = options.perIp === undefined ? undefined : buckets(options.perIp, maxKeys, now)
+  const byCredential = options.perToken === undefined ? undefined : buckets(options.perToken, maxKeys, now)
+  const known = knownSet(maxKeys)
+  const clientAddress = (remoteAddress: string | undefined, forwardedFor: string | ReadonlyArray<string> | undefined) => {
+    const direct = remoteAddress ?? "unknown"
+    if (hops === 0 || forwardedFor === undefined) return addressKey(direct)
+    const entries = (typeof forwardedFor === "string" ? forwardedFor : forwardedFor.join(","))
+      .split(",").map((entry) => entry.trim()).filter((entry) => entry !== "")
+    // Entries left of the trusted proxies' own are whatever the client wrote.
+    const seen = entries[entries.length - hops] ?? entries[0]
+    return addressKey(seen ?? direct)
+  }
+  return {
+    enabled: byAddress !== undefined || byCredential !== undefined,
+    clientAddress,
+    takeAddress: (address) => byAddress?.take(address),
+    takeCredential: (key) => byCredential?.take(key),
+    isKnown: (key) => known.has(key),
+    remember: (key) => known.add(key)
+  }
+}
+
+/** The rate limiter with the given options. */
+export const layer = (options: RateLimitOptions = {}) => Layer.sync(RateLimiter, () => make(options))
+
+/** The `RateLimit-*` headers of a decision, plus `Retry-After` when it refused. */
+export const headersOf = (decision: Decision): Record<string, string> => {
+  const headers: Record<string, string> = {
+    "ratelimit-limit": String(decision.rate.requests),
+    "ratelimit-remaining": String(decision.remaining),
+    "ratelimit-reset": String(decision.reset),
+    "ratelimit-policy": `${decision.rate.requests};w=${decision.rate.seconds}`
+  }
+  if (!decision.allowed) headers["retry-after"] = String(decision.retryAfter)
+  return headers
+}
+
+const refusalDetails = (decision: Decision, who: "address" | "credential") =>
+  `Too many requests from this ${who}: at most ${decision.rate.requests} every ${decision.rate.seconds} seconds. ` +
+  `Retry after ${decision.retryAfter} seconds.`
+
+/** The 429 answer of a refused request, as `{ status, headers, body }` for servers that answer before routing. */
+export const refusal = (decision: Decision, who: "address" | "credential") => ({
+  status: 429 as const,
+  headers: { "content-type": "application/json", ...headersOf(decision) },
+  body: JSON.stringify({ error: "rate_limited", details: refusalDetails(decision, who) })
+})
+
+const refusedResponse = (decision: Decision, who: "address" | "credential") =>
+  json(429, "rate_limited", refusalDetails(decision, who), headersOf(decision))
+
+const withHeaders = (response: HttpServerResponse.HttpServerResponse, decision: Decision | undefined) =>
+  decision === undefined ? response : HttpServerResponse.setHeaders(response, headersOf(decision))
+
+/**
+ * The API-level middleware that applies the limiter to every request. The
+ * app's failures are answered here (as ErrorResponses does) so that the
+ * status that tells whether a credential is valid is known.
+ */
+export const middleware = HttpApiBuilder.middleware(Effect.map(RateLimiter, (limiter) => (app) =>
+  !limiter.enabled ? app : Effect.gen(function*() {
+    const request = yield* HttpServerRequest.HttpServerRequest
+    const answered = Effect.catchAllCause(app, causeResponse)
+    const credential = credentialOf(request)
+    const key = credential === undefined ? undefined : yield* Identity.hashToken(credential)
+    if (key !== undefined && limiter.isKnown(key)) {
+      const decision = limiter.takeCredential(key)
+      if (decision !== undefined && !decision.allowed) return refusedResponse(decision, "credential")
+      return withHeaders(yield* answered, decision)
+    }
+    const address = limiter.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
+    const decision = limiter.takeAddress(address)
+    if (decision !== undefined && !decision.allowed) return refusedResponse(decision, "address")
+    const response = yield* answered
+    if (key !== undefined && response.status !== 401) limiter.remember(key)
+    return withHeaders(response, decision)
+  })
+))

@@ -1,0 +1,98 @@
+/**
+ * At most N server-sent streams (account events and reply streams together)
+ * open at once per credential (bearer token or browser session), so that one
+ * caller cannot hold every connection of the server. A stream's slot is
+ * taken when the handler answers and given back when its request ends: the
+ * client went away, the stream ended, or the server stopped.
+ */
+import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import { Identity } from "@hosting/core"
+import { Context, Effect, Layer, type Scope } from "effect"
+import { credentialOf } from "./Auth.js"
+import { json } from "./ErrorResponses.js"
+
+/** Options of the stream limit. */
+export interface StreamLimitsOptions {
+  /** Most streams one credential may hold open; 0 for no limit. */
+  readonly maxPerCredential: number
+}
+
+/** Seconds a refused client is told to wait (`Retry-After`): about the time a browser tab takes to let a stream go. */
+export const retryAfterSeconds = 5
+
+export interface Service {
+  /** The limit; 0 for none. */
+  readonly max: number
+  /**
+   * Takes a slot for `key` until the scope closes; false (nothing taken)
+   * when the key already holds the most.
+   */
+  readonly acquire: (key: string) => Effect.Effect<boolean, never, Scope.Scope>
+  /** Streams open for a key. */
+  readonly openFor: (key: string) => number
+  /** Keys holding at least one stream: the table never keeps more. */
+  readonly keys: () => number
+}
+
+/** The open streams of one server. */
+export class StreamLimits extends Context.Tag("@hosting/http/StreamLimits")<StreamLimits, Service>() {}
+
+/** The count of open streams per key; a key leaves the table with its last stream. */
+export const make = (options: StreamLimitsOptions): Service => {
+  const open = new Map<string, number>()
+  const max = Math.max(0, Math.floor(options.maxPerCredential))
+  const release = (key: string) =>
+    Effect.sync(() => {
+      const count = (open.get(key) ?? 0) - 1
+      if (count <= 0) open.delete(key)
+      else open.set(key, count)
+    })
+  const acquire = (key: string) =>
+    Effect.uninterruptible(Effect.suspend(() => {
+      const count = open.get(key) ?? 0
+      if (max > 0 && count >= max) return Effect.succeed(false)
+      open.set(key, count + 1)
+      return Effect.as(Effect.addFinalizer(() => release(key)), true)
+    }))
+  return { max, acquire, openFor: (key) => open.get(key) ?? 0, keys: () => open.size }
+}
+
+/** The stream limit with the given options. */
+export const layer = (options: StreamLimitsOptions) => Layer.sync(StreamLimits, () => make(options))
+
+/** The key of the current request's credential: a hash, so that no token is kept in memory. */
+export const keyOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string> => {
+  const credential = credentialOf(request)
+  return credential === undefined ? Effect.succeed("anonymous") : Identity.hashToken(credential)
+}
+
+/** The 429 of a credential that holds the most streams. */
+export const refused = (max: number): HttpServerResponse.HttpServerResponse =>
+  json(
+    429,
+    "too_many_streams",
+    `This credential already holds ${max} open event or reply streams, the most allowed; close one and retry.`,
+    { "retry-after": String(retryAfterSeconds) }
+  )
+
+/**
+ * Runs `open` (which builds a stream's response) when the caller's
+ * credential may hold one more stream, for as long as the request lasts;
+ * else answers 429 `too_many_streams` with `Retry-After`. The slot is taken
+ * before `open` runs, so that concurrent opens cannot overshoot, and given
+ * back if `open` fails.
+ */
+export const guard = <A, E, R>(
+  open: Effect.Effect<A, E, R>
+): Effect.Effect<
+  A | HttpServerResponse.HttpServerResponse,
+  E,
+  R | StreamLimits | HttpServerRequest.HttpServerRequest | Scope.Scope
+> =>
+  Effect.gen(function*() {
+    const limits = yield* StreamLimits
+    if (limits.max === 0) return yield* open
+    const key = yield* keyOf(yield* HttpServerRequest.HttpServerRequest)
+    if (!(yield* limits.acquire(key))) return refused(limits.max)
+    return yield* open
+  })
