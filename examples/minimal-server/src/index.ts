@@ -2,7 +2,9 @@
  * A custom server from the parts: SQLite in memory, the core use cases, the
  * whole hosting API, and one route of its own (`GET /api/v1/status`).
  */
-import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
 import { Catalog, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"

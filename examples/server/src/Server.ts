@@ -2,7 +2,8 @@
  * The example server: picks adapters from the configuration and serves the
  * API. Composition only; every rule lives in the packages.
  */
-import { HttpApiBuilder, HttpServer } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodeHttpServer, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { Chat, DeviceAuth, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"

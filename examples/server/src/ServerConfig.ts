@@ -34,6 +34,12 @@ export interface ServerConfig {
   readonly traces: boolean
   /** How long a process's claim on the replies it receives lasts (renewed every third). */
   readonly replyLeaseMs: number
+  /** How long a file reservation's upload URL stays valid. */
+  readonly uploadExpiryMs: number
+  /** How long after its upload expiry a reservation may still be completed; then the sweep removes it. */
+  readonly uploadGraceMs: number
+  /** Interval of the sweep of expired file reservations. */
+  readonly fileSweepMs: number
   /** Most connections to Postgres per process. */
   readonly databasePoolSize: number
   /** The API's public base URL, for links it hands out (device login); derived from each request when unset. */
@@ -156,6 +162,10 @@ export const config: Config.Config<ServerConfig> = Config.all({
   echoDelayMs: int("HOSTING_ECHO_DELAY_MS", 20, 0, 60_000),
   traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
   replyLeaseMs: int("HOSTING_REPLY_LEASE_MS", 30_000, 300, 3_600_000),
+  // Seven days is the longest a presigned S3 URL may live.
+  uploadExpiryMs: int("HOSTING_UPLOAD_EXPIRY_MS", 900_000, 1000, 604_800_000),
+  uploadGraceMs: int("HOSTING_UPLOAD_GRACE_MS", 900_000, 0, 604_800_000),
+  fileSweepMs: int("HOSTING_FILE_SWEEP_MS", 300_000, 100, 86_400_000),
   databasePoolSize: int("HOSTING_DATABASE_POOL_SIZE", 10, 1, 1000),
   publicUrl: Config.string("HOSTING_PUBLIC_URL").pipe(
     Config.option,

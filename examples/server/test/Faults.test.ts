@@ -17,7 +17,7 @@
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { TestDatabase } from "@hosting/storage-postgres"
 import { Effect } from "effect"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -46,6 +46,13 @@ const startServer = async (env: Record<string, string>) => {
   servers.push(server)
   return server
 }
+
+/** Whether any file under `root` holds exactly these bytes (object paths are the store's business, not the test's). */
+const holds = (root: string, bytes: Uint8Array) =>
+  (readdirSync(root, { recursive: true }) as Array<string>).some((name) => {
+    const path = join(root, name)
+    return statSync(path).isFile() && statSync(path).size === bytes.length && readFileSync(path).equals(bytes)
+  })
 
 /** Polls `check` until it returns nothing (no problem), or gives the last problems after `timeoutMs`. */
 const settle = async (check: () => Promise<Array<string>>, timeoutMs: number) => {
@@ -242,10 +249,84 @@ describe("faults on SQLite: kill -9 during mixed traffic, restart on the same fi
     expect(after).toEqual({ integrity: ["ok"], foreignKeyViolations: 0, journalMode: "wal", streamingReplies: 0 })
   }, 120_000)
 
-  // A reservation's upload URL expires (expires_at, 15 minutes), but nothing removes a
-  // pending file afterwards: its record stays listed and its partial object stays in the
-  // store. This needs a sweep in core (FileStore port + Files); see docs/security.md.
-  it.todo("pending uploads past their expiry are removed with their partial objects by a sweep")
+  // Short expiry, grace and sweep interval, so that reservations lapse within the test.
+  it("pending uploads past their expiry are removed with their objects by a sweep, at start after a kill and while running", async () => {
+    const dir = tempDir()
+    const objects = join(dir, "objects")
+    const expiryMs = 3_000
+    const graceMs = 1_000
+    const env = {
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${objects}`,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_UPLOAD_EXPIRY_MS: String(expiryMs),
+      HOSTING_UPLOAD_GRACE_MS: String(graceMs),
+      HOSTING_FILE_SWEEP_MS: "200"
+    }
+    let server = await startServer(env)
+    const files = "/deployments/dep-1/files"
+    const unique = (label: string) => new TextEncoder().encode(`${label}-${crypto.randomUUID()}`)
+    const reserve = async (content: Uint8Array) => {
+      const r = await request(server, "POST", files, {
+        token: "alice-token",
+        json: { filename: "part.bin", content_type: "application/octet-stream", size: content.length }
+      })
+      expect(r.status, r.text).toBe(201)
+      return r.json.key as string
+    }
+    const put = (key: string, content: Uint8Array<ArrayBuffer>) =>
+      request(server, "PUT", `${files}/${key}/content`, { token: "alice-token", body: content })
+    const complete = (key: string) => request(server, "POST", `${files}/${key}/complete`, { token: "alice-token" })
+
+    // Bytes uploaded but never completed; a completed file; a reservation that never got bytes.
+    const partialBytes = unique("partial")
+    const partial = await reserve(partialBytes)
+    expect((await put(partial, partialBytes)).status).toBe(200)
+    const readyBytes = unique("ready")
+    const ready = await reserve(readyBytes)
+    expect((await put(ready, readyBytes)).status).toBe(200)
+    expect((await complete(ready)).status).toBe(200)
+    const idle = await reserve(unique("idle"))
+    expect(holds(objects, partialBytes)).toBe(true)
+
+    // Killed with the reservations pending; started again once they are past expiry and grace.
+    await server.stop("SIGKILL")
+    await sleep(expiryMs + graceMs + 200)
+    server = await startServer(env)
+    const swept = await settle(async () => {
+      const problems: Array<string> = []
+      // A lapsed reservation still recorded refuses its upload (400); a removed one is not found (404).
+      for (const key of [partial, idle]) {
+        const again = await put(key, partialBytes)
+        if (again.status !== 404) problems.push(`${key} answers ${again.status} ${again.text}, not 404`)
+      }
+      if (holds(objects, partialBytes)) problems.push(`the bytes of ${partial} are still in the store`)
+      return problems
+    }, 10_000)
+    expect(swept).toEqual([])
+    const download = await request(server, "GET", `${files}/${ready}/content`, { token: "alice-token" })
+    expect([download.status, sha256(download.bytes)]).toEqual([200, sha256(readyBytes)])
+    const listed = await request(server, "GET", files, { token: "alice-token" })
+    expect(listed.json.files.map((f: { key: string }) => f.key).sort()).toEqual(["f-notes", ready].sort())
+
+    // On a running server: an upload after expires_at is refused, and the periodic sweep removes what was sent in time.
+    const lateBytes = unique("late")
+    const late = await reserve(lateBytes)
+    const sentBytes = unique("sent")
+    const sent = await reserve(sentBytes)
+    expect((await put(sent, sentBytes)).status).toBe(200)
+    await sleep(expiryMs + 100)
+    const refused = await put(late, lateBytes)
+    expect(refused.status, refused.text).toBe(400)
+    expect(refused.json).toMatchObject({ error: "upload_expired" })
+    expect(holds(objects, lateBytes)).toBe(false)
+    const sweptLive = await settle(async () => {
+      const again = await put(sent, sentBytes)
+      return again.status === 404 && !holds(objects, sentBytes) ? [] : [`${sent} answers ${again.status}, its bytes kept: ${holds(objects, sentBytes)}`]
+    }, graceMs + 5_000)
+    expect(sweptLive).toEqual([])
+    expect(await server.stop()).toBe(0)
+  }, 60_000)
 })
 
 describe.skipIf(!pgAvailable)(

@@ -6,7 +6,11 @@
  * message is safe to show and whose cause keeps the raw error for the log;
  * interrupting the reply aborts the request, which closes the connection.
  */
-import { FetchHttpClient, Headers, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as Headers from "@effect/platform/Headers"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { AgentRuntime, type Conversation, type Deployment } from "@hosting/core"
 import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"

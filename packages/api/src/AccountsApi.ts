@@ -1,7 +1,10 @@
 /**
  * The caller's profile and accounts.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Account, Ids } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound } from "./ApiErrors.js"

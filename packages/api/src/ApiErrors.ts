@@ -4,7 +4,7 @@
  * a sentence for people. Which domain error becomes which of these is
  * decided once, in @hosting/http.
  */
-import { HttpApiSchema } from "@effect/platform"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import { Schema } from "effect"
 
 const body = {

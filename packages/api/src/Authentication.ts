@@ -2,7 +2,8 @@
  * Authentication for the routes that need a caller: a bearer token, or the
  * browser session cookie (with a CSRF header on state-changing requests).
  */
-import { HttpApiMiddleware, HttpApiSecurity } from "@effect/platform"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSecurity from "@effect/platform/HttpApiSecurity"
 import { Principal } from "@hosting/core"
 import { Schema } from "effect"
 import { Forbidden, Unauthorized } from "./ApiErrors.js"

@@ -2,7 +2,10 @@
  * Chat with a deployed agent: conversations, titles, messages, the reply
  * stream, cancellation and history.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Conversation, Deployment } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge } from "./ApiErrors.js"

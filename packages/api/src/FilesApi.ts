@@ -1,7 +1,10 @@
 /**
  * Files of a deployment: reserve, upload, complete, list, download.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Deployment } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable } from "./ApiErrors.js"

@@ -2,7 +2,8 @@
  * The whole HTTP contract of the service under /api/v1. The server
  * implements it and the client derives from it, so they cannot drift.
  */
-import { HttpApi, OpenApi } from "@effect/platform"
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { AccountsApi } from "./AccountsApi.js"
 import { AgentsApi, PublicAgentsApi } from "./AgentsApi.js"
 import { InternalError, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "./ApiErrors.js"

@@ -4,7 +4,10 @@
  * (RFC 8414), and the small approval page at `verification_uri`.
  * Requests are form-encoded, as the RFCs ask; answers are JSON (the page, HTML).
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { BadRequest, OAuthError } from "./ApiErrors.js"
 

@@ -5,7 +5,10 @@
  * GET/HEAD that ride on the cookie carry the session's CSRF value in the
  * `X-CSRF-Token` header.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Schema } from "effect"
 import { Forbidden, Unauthorized } from "./ApiErrors.js"
 

@@ -2,7 +2,11 @@
  * Observability: an agent's traces, and OTLP/HTTP JSON ingestion of the
  * spans an agent exports.
  */
-import { HttpApiEndpoint, HttpApiGroup, HttpApiMiddleware, HttpApiSchema, OpenApi } from "@effect/platform"
+import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as OpenApi from "@effect/platform/OpenApi"
 import { Ids, Otlp, Trace } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"

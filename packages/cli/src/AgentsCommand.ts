@@ -2,7 +2,7 @@
  * `hosting agents list|get|register|publish|config`: the catalog.
  */
 import { Command, Options } from "@effect/cli"
-import { FileSystem } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
 import type { Agent } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"

@@ -3,7 +3,8 @@
  * progress report on stderr.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import * as NodeSink from "@effect/platform-node/NodeSink"
 import { FileTransfer } from "@hosting/client"
 import { Effect, Option, Stream } from "effect"

@@ -5,7 +5,8 @@
  * tokens, so it is written with mode 0600 in a directory of mode 0700, and
  * replaced atomically (a crash never leaves half a file).
  */
-import { FileSystem, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as Path from "@effect/platform/Path"
 import { Config, Effect, Option, Schema } from "effect"
 import { homedir } from "node:os"
 import { CliFailure, usage } from "./ExitCode.js"

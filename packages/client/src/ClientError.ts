@@ -8,7 +8,10 @@
  * package (event streams, transfers) decode every one through
  * `fromResponse`.
  */
-import { HttpApiError, HttpApiSchema, HttpClientError, type HttpClientResponse } from "@effect/platform"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpClientError from "@effect/platform/HttpClientError"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { ApiErrors } from "@hosting/api"
 import { Effect, ParseResult, Predicate, Schema } from "effect"
 

@@ -10,7 +10,11 @@
  * A download follows the API's 302 to a presigned URL itself, without the
  * token, so that neither the object store nor anyone between sees it.
  */
-import { FetchHttpClient, HttpBody, HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as HttpBody from "@effect/platform/HttpBody"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import type { HttpApiError, HttpClientError } from "@effect/platform"
 import type { Deployment } from "@hosting/core"
 import { Effect, type ParseResult, type Scope, Stream } from "effect"

@@ -5,7 +5,10 @@
  * the route, and each error the route declares arrives as its class of
  * `ApiErrors` (`NotFound`, `Forbidden`, ...), carrying `{ error, details }`.
  */
-import { type HttpApi, HttpApiClient, HttpClient, HttpClientRequest } from "@effect/platform"
+import type * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiClient from "@effect/platform/HttpApiClient"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { HostingApi } from "@hosting/api"
 import { Context, Effect, Layer, Redacted } from "effect"
 

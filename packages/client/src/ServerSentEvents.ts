@@ -11,7 +11,9 @@
  * cannot fix (4xx) end the stream with their typed error; 5xx, 408, 429 and
  * network failures are retried, up to `maxAttempts` failed attempts in a row.
  */
-import { HttpClient, HttpClientRequest, type HttpClientResponse } from "@effect/platform"
+import * as HttpClient from "@effect/platform/HttpClient"
+import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
+import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { Duration, Effect, Stream } from "effect"
 import { createParser, type EventSourceMessage } from "eventsource-parser"
 import { type ApiError, ConnectionLost, fromResponse, UnexpectedResponse } from "./ClientError.js"

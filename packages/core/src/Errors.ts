@@ -179,6 +179,16 @@ export class UploadIncomplete extends Schema.TaggedError<UploadIncomplete>()("Up
   }
 }
 
+/** The reservation's time to upload has passed: its bytes are no longer taken. */
+export class UploadExpired extends Schema.TaggedError<UploadExpired>()("UploadExpired", {
+  key: Schema.String
+}) {
+  readonly code = "upload_expired"
+  override get message() {
+    return `The reservation of file ${this.key} has expired; reserve the file again to upload it.`
+  }
+}
+
 /** The object store cannot be used now. */
 export class FilesUnavailable extends Schema.TaggedError<FilesUnavailable>()("FilesUnavailable", {
   details: Schema.String
@@ -289,6 +299,7 @@ export type DomainError =
   | AttachmentInvalid
   | FileTooLarge
   | UploadIncomplete
+  | UploadExpired
   | FilesUnavailable
   | TracesUnavailable
   | DeviceFlowError

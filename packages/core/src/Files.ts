@@ -2,8 +2,9 @@
  * Files of a deployment: reserve, upload (through the API or a presigned
  * URL), complete, list and download; agent-produced files addressed by name.
  * A missing, incomplete or someone else's file is not found, always.
+ * Reservations never completed are removed by a sweep (`expirySweep`).
  */
-import { Context, DateTime, Duration, Effect, Option, Stream } from "effect"
+import { Cause, Context, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
 import type { ConversationId } from "./Conversation.js"
 import type { DeploymentId } from "./Deployment.js"
 import { FileRecord } from "./File.js"
@@ -14,6 +15,7 @@ import {
   FileTooLarge,
   InvalidRequest,
   PermissionDenied,
+  UploadExpired,
   UploadIncomplete
 } from "./Errors.js"
 import type { UserId } from "./Ids.js"
@@ -29,7 +31,15 @@ export class FilesConfig extends Context.Reference<FilesConfig>()("@hosting/core
     maxFileBytes: 512 * 1024 * 1024,
     /** How long a reservation's upload URL, and a download redirect, stay valid. */
     uploadExpiry: Duration.minutes(15) as Duration.Duration,
-    downloadExpiry: Duration.minutes(5) as Duration.Duration
+    downloadExpiry: Duration.minutes(5) as Duration.Duration,
+    /**
+     * How long after its upload expiry a pending reservation may still be
+     * completed (an upload that started in time may still be running); past
+     * it the reservation is gone and the sweep removes it with its object.
+     */
+    uploadGrace: Duration.minutes(15) as Duration.Duration,
+    /** How often `expirySweep` looks for reservations past their grace. */
+    sweepInterval: Duration.minutes(5) as Duration.Duration
   })
 }) {}
 
@@ -67,6 +77,9 @@ export const objectKey = (file: { readonly deployment_id: DeploymentId; readonly
 /** The record key of an agent-produced file of a user: per user, by name. */
 export const agentFileKey = (owner: UserId, filename: string) => `agent/${owner}/${filename}`
 
+/** Most reservations the sweep reads in one query. */
+const sweepBatch = 100
+
 const unavailable = (error: ObjectStoreError) =>
   error.reason === "Unavailable"
     ? new FilesUnavailable({ details: "The file store is not reachable; try again shortly." })
@@ -88,6 +101,16 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
         }
         return deployment
       })
+
+    /** When a reservation's upload URL expires: no bytes are taken from then on. */
+    const expiresAt = (file: FileRecord) => DateTime.addDuration(file.created_at, config.uploadExpiry)
+
+    /** Reservations made before this time are past their grace: they can't be completed and the sweep removes them. */
+    const lapsedBefore = (now: DateTime.Utc) =>
+      DateTime.subtractDuration(now, Duration.sum(config.uploadExpiry, config.uploadGrace))
+
+    const isLapsed = (file: FileRecord, now: DateTime.Utc) =>
+      file.status === "pending" && DateTime.lessThan(file.created_at, lapsedBefore(now))
 
     /** The caller's file with that key; pending ones only when asked for. */
     const ownFile = (principal: Principal, deploymentId: DeploymentId, key: string, pending: boolean) =>
@@ -126,7 +149,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
         contentType: record.content_type,
         size: record.size
       }).pipe(Effect.mapError(unavailable))
-      return { file: record, presigned_url: presigned, expires_at: DateTime.addDuration(now, config.uploadExpiry) }
+      return { file: record, presigned_url: presigned, expires_at: expiresAt(record) }
     })
 
     /** Stores the bytes of a pending file of the caller; more than the reserved size is refused. */
@@ -139,6 +162,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       yield* deploymentFor(principal, deploymentId)
       const file = yield* ownFile(principal, deploymentId, key, true)
       if (file.status === "ready") return yield* new InvalidRequest({ details: `File ${key} is complete; reserve a new file to upload again.` })
+      if (!DateTime.lessThan(yield* DateTime.now, expiresAt(file))) return yield* new UploadExpired({ key })
       // Bytes past the reserved size are read and dropped (up to a margin), so that the
       // client, still sending, receives the 413 instead of a reset connection.
       let seen = 0
@@ -147,12 +171,18 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
         Stream.tap(() => (seen > file.size + overflowMargin ? Effect.fail(new FileTooLarge({ limit: file.size })) : Effect.void)),
         Stream.concat(Stream.suspend(() => (seen > file.size ? Stream.fail(new FileTooLarge({ limit: file.size })) : Stream.empty)))
       )
-      return yield* objects.put(objectKey(file), limited, { contentType: file.content_type, maxBytes: file.size }).pipe(
+      const stored = yield* objects.put(objectKey(file), limited, { contentType: file.content_type, maxBytes: file.size }).pipe(
         Effect.catchTags({
           ObjectTooLarge: () => Effect.fail(new FileTooLarge({ limit: file.size })),
           ObjectStoreError: (error) => Effect.fail(unavailable(error))
         })
       )
+      // An upload that outlived the grace may find its reservation swept: its bytes must not stay behind.
+      if (Option.isNone(yield* files.find(deploymentId, key))) {
+        yield* objects.delete(objectKey(file)).pipe(Effect.mapError(unavailable))
+        return yield* new UploadExpired({ key })
+      }
+      return stored
     })
 
     /** Marks a file ready once its object exists with the reserved size; completing twice changes nothing. */
@@ -160,6 +190,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       yield* deploymentFor(principal, deploymentId)
       const file = yield* ownFile(principal, deploymentId, key, true)
       if (file.status === "ready") return file
+      if (isLapsed(file, yield* DateTime.now)) return yield* new UploadExpired({ key })
       const stored = yield* objects.head(objectKey(file)).pipe(Effect.mapError(unavailable))
       const received = Option.match(stored, { onNone: () => 0, onSome: (o) => o.size })
       if (Option.isNone(stored) || received !== file.size) {
@@ -170,10 +201,12 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       return ready
     })
 
-    /** The caller's files on the deployment, newest first. */
+    /** The caller's files on the deployment, newest first; a reservation past its grace is gone even before the sweep. */
     const list = Effect.fn("Files.list")(function*(principal: Principal, deploymentId: DeploymentId) {
       yield* deploymentFor(principal, deploymentId)
-      return yield* files.listFor(deploymentId, principal.user.id)
+      const all = yield* files.listFor(deploymentId, principal.user.id)
+      const now = yield* DateTime.now
+      return all.filter((file) => !isLapsed(file, now))
     })
 
     /**
@@ -246,9 +279,54 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       return record
     })
 
-    return { reserve, upload, complete, list, download, read, storeAgentFile } as const
+    /**
+     * Removes the reservations past their grace, of every deployment, with
+     * whatever bytes they got; answers how many it removed. The object goes
+     * first, so that a failure leaves the record for the next sweep rather
+     * than an object nothing points to (deleting a missing object is fine).
+     * Ready files are never touched: a record is removed only while pending.
+     */
+    const sweep = Effect.fn("Files.sweep")(function*() {
+      const horizon = lapsedBefore(yield* DateTime.now)
+      let removed = 0
+      while (true) {
+        const batch = yield* files.pendingBefore(horizon, sweepBatch)
+        let removedNow = 0
+        for (const file of batch) {
+          yield* objects.delete(objectKey(file)).pipe(Effect.mapError(unavailable))
+          if (yield* files.removePending(file.deployment_id, file.key)) removedNow++
+        }
+        removed += removedNow
+        // A full batch of which nothing was ours to remove (another process swept it): the next sweep goes on.
+        if (batch.length < sweepBatch || removedNow === 0) return removed
+      }
+    })
+
+    return { reserve, upload, complete, list, download, read, storeAgentFile, sweep } as const
   })
 }) {}
+
+/**
+ * Sweeps expired reservations at start and then every `sweepInterval` of
+ * FilesConfig, for the life of the layer. A failed sweep is logged and the
+ * next one tries again.
+ */
+export const expirySweep = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const files = yield* Files
+    const config = yield* FilesConfig
+    yield* files.sweep().pipe(
+      Effect.tap((removed) =>
+        removed > 0 ? Effect.logInfo(`files: ${removed} pending uploads past their expiry removed`) : Effect.void
+      ),
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("files: the sweep of expired uploads failed", cause)
+      ),
+      Effect.repeat(Schedule.spaced(config.sweepInterval)),
+      Effect.forkScoped
+    )
+  })
+)
 
 /**
  * `Content-Disposition: attachment` with the name in both forms of RFC 6266:

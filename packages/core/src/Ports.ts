@@ -257,6 +257,10 @@ export class FileStore extends Context.Tag("@hosting/core/FileStore")<FileStore,
   readonly find: (deploymentId: DeploymentId, key: string) => Effect.Effect<Option.Option<FileRecord>, StorageError>
   /** A user's files on a deployment, newest first. */
   readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<FileRecord>, StorageError>
+  /** Pending files of every deployment reserved before the time, oldest first, at most `limit`. */
+  readonly pendingBefore: (time: DateTime.Utc, limit: number) => Effect.Effect<ReadonlyArray<FileRecord>, StorageError>
+  /** Removes the record if it is still pending; `false` when it is ready or gone. */
+  readonly removePending: (deploymentId: DeploymentId, key: string) => Effect.Effect<boolean, StorageError>
 }>() {}
 
 /** Observability traces. */

@@ -1,7 +1,7 @@
 /**
  * Handlers of the account routes.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HostingApi } from "@hosting/api"
 import { Accounts, Events, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"

@@ -1,7 +1,8 @@
 /**
  * Handlers of the catalog routes.
  */
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { HostingApi } from "@hosting/api"
 import { Catalog, Identity, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"

@@ -3,7 +3,7 @@
  * the Authentication middleware for protected routes, and an optional
  * principal for public routes.
  */
-import { HttpServerRequest } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { ApiErrors, Authentication } from "@hosting/api"
 import { Identity, type Principal } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"

@@ -1,7 +1,7 @@
 /**
  * Handlers of the chat routes.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HostingApi } from "@hosting/api"
 import { Chat, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"

@@ -1,7 +1,7 @@
 /**
  * Handlers of the deployment routes.
  */
-import { HttpApiBuilder } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HostingApi } from "@hosting/api"
 import { Deployments, Principal } from "@hosting/core"
 import { Effect } from "effect"

@@ -2,7 +2,7 @@
  * The one place where domain errors become HTTP answers. Handlers pass every
  * use-case failure through `fromDomain`; nothing else picks a status.
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ApiErrors } from "@hosting/api"
 import type { Errors } from "@hosting/core"
 import { Effect } from "effect"

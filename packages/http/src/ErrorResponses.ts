@@ -4,15 +4,13 @@
  * routes and defects. A defect is logged with its cause and answered with a
  * bare 500 that shows no internals.
  */
-import {
-  HttpApiBuilder,
-  HttpApiError,
-  HttpApiSchema,
-  HttpServerError,
-  HttpServerRequest,
-  HttpServerResponse,
-  Multipart
-} from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiError from "@effect/platform/HttpApiError"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Multipart from "@effect/platform/Multipart"
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
 import { Cause, Effect, Option, type Schema } from "effect"

@@ -2,7 +2,9 @@
  * Handlers of the file routes: reservations, uploads, downloads with ranges
  * or presigned redirects.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { HostingApi } from "@hosting/api"
 import { Errors, File, Files, Principal } from "@hosting/core"
 import { Effect, Option, Stream } from "effect"

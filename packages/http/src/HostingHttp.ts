@@ -2,7 +2,8 @@
  * The HTTP side assembled: the API with every handler, authentication, the
  * error bodies, the OpenAPI document and its reference page.
  */
-import { HttpApiBuilder, HttpApiScalar } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import { HostingApi } from "@hosting/api"
 import { Layer } from "effect"
 import * as AccountsHttp from "./AccountsHttp.js"

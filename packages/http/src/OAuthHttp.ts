@@ -4,7 +4,9 @@
  * HttpOnly, SameSite=Strict cookie; its forms carry a CSRF value derived from
  * the session, and cross-origin posts are refused.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { HostingApi } from "@hosting/api"
 import { DeviceAuth, Identity } from "@hosting/core"
 import { Effect, Either, Option } from "effect"

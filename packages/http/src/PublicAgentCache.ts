@@ -13,7 +13,7 @@
  * server can reply to the busiest public read before any routing
  * (`examples/server` does, on Node's request event).
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { HostingApi, SessionApi } from "@hosting/api"
 import { Agent, Catalog, EventBus, type Ids } from "@hosting/core"
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"

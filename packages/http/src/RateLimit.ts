@@ -16,7 +16,9 @@
  * n-th `X-Forwarded-For` entry from the right (the one the outermost trusted
  * proxy saw). IPv6 addresses count per /64, which one host usually holds whole.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Identity } from "@hosting/core"
 import { Context, Effect, Layer, Option } from "effect"
 import { credentialOf } from "./Auth.js"

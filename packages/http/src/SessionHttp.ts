@@ -2,7 +2,9 @@
  * Handlers of the browser session: sign in with a token (cookie + CSRF
  * value), read the current session, sign out.
  */
-import { HttpApiBuilder, HttpServerRequest, HttpServerResponse } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ApiErrors, HostingApi, type SessionApi } from "@hosting/api"
 import { DeviceAuth, Identity, type Principal } from "@hosting/core"
 import { Effect } from "effect"

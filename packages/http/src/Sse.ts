@@ -2,7 +2,7 @@
  * Server-sent events on the wire: framing, headers, and the response for a
  * stream of the account event stream's items.
  */
-import { HttpServerResponse } from "@effect/platform"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Chat, Events } from "@hosting/core"
 import { Chunk, Effect, Stream } from "effect"
 

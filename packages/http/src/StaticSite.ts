@@ -4,7 +4,12 @@
  * the app can route on the client. Paths under the API's base keep the API's
  * JSON 404. Every answer carries the security headers of a page.
  */
-import { FileSystem, HttpApiBuilder, HttpServerError, HttpServerRequest, HttpServerResponse, Path } from "@effect/platform"
+import * as FileSystem from "@effect/platform/FileSystem"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Path from "@effect/platform/Path"
 import { HostingApi } from "@hosting/api"
 import { Effect } from "effect"
 

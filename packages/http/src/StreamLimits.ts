@@ -5,7 +5,8 @@
  * taken when the handler answers and given back when its request ends: the
  * client went away, the stream ended, or the server stopped.
  */
-import { HttpServerRequest, type HttpServerResponse } from "@effect/platform"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Identity } from "@hosting/core"
 import { Context, Effect, Layer, type Scope } from "effect"
 import { credentialOf } from "./Auth.js"

@@ -2,7 +2,8 @@
  * Handlers of the observability routes, and the media-type check of OTLP
  * ingestion.
  */
-import { HttpApiBuilder, HttpServerRequest } from "@effect/platform"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { ApiErrors, HostingApi, TracesApi } from "@hosting/api"
 import { Principal, Traces } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"

@@ -7,9 +7,11 @@ import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Conversation, Deployment, Files } from "@hosting/core"
 import { Seed } from "@hosting/testing"
-import { Effect, Stream } from "effect"
+import { Duration, Effect, Stream, TestClock } from "effect"
 import { deployedAgent, newConversationId, send, settledHistory, conversationPath } from "./ChatHelpers.js"
 import { expectErrorBody, layer, raw } from "./HttpTestServer.js"
+
+const encode = (text: string) => new TextEncoder().encode(text)
 
 /** A raw call with a binary body or reading a binary answer. */
 const bytes = (method: "GET" | "PUT", path: string, token: string, body?: Uint8Array, headers: Record<string, string> = {}) =>
@@ -187,6 +189,28 @@ describe("HTTP: files", () => {
         const history = yield* settledHistory(team.tokens.member, deployment, conversation)
         expect(history[0].attachments).toEqual([{ key, filename: "plan.md" }])
         expect(conversationPath(deployment, conversation)).toContain(conversation)
+      }))
+
+    // Last in the file: it moves the shared test clock 30 minutes on.
+    it.effect("past expires_at an upload is 400 upload_expired; past the grace completing is too, and the file is no longer listed", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = yield* deployedAgent(team)
+        const late = yield* reserve(team, "member", deployment, { filename: "late.txt", content_type: "text/plain", size: 4 })
+        const sent = yield* reserve(team, "member", deployment, { filename: "sent.txt", content_type: "text/plain", size: 4 })
+        const sentPath = `/deployments/${deployment}/files/${sent.body.key}`
+        expect((yield* bytes("PUT", `${sentPath}/content`, team.tokens.member, encode("sent"))).status).toBe(200)
+        yield* TestClock.adjust(Duration.millis(Date.parse(late.body.expires_at) - Date.parse(late.body.created_at)))
+        const refused = yield* bytes("PUT", `/deployments/${deployment}/files/${late.body.key}/content`, team.tokens.member, encode("late"))
+        expect(refused.status).toBe(400)
+        expectErrorBody(JSON.parse(refused.text), "upload_expired")
+        expect((yield* raw("GET", `/deployments/${deployment}/files`, { token: team.tokens.member })).body.files.length).toBe(2)
+        yield* TestClock.adjust("15 minutes")
+        yield* TestClock.adjust("1 millis")
+        const completed = yield* raw("POST", `${sentPath}/complete`, { token: team.tokens.member })
+        expect(completed.status).toBe(400)
+        expectErrorBody(completed.body, "upload_expired")
+        expect((yield* raw("GET", `/deployments/${deployment}/files`, { token: team.tokens.member })).body).toEqual({ files: [] })
       }))
   })
 })

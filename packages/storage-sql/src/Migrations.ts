@@ -185,6 +185,12 @@ const deviceCodes = Effect.gen(function*() {
   yield* sql`CREATE INDEX device_codes_expiry ON device_codes (expires_at)`
 })
 
+const pendingFiles = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // The sweep of expired reservations reads pending files by age; ready ones, the many, stay out of the index.
+  yield* sql`CREATE INDEX files_pending ON files (created_at) WHERE status = 'pending'`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -192,7 +198,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0003_conversations": conversations,
   "0004_traces": traces,
   "0005_reply_leases": replyLeases,
-  "0006_device_codes": deviceCodes
+  "0006_device_codes": deviceCodes,
+  "0007_pending_files": pendingFiles
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

@@ -3,7 +3,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Conversation, Deployment, File, Ids, Ports } from "@hosting/core"
-import { Effect, Layer, Option } from "effect"
+import { type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface FileRow {
@@ -58,7 +58,22 @@ export const make: Effect.Effect<Ports.FileStore["Type"], never, SqlClient.SqlCl
       storageError("SqlFileStore.listFor")
     )
 
-  return Ports.FileStore.of({ upsert, find, listFor })
+  const pendingBefore = (time: DateTime.Utc, limit: number) =>
+    sql<FileRow>`SELECT deployment_id, key, owner_id, filename, content_type, size, status, origin, conversation_id, created_at
+      FROM files WHERE status = 'pending' AND created_at < ${timeText(time)}
+      ORDER BY created_at, deployment_id, key LIMIT ${limit}`.pipe(
+      Effect.map((rows) => rows.map(toFile)),
+      storageError("SqlFileStore.pendingBefore")
+    )
+
+  const removePending = (deploymentId: Deployment.DeploymentId, key: string) =>
+    sql<{ key: string }>`DELETE FROM files WHERE deployment_id = ${deploymentId} AND key = ${key} AND status = 'pending'
+      RETURNING key`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlFileStore.removePending")
+    )
+
+  return Ports.FileStore.of({ upsert, find, listFor, pendingBefore, removePending })
 })
 
 export const layer = Layer.effect(Ports.FileStore, make)

@@ -418,7 +418,21 @@ export const make = Effect.gen(function*() {
         [...state.files.values()]
           .filter((f) => f.deployment_id === deploymentId && f.owner_id === ownerId)
           .sort((a, b) => byTimeDesc(a.created_at, b.created_at) || a.key.localeCompare(b.key))
-      )
+      ),
+    pendingBefore: (time, limit) =>
+      Effect.sync(() =>
+        [...state.files.values()]
+          .filter((f) => f.status === "pending" && millis(f.created_at) < millis(time))
+          .sort((a, b) =>
+            millis(a.created_at) - millis(b.created_at) || a.deployment_id.localeCompare(b.deployment_id) || a.key.localeCompare(b.key)
+          )
+          .slice(0, limit)
+      ),
+    removePending: (deploymentId, key) =>
+      Effect.sync(() => {
+        const file = state.files.get(fileKey(deploymentId, key))
+        return file?.status === "pending" && state.files.delete(fileKey(deploymentId, key))
+      })
   })
 
   const traceKey = (t: Trace.TraceRecord) => `${t.publisher_id}\u0000${t.agent_name}\u0000${t.trace_id}`

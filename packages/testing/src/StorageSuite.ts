@@ -471,6 +471,54 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect((yield* files.listFor(deployment, user.id)).map((f) => f.key)).toEqual([later.key, record.key])
             expect(yield* files.listFor(deployment, (yield* newUser).id)).toEqual([])
           }))
+
+        it.effect("pendingBefore gives pending files reserved before a time, oldest first; removePending removes only pending ones", () =>
+          Effect.gen(function*() {
+            const files = yield* Ports.FileStore
+            const user = yield* newUser
+            const deployment = Deployment.DeploymentId.make(uniqueName("dep"))
+            // Long ago, so that the files other tests make on a shared database come after these.
+            const file = (iso: string, status: File.FileRecord["status"]) =>
+              new File.FileRecord({
+                key: uniqueName("f"),
+                deployment_id: deployment,
+                owner_id: user.id,
+                filename: "partial.bin",
+                content_type: "application/octet-stream",
+                size: 7,
+                status,
+                origin: "user",
+                conversation_id: Option.none(),
+                created_at: at(iso)
+              })
+            const older = file("1990-01-01T10:00:00.000Z", "pending")
+            const newer = file("1990-01-01T10:05:00.000Z", "pending")
+            const ready = file("1990-01-01T10:01:00.000Z", "ready")
+            const recent = file("1990-01-01T11:00:00.000Z", "pending")
+            for (const f of [newer, ready, recent, older]) yield* files.upsert(f)
+            const mine = (list: ReadonlyArray<File.FileRecord>) => list.filter((f) => f.deployment_id === deployment)
+
+            const expired = mine(yield* files.pendingBefore(at("1990-01-01T11:00:00.000Z"), 1000))
+            expect(expired.map((f) => f.key)).toEqual([older.key, newer.key])
+            expect([expired[0]!.owner_id, expired[0]!.size, expired[0]!.status]).toEqual([user.id, 7, "pending"])
+            expect(mine(yield* files.pendingBefore(at("1990-01-01T10:00:00.000Z"), 1000))).toEqual([])
+            expect((yield* files.pendingBefore(at("1990-01-01T11:00:00.000Z"), 1)).length).toBe(1)
+
+            expect(yield* files.removePending(deployment, older.key)).toBe(true)
+            expect(yield* files.removePending(deployment, older.key)).toBe(false)
+            expect(yield* files.removePending(deployment, ready.key)).toBe(false)
+            expect(yield* files.removePending(Deployment.DeploymentId.make(uniqueName("dep")), newer.key)).toBe(false)
+            expect(Option.isNone(yield* files.find(deployment, older.key))).toBe(true)
+            expect(Option.getOrThrow(yield* files.find(deployment, ready.key)).status).toBe("ready")
+            expect((yield* files.listFor(deployment, user.id)).map((f) => f.key)).toEqual([recent.key, newer.key, ready.key])
+
+            // Completed meanwhile: no longer pending, so no longer removable.
+            yield* files.upsert(new File.FileRecord({ ...newer, status: "ready" }))
+            expect(mine(yield* files.pendingBefore(at("1990-01-01T11:00:00.000Z"), 1000))).toEqual([])
+            expect(yield* files.removePending(deployment, newer.key)).toBe(false)
+            expect(yield* files.removePending(deployment, recent.key)).toBe(true)
+            expect((yield* files.listFor(deployment, user.id)).map((f) => f.key)).toEqual([newer.key, ready.key])
+          }))
       })
 
       describe("TraceStore", () => {
