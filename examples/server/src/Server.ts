@@ -6,7 +6,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodeHttpServer, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
-import { Chat, DeviceAuth, EventBus, Events, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
+import { Chat, DeviceAuth, EventBus, Events, Files, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
 import { HostingHttp, PublicAgentCache, RateLimit, StaticSite } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
@@ -135,8 +135,14 @@ const agentRuntime = (config: ServerConfig) => {
 
 /** Storage, cluster, use cases and fixtures: everything below HTTP. */
 export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) =>
-  Layer.merge(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty, Events.retention).pipe(
+  Layer.mergeAll(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty, Events.retention, Files.expirySweep).pipe(
     Layer.provideMerge(UseCases.layer),
+    Layer.provideMerge(Layer.succeed(Files.FilesConfig, {
+      ...Files.FilesConfig.defaultValue(),
+      uploadExpiry: Duration.millis(config.uploadExpiryMs),
+      uploadGrace: Duration.millis(config.uploadGraceMs),
+      sweepInterval: Duration.millis(config.fileSweepMs)
+    })),
     Layer.provideMerge(Layer.succeed(Events.EventsConfig, {
       replayCap: config.eventReplayCap,
       heartbeat: Duration.millis(config.heartbeatMs),
