@@ -3,7 +3,6 @@
  * error bodies, the OpenAPI document and its reference page.
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiScalar from "@effect/platform/HttpApiScalar"
 import { HostingApi } from "@hosting/api"
 import { Layer } from "effect"
 import * as AccountsHttp from "./AccountsHttp.js"
@@ -16,6 +15,7 @@ import * as FilesHttp from "./FilesHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
 import * as RateLimit from "./RateLimit.js"
+import * as ReferencePage from "./ReferencePage.js"
 import * as SessionHttp from "./SessionHttp.js"
 import * as StreamLimits from "./StreamLimits.js"
 import * as TracesHttp from "./TracesHttp.js"
@@ -80,7 +80,7 @@ export const api = apiWith()
 const extrasUsing = (options: HostingHttpOptions, limiter: Layer.Layer<RateLimit.RateLimiter>) =>
   Layer.mergeAll(
     HttpApiBuilder.middlewareOpenApi({ path: `${HostingApi.basePath}/openapi.json` }),
-    HttpApiScalar.layer({ path: `${HostingApi.basePath}/docs` }),
+    ReferencePage.layer(`${HostingApi.basePath}/docs`),
     ErrorResponses.layer({ maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024 }),
     RateLimit.middleware.pipe(Layer.provide(limiter))
   )
