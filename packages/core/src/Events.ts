@@ -46,6 +46,14 @@ interface Listener {
   next: Listener | undefined
 }
 
+/** A read of an account's log after `cursor`, shared by the streams that may use it. */
+interface SharedRead {
+  readonly cursor: string
+  /** When it started, on the service's counter of wake-ups and reads. */
+  readonly startedAt: number
+  readonly result: Deferred.Deferred<ReadonlyArray<StoredEvent>, StorageError>
+}
+
 /** Largest batch read from the log in one query while tailing. */
 const batchSize = 500
 
@@ -72,10 +80,11 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       readonly ready: Deferred.Deferred<void>
       /** Holds the bus subscription and its forwarding fiber. */
       scope: Scope.CloseableScope | undefined
+      /** The newest log read of the account, which its streams share (see `sharedRead`). */
+      latestRead: SharedRead | undefined
     }
     const followed = new Map<AccountId, Followed>()
     let closing = false
-    let openStreams = 0
 
     /**
      * Open streams in the order their next heartbeat is due: a list linked
@@ -144,7 +153,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         Effect.gen(function*() {
           let entry = followed.get(accountId)
           if (entry === undefined) {
-            const created: Followed = { listeners: new Set(), ready: yield* Deferred.make<void>(), scope: undefined }
+            const created: Followed = { listeners: new Set(), ready: yield* Deferred.make<void>(), scope: undefined, latestRead: undefined }
             followed.set(accountId, created)
             entry = created
             const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
@@ -168,7 +177,6 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
             next: undefined
           }
           entry.listeners.add(listener)
-          openStreams++
           append(listener)
           if (!timerRunning) {
             timerRunning = true
@@ -180,7 +188,6 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         ({ entry, listener }) =>
           Effect.gen(function*() {
             unlink(listener)
-            openStreams--
             entry.listeners.delete(listener)
             yield* Queue.shutdown(listener.signals)
             if (entry.listeners.size === 0 && followed.get(accountId) === entry) {
@@ -188,7 +195,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
               if (entry.scope !== undefined) yield* Scope.close(entry.scope, Exit.void)
             }
           })
-      ).pipe(Effect.map(({ listener }) => listener))
+      )
 
     /**
      * Decides what to replay after `lastEventId`. No id: nothing (the client
@@ -230,26 +237,24 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
      * stream's own wake-up (so it includes what woke the stream).
      */
     let tick = 0
-    const latestReads = new Map<AccountId, {
-      readonly cursor: string
-      readonly startedAt: number
-      readonly result: Deferred.Deferred<ReadonlyArray<StoredEvent>, StorageError>
-    }>()
-    const sharedRead = (accountId: AccountId, cursor: string, wokeAt: number) =>
+    const sharedRead = (entry: Followed, accountId: AccountId, cursor: string, wokeAt: number) =>
       Effect.suspend((): Effect.Effect<ReadonlyArray<StoredEvent>, StorageError> => {
-        const latest = latestReads.get(accountId)
+        const latest = entry.latestRead
         if (latest !== undefined && latest.cursor === cursor && latest.startedAt > wokeAt) {
           // A shared read that failed or stopped is not an answer: read alone then.
           return Deferred.await(latest.result).pipe(Effect.catchAllCause(() => readFrom(accountId, cursor)))
         }
-        const result = Deferred.unsafeMake<ReadonlyArray<StoredEvent>, StorageError>(FiberId.none)
-        const entry = { cursor, startedAt: ++tick, result }
-        latestReads.set(accountId, entry)
+        const read: SharedRead = {
+          cursor,
+          startedAt: ++tick,
+          result: Deferred.unsafeMake<ReadonlyArray<StoredEvent>, StorageError>(FiberId.none)
+        }
+        entry.latestRead = read
         return readFrom(accountId, cursor).pipe(
           Effect.onExit((exit) =>
             Effect.suspend(() => {
-              if (Exit.isFailure(exit) && latestReads.get(accountId) === entry) latestReads.delete(accountId)
-              return Deferred.done(result, exit)
+              if (Exit.isFailure(exit) && entry.latestRead === read) entry.latestRead = undefined
+              return Deferred.done(read.result, exit)
             })
           )
         )
@@ -270,7 +275,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       yield* Policy.requireMember(principal, account, "following the account's events")
       return Stream.unwrapScoped(Effect.gen(function*() {
         // Join (and so subscribe) before reading the log, so an event committed in between wakes us.
-        const listener = yield* join(account.id)
+        const { entry, listener } = yield* join(account.id)
         const start = yield* replay(account.id, lastEventId, config.replayCap)
         let cursor = start.cursor
         /**
@@ -279,10 +284,10 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
          * wake-up costs at most one interval). Ends at shutdown.
          */
         const step: Effect.Effect<Chunk.Chunk<StreamItem>, Option.Option<StorageError>> = Effect.gen(function*() {
-          const first = yield* Queue.take(listener.signals)
-          const signals = [first, ...(yield* Queue.takeAll(listener.signals))]
+          const signal = yield* Queue.take(listener.signals)
+          const signals = [signal, ...(yield* Queue.takeAll(listener.signals))]
           if (signals.includes("end")) return yield* Effect.fail(Option.none())
-          const batch = yield* sharedRead(account.id, cursor, ++tick).pipe(Effect.mapError(Option.some))
+          const batch = yield* sharedRead(entry, account.id, cursor, ++tick).pipe(Effect.mapError(Option.some))
           if (batch.length > 0) cursor = batch.at(-1)!.id
           const items: Array<StreamItem> = batch.map((event): StreamItem => ({ _tag: "Event", event }))
           if (signals.includes("beat")) items.push({ _tag: "Heartbeat" })
@@ -303,7 +308,11 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     })
 
     /** How many streams are open on this process (for tests and metrics). */
-    const open = Effect.sync(() => openStreams)
+    const open = Effect.sync(() => {
+      let count = 0
+      for (const { listeners } of followed.values()) count += listeners.size
+      return count
+    })
 
     return { stream, prune, openStreams: open } as const
   })

@@ -25,8 +25,8 @@ export const bearerToken = (header: string | undefined): Option.Option<string> =
 export const credentialOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]
   if (header !== undefined && header !== "") return `header:${header}`
-  const session = request.cookies[BrowserSession.cookieName]
-  return session === undefined || session === "" ? undefined : `session:${session}`
+  const session = BrowserSession.sessionOf(request)
+  return session === undefined ? undefined : `session:${session}`
 }
 
 const missing = new ApiErrors.Unauthorized({
@@ -42,11 +42,6 @@ const malformed = new ApiErrors.Unauthorized({
 const sessionEnded = new ApiErrors.Unauthorized({
   error: "unauthorized",
   details: "The browser session has ended; sign in again."
-})
-
-const missingCsrf = new ApiErrors.Forbidden({
-  error: "forbidden",
-  details: `A request made with the session cookie must carry the session's CSRF value in X-CSRF-Token.`
 })
 
 /**
@@ -68,7 +63,7 @@ const cookiePrincipal = <E>(
     )
     if (Option.isNone(principal)) return yield* onRefused(sessionEnded)
     if (!BrowserSession.isSafeMethod(request.method) && !(yield* BrowserSession.hasCsrf(request, session))) {
-      return yield* onRefused(missingCsrf)
+      return yield* onRefused(BrowserSession.missingCsrf)
     }
     return principal
   })
@@ -85,8 +80,8 @@ const principalWith = <E>(
     const request = yield* HttpServerRequest.HttpServerRequest
     const header = request.headers["authorization"]
     if (header === undefined || header === "") {
-      const session = request.cookies[BrowserSession.cookieName]
-      if (session === undefined || session === "") return Option.none()
+      const session = BrowserSession.sessionOf(request)
+      if (session === undefined) return Option.none()
       return yield* cookiePrincipal(identity, request, session, onRefused)
     }
     const token = bearerToken(header)

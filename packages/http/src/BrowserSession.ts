@@ -4,12 +4,24 @@
  * Shared by the session routes, the device approval page and authentication.
  */
 import type { HttpServerRequest } from "@effect/platform"
-import { HostingApi, SessionApi } from "@hosting/api"
+import { ApiErrors, HostingApi, SessionApi } from "@hosting/api"
 import { Identity } from "@hosting/core"
 import { Effect } from "effect"
 
 /** Name of the session cookie. */
 export const cookieName = SessionApi.cookieName
+
+/** The session token of the request's cookie, if it has a non-empty one. */
+export const sessionOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
+  const session = request.cookies[cookieName]
+  return session === undefined || session === "" ? undefined : session
+}
+
+/** The answer to a state-changing cookie request without its CSRF value. */
+export const missingCsrf = new ApiErrors.Forbidden({
+  error: "forbidden",
+  details: "A request made with the session cookie must carry the session's CSRF value in X-CSRF-Token."
+})
 
 /** The CSRF value of a session: a hash of the session token, which only its holder knows. */
 export const csrfOf = (session: string) => Identity.hashToken(`csrf:${session}`)

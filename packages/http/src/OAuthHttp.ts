@@ -108,8 +108,8 @@ export const layer = (options: OAuthHttpOptions = {}) =>
       /** The signed-in user of the page, with the session token. */
       const session = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        const token = request.cookies[sessionCookie]
-        if (token === undefined || token === "") return Option.none()
+        const token = BrowserSession.sessionOf(request)
+        if (token === undefined) return Option.none()
         return yield* identity.authenticate(token).pipe(
           Effect.map((principal) => Option.some({ principal, token })),
           Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none()))

@@ -22,11 +22,6 @@ const crossOrigin = new ApiErrors.Forbidden({
   details: "A browser session can only be started from a page of this server."
 })
 
-const missingCsrf = new ApiErrors.Forbidden({
-  error: "forbidden",
-  details: "Signing out needs the session's CSRF value in X-CSRF-Token."
-})
-
 const view = (principal: Principal.Principal, session: string, expiresIn?: number) =>
   Effect.map(BrowserSession.csrfOf(session), (csrf): SessionApi.BrowserSession => ({
     user: { id: principal.user.id, name: principal.user.name },
@@ -65,8 +60,8 @@ export const layer = (options: SessionHttpOptions = {}) =>
         .handle("current", () =>
           Effect.gen(function*() {
             const request = yield* HttpServerRequest.HttpServerRequest
-            const session = request.cookies[BrowserSession.cookieName]
-            if (session === undefined || session === "") return yield* Effect.fail(noSession)
+            const session = BrowserSession.sessionOf(request)
+            if (session === undefined) return yield* Effect.fail(noSession)
             const principal = yield* handle(identity.authenticate(session)).pipe(
               Effect.catchTag("Unauthorized", () => Effect.fail(noSession))
             )
@@ -75,9 +70,9 @@ export const layer = (options: SessionHttpOptions = {}) =>
         .handle("signOut", () =>
           Effect.gen(function*() {
             const request = yield* HttpServerRequest.HttpServerRequest
-            const session = request.cookies[BrowserSession.cookieName]
-            if (session !== undefined && session !== "") {
-              if (!(yield* BrowserSession.hasCsrf(request, session))) return yield* Effect.fail(missingCsrf)
+            const session = BrowserSession.sessionOf(request)
+            if (session !== undefined) {
+              if (!(yield* BrowserSession.hasCsrf(request, session))) return yield* Effect.fail(BrowserSession.missingCsrf)
               yield* handle(auth.revoke(session))
             }
             return HttpServerResponse.empty({ status: 204, headers: { "set-cookie": BrowserSession.clearCookie(yield* secure) } })
