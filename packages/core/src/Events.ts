@@ -3,8 +3,13 @@
  * event id (capped), then live events as the log grows, with heartbeats.
  * Every delivered event is read from the log, in id order, so a client
  * never sees a gap or a duplicate between replay and live delivery.
+ *
+ * Streams are pushed to, not pulled: one fiber per followed account reads
+ * the log once per wake-up for all its streams standing at the same cursor
+ * and hands the same batch to each of them, so an open stream costs a few
+ * plain objects and no fiber of its own.
  */
-import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, FiberId, Layer, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope, Stream } from "effect"
 import type { Account } from "./Account.js"
 import { PermissionDenied, type StorageError } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
@@ -14,6 +19,7 @@ import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, EventLog } from "./Ports.js"
 import type { Principal } from "./Principal.js"
+import type { Receiver, Subscription } from "./Receiver.js"
 
 /** Settings of the event stream. */
 export class EventsConfig extends Context.Reference<EventsConfig>()("@hosting/core/EventsConfig", {
@@ -33,25 +39,31 @@ export type StreamItem =
   | { readonly _tag: "Event"; readonly event: StoredEvent }
   | { readonly _tag: "Heartbeat" }
 
-/** What wakes a waiting stream. */
-type Signal = "woke" | "beat" | "end"
+/**
+ * The heartbeat, one array for every stream: a receiver that encodes what
+ * it is given may keep the encoding by identity.
+ */
+const heartbeat: ReadonlyArray<StreamItem> = [{ _tag: "Heartbeat" }]
 
-/** An open stream, as the wake-ups, the heartbeat timer and shutdown see it. */
+/** Streams of an account that stand at the same cursor: one log read serves them all. */
+interface Group {
+  cursor: string
+  readonly members: Set<Listener>
+}
+
+/** An open stream, as the account's reader, the heartbeat timer and shutdown see it. */
 interface Listener {
-  readonly signals: Queue.Queue<Signal>
+  readonly receiver: Receiver<StreamItem>
+  /** The id of the last event it was given. */
+  cursor: string
+  /** Its group; none while it replays or while its receiver asked for a pause. */
+  group: Group | undefined
+  paused: boolean
   /** When its next heartbeat is due (ms on the Clock). */
   deadline: number
   /** Neighbours in the order of heartbeats. */
   previous: Listener | undefined
   next: Listener | undefined
-}
-
-/** A read of an account's log after `cursor`, shared by the streams that may use it. */
-interface SharedRead {
-  readonly cursor: string
-  /** When it started, on the service's counter of wake-ups and reads. */
-  readonly startedAt: number
-  readonly result: Deferred.Deferred<ReadonlyArray<StoredEvent>, StorageError>
 }
 
 /** Largest batch read from the log in one query while tailing. */
@@ -69,19 +81,19 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     const interval = Duration.toMillis(config.heartbeat)
 
     /**
-     * Open streams wait on a small queue of their own, fed from outside: the
-     * account's wake-ups (one bus subscription per account in this process,
-     * shared by its streams), their heartbeats (one timer for all streams) and
-     * the end at shutdown. A waiting stream holds no fiber of its own.
+     * The streams of an account followed on this process, with one bus
+     * subscription and one reader fiber for all of them.
      */
     interface Followed {
       readonly listeners: Set<Listener>
+      /** Listeners that take part in live delivery, by cursor. */
+      readonly groups: Map<string, Group>
+      /** Wakes the reader: the bus's wake-ups, and a stream that needs a read of its own cursor. */
+      readonly wake: Queue.Queue<void>
       /** Done once the bus subscription is made (joiners meanwhile wait for it). */
       readonly ready: Deferred.Deferred<void>
-      /** Holds the bus subscription and its forwarding fiber. */
+      /** Holds the bus subscription and the reader. */
       scope: Scope.CloseableScope | undefined
-      /** The newest log read of the account, which its streams share (see `sharedRead`). */
-      latestRead: SharedRead | undefined
     }
     const followed = new Map<AccountId, Followed>()
     let closing = false
@@ -115,6 +127,15 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     }
     let timerRunning = false
 
+    /** Hands items to a stream; a receiver that throws is a bug of its own and must not stop the others. */
+    const give = (listener: Listener, items: ReadonlyArray<StreamItem>) => {
+      try {
+        return listener.receiver.push(items)
+      } catch {
+        return true
+      }
+    }
+
     /**
      * Sends each stream its heartbeats, on one fiber for all. It runs while
      * streams are open, on the clock of the stream that started it, and stops
@@ -133,7 +154,8 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
           continue
         }
         unlink(next)
-        next.signals.unsafeOffer("beat")
+        // A paused stream's client is not reading: its heartbeat would only pile up.
+        if (!next.paused) give(next, heartbeat)
         next.deadline = now + interval
         append(next)
       }
@@ -143,59 +165,167 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       Effect.sync(() => {
         // Every open stream ends cleanly: its response completes instead of being cut.
         closing = true
-        for (const { listeners } of followed.values()) for (const listener of listeners) listener.signals.unsafeOffer("end")
+        for (const { listeners } of followed.values()) {
+          for (const listener of listeners) {
+            try {
+              listener.receiver.end()
+            } catch {
+              // Ending the others matters more.
+            }
+          }
+        }
       })
     )
 
-    /** Joins the streams of an account; the account's bus subscription is made by the first and closed by the last. */
-    const join = (accountId: AccountId) =>
-      Effect.acquireRelease(
-        Effect.gen(function*() {
-          let entry = followed.get(accountId)
-          if (entry === undefined) {
-            const created: Followed = { listeners: new Set(), ready: yield* Deferred.make<void>(), scope: undefined, latestRead: undefined }
-            followed.set(accountId, created)
-            entry = created
-            const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
-            const wakeups = yield* Scope.extend(bus.subscribe(accountId), scope)
-            yield* wakeups.take.pipe(
-              Effect.tap(() => Effect.sync(() => { for (const listener of created.listeners) listener.signals.unsafeOffer("woke") })),
-              Effect.forever,
-              // Forked from the uninterruptible acquire: made interruptible again, so the last leaver can stop it.
-              Effect.interruptible,
-              Effect.forkIn(scope)
+    /** Puts a stream into live delivery at its cursor. */
+    const enter = (entry: Followed, listener: Listener) => {
+      let group = entry.groups.get(listener.cursor)
+      // Streams already at this cursor are served by the reader: this one is served with them.
+      const covered = group !== undefined
+      if (group === undefined) {
+        group = { cursor: listener.cursor, members: new Set() }
+        entry.groups.set(listener.cursor, group)
+      }
+      group.members.add(listener)
+      listener.group = group
+      if (!covered) entry.wake.unsafeOffer(undefined)
+    }
+
+    /** Takes a stream out of live delivery (it pauses or leaves). */
+    const exit = (entry: Followed, listener: Listener) => {
+      const group = listener.group
+      if (group === undefined) return
+      listener.group = undefined
+      group.members.delete(listener)
+      if (group.members.size === 0 && entry.groups.get(group.cursor) === group) entry.groups.delete(group.cursor)
+    }
+
+    /**
+     * Gives the events read after `cursor` to every stream standing there
+     * now (including any that joined during the read), and moves them to the
+     * new cursor together.
+     */
+    const deliver = (entry: Followed, cursor: string, events: ReadonlyArray<StoredEvent>) => {
+      const group = entry.groups.get(cursor)
+      if (group === undefined || events.length === 0) return
+      const next = events.at(-1)!.id
+      const items = events.map((event): StreamItem => ({ _tag: "Event", event }))
+      entry.groups.delete(cursor)
+      let target = entry.groups.get(next)
+      if (target === undefined) {
+        group.cursor = next
+        entry.groups.set(next, group)
+        target = group
+      }
+      for (const listener of group.members) {
+        listener.cursor = next
+        if (target !== group) {
+          target.members.add(listener)
+          listener.group = target
+        }
+        if (!give(listener, items)) {
+          exit(entry, listener)
+          listener.paused = true
+        }
+      }
+    }
+
+    /** Everything after the cursor, in batches, oldest first. */
+    const readFrom = (accountId: AccountId, cursor: string) =>
+      Effect.gen(function*() {
+        const out: Array<StoredEvent> = []
+        let from = cursor
+        while (true) {
+          const batch = yield* log.after(accountId, Option.some(from), batchSize)
+          out.push(...batch)
+          if (batch.length < batchSize) return out
+          from = batch.at(-1)!.id
+        }
+      })
+
+    /**
+     * The reader of an account: at each wake-up, and at least once per
+     * heartbeat interval (which covers a lost wake-up), reads the log after
+     * each cursor its streams stand at and delivers. A failed read is logged
+     * and retried at the next round: the streams keep their cursors.
+     */
+    const reader = (accountId: AccountId, entry: Followed) =>
+      Effect.gen(function*() {
+        while (true) {
+          yield* Queue.take(entry.wake).pipe(Effect.timeoutOption(Duration.millis(interval)))
+          yield* Queue.takeAll(entry.wake)
+          for (const cursor of [...entry.groups.keys()]) {
+            const events = yield* readFrom(accountId, cursor).pipe(
+              Effect.catchAll((error) =>
+                Effect.as(Effect.logWarning("event stream: reading the log failed; the next round retries", error), [])
+              )
             )
-            created.scope = scope
-            yield* Deferred.succeed(created.ready, undefined)
-          } else {
-            yield* Deferred.await(entry.ready)
+            deliver(entry, cursor, events)
           }
-          const listener: Listener = {
-            signals: yield* Queue.sliding<Signal>(8),
-            deadline: (yield* Clock.currentTimeMillis) + interval,
-            previous: undefined,
-            next: undefined
+        }
+      })
+
+    /** A stream leaves; the last of an account closes the account's subscription and reader. */
+    const leave = (accountId: AccountId, entry: Followed, listener: Listener) => {
+      unlink(listener)
+      exit(entry, listener)
+      entry.listeners.delete(listener)
+      if (entry.listeners.size === 0 && followed.get(accountId) === entry) {
+        followed.delete(accountId)
+        if (entry.scope !== undefined) return Scope.close(entry.scope, Exit.void)
+      }
+      return Effect.void
+    }
+
+    /** Joins the streams of an account; the account's bus subscription and reader are made by the first and closed by the last. */
+    const join = (accountId: AccountId, receiver: Receiver<StreamItem>) =>
+      Effect.uninterruptible(Effect.gen(function*() {
+        let entry = followed.get(accountId)
+        if (entry === undefined) {
+          const created: Followed = {
+            listeners: new Set(),
+            groups: new Map(),
+            wake: yield* Queue.sliding<void>(1),
+            ready: yield* Deferred.make<void>(),
+            scope: undefined
           }
-          entry.listeners.add(listener)
-          append(listener)
-          if (!timerRunning) {
-            timerRunning = true
-            yield* Effect.forkIn(heartbeatTimer.pipe(Effect.withClock(yield* Effect.clock), Effect.interruptible), serviceScope)
-          }
-          if (closing) listener.signals.unsafeOffer("end")
-          return { listener, entry }
-        }),
-        ({ entry, listener }) =>
-          Effect.gen(function*() {
-            unlink(listener)
-            entry.listeners.delete(listener)
-            yield* Queue.shutdown(listener.signals)
-            if (entry.listeners.size === 0 && followed.get(accountId) === entry) {
-              followed.delete(accountId)
-              if (entry.scope !== undefined) yield* Scope.close(entry.scope, Exit.void)
-            }
-          })
-      )
+          followed.set(accountId, created)
+          entry = created
+          const scope = yield* Scope.fork(serviceScope, ExecutionStrategy.sequential)
+          const wakeups = yield* Scope.extend(bus.subscribe(accountId), scope)
+          // Forked from the uninterruptible join: made interruptible again, so the last leaver can stop them.
+          yield* wakeups.take.pipe(
+            Effect.tap(() => Effect.sync(() => created.wake.unsafeOffer(undefined))),
+            Effect.forever,
+            Effect.interruptible,
+            Effect.forkIn(scope)
+          )
+          yield* reader(accountId, created).pipe(Effect.interruptible, Effect.forkIn(scope))
+          created.scope = scope
+          yield* Deferred.succeed(created.ready, undefined)
+        } else {
+          yield* Deferred.await(entry.ready)
+        }
+        const joined = entry
+        const listener: Listener = {
+          receiver,
+          cursor: "",
+          group: undefined,
+          paused: false,
+          deadline: (yield* Clock.currentTimeMillis) + interval,
+          previous: undefined,
+          next: undefined
+        }
+        entry.listeners.add(listener)
+        append(listener)
+        if (!timerRunning) {
+          timerRunning = true
+          yield* Effect.forkIn(heartbeatTimer.pipe(Effect.withClock(yield* Effect.clock), Effect.interruptible), serviceScope)
+        }
+        // Added to the scope directly, so that the finalizer keeps nothing of the caller's fiber (a request's context, say).
+        yield* Scope.addFinalizer(yield* Effect.scope, Effect.suspend(() => leave(accountId, joined, listener)))
+        return { listener, entry: joined }
+      }))
 
     /**
      * Decides what to replay after `lastEventId`. No id: nothing (the client
@@ -217,88 +347,76 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         return { events: newestMissed, resync: true, cursor: newestMissed.at(-1)!.id }
       })
 
-    /** Everything after the cursor, in batches, oldest first. */
-    const readFrom = (accountId: AccountId, cursor: string) =>
+    /** The account, for a member. */
+    const authorize = (principal: Principal, accountName: AccountName) =>
       Effect.gen(function*() {
-        const out: Array<StoredEvent> = []
-        let from = cursor
-        while (true) {
-          const batch = yield* log.after(accountId, Option.some(from), batchSize)
-          out.push(...batch)
-          if (batch.length < batchSize) return out
-          from = batch.at(-1)!.id
+        // An account that does not exist has no members: the answer is the same 403 as for a non-member.
+        const account: Account = yield* accounts.findByName(accountName).pipe(
+          orFail(() =>
+            new PermissionDenied({ details: `You are not a member of account ${accountName}; following its events needs membership.` })
+          )
+        )
+        yield* Policy.requireMember(principal, account, "following the account's events")
+        return account
+      })
+
+    /** Follows an account (see `follow`) for a caller already authorized. */
+    const followAccount = (account: Account, lastEventId: Option.Option<string>, receiver: Receiver<StreamItem>) =>
+      Effect.gen(function*() {
+        // Join (and so subscribe) before reading the log, so an event committed in between wakes the reader.
+        const { entry, listener } = yield* join(account.id, receiver)
+        const start = yield* replay(account.id, lastEventId, config.replayCap)
+        listener.cursor = start.cursor
+        const head: Array<StreamItem> = [
+          { _tag: "Ready", resync: start.resync },
+          ...start.events.map((event): StreamItem => ({ _tag: "Event", event }))
+        ]
+        if (give(listener, head)) enter(entry, listener)
+        else listener.paused = true
+        if (closing) receiver.end()
+        const subscription: Subscription = {
+          resume: () => {
+            if (!listener.paused || !entry.listeners.has(listener)) return
+            listener.paused = false
+            enter(entry, listener)
+          }
         }
+        return subscription
       })
 
     /**
-     * One event wakes every stream of its account, and they all stand at the
-     * same cursor: the newest read of an account is shared. A stream may use
-     * it when it reads from the same cursor and the read started after the
-     * stream's own wake-up (so it includes what woke the stream).
+     * Follows an account for a member, resuming after `lastEventId`, until
+     * the scope closes: the receiver is given `Ready` and the replay, then
+     * every new event and a heartbeat each interval, and is ended when the
+     * service stops. When it answers `false` it is given nothing more (but
+     * its cursor is kept) until it calls `resume`; it then gets what it
+     * missed from the log.
      */
-    let tick = 0
-    const sharedRead = (entry: Followed, accountId: AccountId, cursor: string, wokeAt: number) =>
-      Effect.suspend((): Effect.Effect<ReadonlyArray<StoredEvent>, StorageError> => {
-        const latest = entry.latestRead
-        if (latest !== undefined && latest.cursor === cursor && latest.startedAt > wokeAt) {
-          // A shared read that failed or stopped is not an answer: read alone then.
-          return Deferred.await(latest.result).pipe(Effect.catchAllCause(() => readFrom(accountId, cursor)))
-        }
-        const read: SharedRead = {
-          cursor,
-          startedAt: ++tick,
-          result: Deferred.unsafeMake<ReadonlyArray<StoredEvent>, StorageError>(FiberId.none)
-        }
-        entry.latestRead = read
-        return readFrom(accountId, cursor).pipe(
-          Effect.onExit((exit) =>
-            Effect.suspend(() => {
-              if (Exit.isFailure(exit) && entry.latestRead === read) entry.latestRead = undefined
-              return Deferred.done(read.result, exit)
-            })
-          )
-        )
-      })
+    const follow = Effect.fn("Events.follow")(function*(
+      principal: Principal,
+      accountName: AccountName,
+      lastEventId: Option.Option<string>,
+      receiver: Receiver<StreamItem>
+    ) {
+      return yield* followAccount(yield* authorize(principal, accountName), lastEventId, receiver)
+    })
 
-    /** The stream of an account for a member, resuming after `lastEventId`. */
+    /** The stream of an account for a member, resuming after `lastEventId` (`follow` as a `Stream`). */
     const stream = Effect.fn("Events.stream")(function*(
       principal: Principal,
       accountName: AccountName,
       lastEventId: Option.Option<string>
     ) {
-      // An account that does not exist has no members: the answer is the same 403 as for a non-member.
-      const account: Account = yield* accounts.findByName(accountName).pipe(
-        orFail(() =>
-          new PermissionDenied({ details: `You are not a member of account ${accountName}; following its events needs membership.` })
-        )
-      )
-      yield* Policy.requireMember(principal, account, "following the account's events")
-      return Stream.unwrapScoped(Effect.gen(function*() {
-        // Join (and so subscribe) before reading the log, so an event committed in between wakes us.
-        const { entry, listener } = yield* join(account.id)
-        const start = yield* replay(account.id, lastEventId, config.replayCap)
-        let cursor = start.cursor
-        /**
-         * One step of the live part: wait for the next signals, then read
-         * what the log has after the cursor (at a heartbeat too: a lost
-         * wake-up costs at most one interval). Ends at shutdown.
-         */
-        const step: Effect.Effect<Chunk.Chunk<StreamItem>, Option.Option<StorageError>> = Effect.gen(function*() {
-          const signal = yield* Queue.take(listener.signals)
-          const signals = [signal, ...(yield* Queue.takeAll(listener.signals))]
-          if (signals.includes("end")) return yield* Effect.fail(Option.none())
-          const batch = yield* sharedRead(entry, account.id, cursor, ++tick).pipe(Effect.mapError(Option.some))
-          if (batch.length > 0) cursor = batch.at(-1)!.id
-          const items: Array<StreamItem> = batch.map((event): StreamItem => ({ _tag: "Event", event }))
-          if (signals.includes("beat")) items.push({ _tag: "Heartbeat" })
-          return Chunk.unsafeFromArray(items)
+      const account = yield* authorize(principal, accountName)
+      return Stream.asyncScoped<StreamItem, StorageError>((emit) =>
+        followAccount(account, lastEventId, {
+          push: (items) => {
+            void emit.chunk(Chunk.unsafeFromArray(items))
+            return true
+          },
+          end: () => void emit.end()
         })
-        const head: Array<StreamItem> = [
-          { _tag: "Ready", resync: start.resync },
-          ...start.events.map((event): StreamItem => ({ _tag: "Event", event }))
-        ]
-        return Stream.concat(Stream.fromIterable(head), Stream.repeatEffectChunkOption(step))
-      })) as Stream.Stream<StreamItem, StorageError>
+      )
     })
 
     /** Deletes events older than the retention period. */
@@ -314,7 +432,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       return count
     })
 
-    return { stream, prune, openStreams: open } as const
+    return { follow, stream, prune, openStreams: open } as const
   })
 }) {}
 

@@ -33,7 +33,6 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "accounts", (ha
           const principal = yield* Principal.CurrentPrincipal
           // The header wins: EventSource sends it on reconnect with the newest id it saw.
           const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
-          const items = yield* handle(events.stream(principal, path.account, lastEventId))
-          return Sse.response(items, Sse.frameEvent)
+          return yield* handle(Sse.pushed(Sse.eventFrames, (receiver) => events.follow(principal, path.account, lastEventId, receiver)))
         }).pipe(StreamLimits.guard))
   }))

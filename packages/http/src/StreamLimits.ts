@@ -8,7 +8,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Identity } from "@hosting/core"
-import { Context, Effect, Layer, type Scope } from "effect"
+import { Context, Effect, Layer, Scope } from "effect"
 import { credentialOf } from "./Auth.js"
 import { json } from "./ErrorResponses.js"
 
@@ -53,7 +53,8 @@ export const make = (options: StreamLimitsOptions): Service => {
       const count = open.get(key) ?? 0
       if (max > 0 && count >= max) return Effect.succeed(false)
       open.set(key, count + 1)
-      return Effect.as(Effect.addFinalizer(() => release(key)), true)
+      // Added to the scope directly: the finalizer keeps nothing of the request's fiber.
+      return Effect.flatMap(Effect.scope, (scope) => Effect.as(Scope.addFinalizer(scope, release(key)), true))
     }))
   return { max, acquire, openFor: (key) => open.get(key) ?? 0, keys: () => open.size }
 }

@@ -23,6 +23,18 @@ const appendDirect = (team: Seed.Team, data: Record<string, unknown>) =>
     return yield* log.append([{ account_id: account.id, type: "agent.build", data }], yield* DateTime.now)
   })
 
+/** Appends to the log and wakes the account's streams, as a use case that commits events does. */
+const appendAndWake = (team: Seed.Team, data: Record<string, unknown>) =>
+  Effect.gen(function*() {
+    const stored = yield* appendDirect(team, data)
+    const bus = yield* EventBus.EventBus
+    yield* bus.publish(stored.map((event) => event.account_id))
+    return stored
+  })
+
+/** Lets the service's fibers run what is ready (the test clock does not move). */
+const settle = Effect.repeatN(Effect.yieldNow(), 50)
+
 describe("Events", () => {
   it.layer(TestServices.make({ heartbeat: "25 seconds", replayCap: 2 }))((it) => {
     it.scoped("heartbeat comes every heartbeat interval (25 seconds by default), after ready", () =>
@@ -85,6 +97,55 @@ describe("Events", () => {
         expect(yield* bus.subscribers).toBe(before + 1)
         yield* Fiber.interrupt(fiber)
         expect(yield* bus.subscribers).toBe(before)
+      }))
+
+    it.scoped("a receiver that asks for a pause is given nothing until it resumes, then everything it missed, in order", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const events = yield* Events.Events
+        const received: Array<Events.StreamItem> = []
+        let accepting = false
+        const subscription = yield* events.follow(team.principals.member, team.account, Option.none(), {
+          push: (items) => {
+            received.push(...items)
+            return accepting
+          },
+          end: () => {}
+        })
+        expect(received).toEqual([{ _tag: "Ready", resync: false }])
+        const missed = [...yield* appendAndWake(team, { n: 1 }), ...yield* appendAndWake(team, { n: 2 })]
+        yield* settle
+        expect(received).toHaveLength(1)
+        accepting = true
+        subscription.resume()
+        yield* settle
+        expect(received.slice(1)).toEqual(missed.map((event) => ({ _tag: "Event", event })))
+        const [later] = yield* appendAndWake(team, { n: 3 })
+        yield* settle
+        expect(received.slice(1)).toEqual([...missed, later].map((event) => ({ _tag: "Event", event })))
+      }))
+
+    it.scoped("streams at the same place get the same events once each; one that joins later starts from its own place", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const events = yield* Events.Events
+        const follower = () => {
+          const received: Array<Events.StreamItem> = []
+          return { received, receiver: { push: (items: ReadonlyArray<Events.StreamItem>) => (received.push(...items), true), end: () => {} } }
+        }
+        const [a, b] = [follower(), follower()]
+        yield* events.follow(team.principals.member, team.account, Option.none(), a.receiver)
+        yield* events.follow(team.principals.member, team.account, Option.none(), b.receiver)
+        const [first] = yield* appendAndWake(team, { n: 1 })
+        yield* settle
+        const c = follower()
+        yield* events.follow(team.principals.member, team.account, Option.none(), c.receiver)
+        const [second] = yield* appendAndWake(team, { n: 2 })
+        yield* settle
+        const both = [first, second].map((event) => ({ _tag: "Event", event }))
+        expect(a.received.slice(1)).toEqual(both)
+        expect(b.received.slice(1)).toEqual(both)
+        expect(c.received).toEqual([{ _tag: "Ready", resync: false }, { _tag: "Event", event: second }])
       }))
 
     it.effect("only members may follow an account; an unknown account is refused the same way", () =>
