@@ -46,6 +46,21 @@ export const percentile = (values, p) => {
   return sorted[Math.min(sorted.length - 1, Math.max(0, rank - 1))]
 }
 
+/** The least-squares slope of `values` against their index (change per step); NaN for fewer than two. */
+export const slope = (values) => {
+  const n = values.length
+  if (n < 2) return NaN
+  const meanX = (n - 1) / 2
+  const meanY = values.reduce((a, b) => a + b, 0) / n
+  let num = 0
+  let den = 0
+  values.forEach((y, x) => {
+    num += (x - meanX) * (y - meanY)
+    den += (x - meanX) ** 2
+  })
+  return num / den
+}
+
 export const max = (values) => values.reduce((a, b) => (Number.isFinite(b) && b > a ? b : a), -Infinity)
 
 /** A number for a table: thousands separators, `digits` decimals, "-" when unknown. */

@@ -6,7 +6,7 @@
 // idle again, and its RSS while connected, show whether churn leaks.
 import { fdCount, rss, startWorkers, waitUntil } from "../lib/proc.mjs"
 import { apiOk, benchDir, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
-import { fmt, goal, max, mb, median, now, percentile, ratio, sleep } from "../lib/util.mjs"
+import { fmt, goal, max, mb, median, now, percentile, ratio, sleep, slope } from "../lib/util.mjs"
 
 /** How many of `total` subscribers worker `i` of `count` opens. */
 const share = (total, count, i) => Math.floor(total / count) + (i < total % count ? 1 : 0)
@@ -80,7 +80,8 @@ export default {
     for (let round = 1; round <= scale.eventRounds; round++) {
       for (const target of targets) {
         const idleFds = fdCount(target.pid)
-        const idleRss = rss(target.pid)
+        // Idle as after the warm-up: a heap that grew in an earlier round and was kept would hide the streams' cost.
+        const idleRss = stats[target.name].idleRss
         const c = await connect(workers, target, n)
         await sleep(500)
         const connectedRss = rss(target.pid)
@@ -124,8 +125,9 @@ export default {
       const { rounds, cycles, idleFds } = stats[name]
       const connected = [...rounds.map((r) => r.connectedRss), ...cycles.map((c) => c.connectedRss)]
       const lastFds = cycles.at(-1)?.fds ?? rounds.at(-1).fdsAfter
-      // RSS growth while connected, from the first measured round to the last cycle, per connection per cycle.
-      const growth = (connected.at(-1) - connected[0]) / Math.max(1, connected.length - 1) / n
+      // RSS growth while connected, per connection per cycle: the trend over every round and cycle (V8's
+      // heap grows and shrinks by tens of MB between cycles, so two end points alone say little).
+      const growth = slope(connected) / n
       return [name, {
         connected: Math.min(...rounds.map((r) => r.connected)),
         connectS: median(rounds.map((r) => r.seconds)),
