@@ -9,12 +9,13 @@
  * and hands the same batch to each of them, so an open stream costs a few
  * plain objects and no fiber of its own.
  */
-import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { Chunk, Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope, Stream } from "effect"
 import type { Account } from "./Account.js"
 import { PermissionDenied, type StorageError } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
 import { EventBus } from "./EventBus.js"
 import type { AccountId, AccountName } from "./Ids.js"
+import * as Heartbeats from "./internal/heartbeats.js"
 import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, EventLog } from "./Ports.js"
@@ -59,11 +60,8 @@ interface Listener {
   /** Its group; none while it replays or while its receiver asked for a pause. */
   group: Group | undefined
   paused: boolean
-  /** When its next heartbeat is due (ms on the Clock). */
-  deadline: number
-  /** Neighbours in the order of heartbeats. */
-  previous: Listener | undefined
-  next: Listener | undefined
+  /** Its place on the heartbeat timer. */
+  readonly beats: Heartbeats.Beating
 }
 
 /** Largest batch read from the log in one query while tailing. */
@@ -78,7 +76,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     const bus = yield* EventBus
     const config = yield* EventsConfig
     const serviceScope = yield* Effect.scope
-    const interval = Duration.toMillis(config.heartbeat)
+    const heartbeats = Heartbeats.make(config.heartbeat, serviceScope)
 
     /**
      * The streams of an account followed on this process, with one bus
@@ -98,35 +96,6 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     const followed = new Map<AccountId, Followed>()
     let closing = false
 
-    /**
-     * Open streams in the order their next heartbeat is due: a list linked
-     * both ways, so that a closing stream leaves it at once. Every deadline is
-     * `interval` after the stream's start or last heartbeat, so appending
-     * keeps the order.
-     */
-    let first: Listener | undefined
-    let last: Listener | undefined
-    const append = (listener: Listener) => {
-      listener.previous = last
-      listener.next = undefined
-      if (last === undefined) first = listener
-      else last.next = listener
-      last = listener
-    }
-    const unlink = (listener: Listener) => {
-      if (listener.previous === undefined) {
-        if (first !== listener) return
-        first = listener.next
-      } else {
-        listener.previous.next = listener.next
-      }
-      if (listener.next === undefined) last = listener.previous
-      else listener.next.previous = listener.previous
-      listener.previous = undefined
-      listener.next = undefined
-    }
-    let timerRunning = false
-
     /** Hands items to a stream; a receiver that throws is a bug of its own and must not stop the others. */
     const give = (listener: Listener, items: ReadonlyArray<StreamItem>) => {
       try {
@@ -135,31 +104,6 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         return true
       }
     }
-
-    /**
-     * Sends each stream its heartbeats, on one fiber for all. It runs while
-     * streams are open, on the clock of the stream that started it, and stops
-     * when the last one has closed.
-     */
-    const heartbeatTimer = Effect.gen(function*() {
-      while (true) {
-        const next = first
-        if (next === undefined) {
-          timerRunning = false
-          return
-        }
-        const now = yield* Clock.currentTimeMillis
-        if (next.deadline > now) {
-          yield* Effect.sleep(Duration.millis(next.deadline - now))
-          continue
-        }
-        unlink(next)
-        // A paused stream's client is not reading: its heartbeat would only pile up.
-        if (!next.paused) give(next, heartbeat)
-        next.deadline = now + interval
-        append(next)
-      }
-    })
 
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
@@ -252,7 +196,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     const reader = (accountId: AccountId, entry: Followed) =>
       Effect.gen(function*() {
         while (true) {
-          yield* Queue.take(entry.wake).pipe(Effect.timeoutOption(Duration.millis(interval)))
+          yield* Queue.take(entry.wake).pipe(Effect.timeoutOption(config.heartbeat))
           yield* Queue.takeAll(entry.wake)
           for (const cursor of [...entry.groups.keys()]) {
             const events = yield* readFrom(accountId, cursor).pipe(
@@ -267,7 +211,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
 
     /** A stream leaves; the last of an account closes the account's subscription and reader. */
     const leave = (accountId: AccountId, entry: Followed, listener: Listener) => {
-      unlink(listener)
+      heartbeats.remove(listener.beats)
       exit(entry, listener)
       entry.listeners.delete(listener)
       if (entry.listeners.size === 0 && followed.get(accountId) === entry) {
@@ -312,16 +256,11 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
           cursor: "",
           group: undefined,
           paused: false,
-          deadline: (yield* Clock.currentTimeMillis) + interval,
-          previous: undefined,
-          next: undefined
+          // A paused stream's client is not reading: its heartbeat would only pile up.
+          beats: Heartbeats.beating(() => listener.paused || give(listener, heartbeat))
         }
         entry.listeners.add(listener)
-        append(listener)
-        if (!timerRunning) {
-          timerRunning = true
-          yield* Effect.forkIn(heartbeatTimer.pipe(Effect.withClock(yield* Effect.clock), Effect.interruptible), serviceScope)
-        }
+        yield* heartbeats.add(listener.beats)
         // Added to the scope directly, so that the finalizer keeps nothing of the caller's fiber (a request's context, say).
         yield* Scope.addFinalizer(yield* Effect.scope, Effect.suspend(() => leave(accountId, joined, listener)))
         return { listener, entry: joined }
