@@ -12,7 +12,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { AgentRuntime, type Conversation, type Deployment } from "@hosting/core"
-import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted, Stream } from "effect"
+import { Config, type ConfigError, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Redacted, Scope, Stream } from "effect"
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"
 
 /** How the runtime finds and calls the agent of a deployment. */
@@ -242,6 +242,34 @@ const statusError = (response: HttpClientResponse.HttpClientResponse, idle: Dura
     )
   )
 
+/**
+ * Watches a reply for silence: `heard` marks that bytes arrived; after
+ * `idle` without any, `stop` runs (it aborts the request, so the pending
+ * read fails) and `fired` tells the read's failure apart from a connection
+ * that broke. One sleeping fiber per reply, in the reply's scope: a timeout
+ * raced against every read would cost each chunk a fiber of its own.
+ */
+const watchIdle = (idle: Duration.Duration, stop: Effect.Effect<void>) =>
+  Effect.gen(function*() {
+    const clock = yield* Effect.clock
+    const idleMs = Duration.toMillis(idle)
+    let last = clock.unsafeCurrentTimeMillis()
+    let fired = false
+    yield* Effect.forkScoped(Effect.gen(function*() {
+      while (true) {
+        const due = last + idleMs - clock.unsafeCurrentTimeMillis()
+        if (due <= 0) break
+        yield* Effect.sleep(Duration.millis(due))
+      }
+      fired = true
+      yield* stop
+    }))
+    return {
+      heard: () => void (last = clock.unsafeCurrentTimeMillis()),
+      fired: () => fired
+    }
+  })
+
 const isJson = (response: HttpClientResponse.HttpClientResponse) => {
   const type = (response.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase()
   return type === "application/json" || type.endsWith("+json")
@@ -281,8 +309,11 @@ export const make = (
 
     const reply = (turn: AgentRuntime.Turn): Stream.Stream<string, AgentRuntime.AgentError> =>
       Stream.unwrapScoped(Effect.gen(function*() {
+        // The request lives in a scope of its own within the reply's, so that a stalled agent's request can be aborted.
+        const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
         const response = yield* client.execute(yield* request(turn)).pipe(
           Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...redactedNames]),
+          Scope.extend(requestScope),
           // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
           Effect.mapError((error) => agentError("The agent is not reachable", error)),
           Effect.timeoutFail({
@@ -291,9 +322,15 @@ export const make = (
           })
         )
         if (response.status < 200 || response.status >= 300) return yield* Effect.fail(yield* statusError(response, idleTimeout))
+        const stalled = yield* watchIdle(idleTimeout, Scope.close(requestScope, Exit.void))
         const body = response.stream.pipe(
-          Stream.mapError(brokeOff),
-          Stream.timeoutFail(() => agentError(`The agent stopped answering for ${spoken(idleTimeout)}`), idleTimeout)
+          Stream.mapChunks((chunk) => {
+            stalled.heard()
+            return chunk
+          }),
+          Stream.mapError((error) =>
+            stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
+          )
         )
         return isJson(response) ? fromJsonAnswer(body) : fromEventStream(body)
       })).pipe(
