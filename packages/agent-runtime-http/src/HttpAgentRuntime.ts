@@ -182,26 +182,36 @@ const fromEventStream = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError
       },
       maxBufferSize: maxAnswerBytes
     })
-    const piecesOf = (text: string): ReadonlyArray<Piece> => {
+    /** Why the answer stops: its `[DONE]`, or a failure (after the text before it in the same read). */
+    let stop: "done" | AgentRuntime.AgentError | undefined
+    const textsOf = (text: string): ReadonlyArray<string> => {
       parser.feed(text)
-      const pieces: Array<Piece> = []
+      const texts: Array<string> = []
       for (const event of events.splice(0)) {
         const piece = pieceOf(event)
-        pieces.push(piece)
-        if (piece._tag === "Done" || piece._tag === "Finished") ended = true
-        if (piece._tag === "Done" || piece._tag === "Failed") return pieces
+        if (piece._tag === "Text") texts.push(piece.text)
+        else if (piece._tag === "Finished") ended = true
+        else if (piece._tag === "Done") {
+          ended = true
+          stop = "done"
+          return texts
+        } else if (piece._tag === "Failed") {
+          stop = piece.error
+          return texts
+        }
       }
-      if (overflow !== undefined) pieces.push({ _tag: "Failed", error: unreadable(overflow) })
-      return pieces
+      if (overflow !== undefined) stop = unreadable(overflow)
+      return texts
     }
     return body.pipe(
       Stream.decodeText(),
-      Stream.mapConcat(piecesOf),
-      // One element at a time, so that the text before a failure in the same read is still delivered.
-      Stream.mapEffect((piece) => piece._tag === "Failed" ? Effect.fail(piece.error) : Effect.succeed(piece)),
-      Stream.takeWhile((piece) => piece._tag !== "Done"),
-      Stream.filterMap((piece) => piece._tag === "Text" ? Option.some(piece.text) : Option.none()),
-      Stream.concat(Stream.suspend(() => ended ? Stream.empty : Stream.fail(brokeOff())))
+      Stream.map(textsOf),
+      // Ends with the read that stopped the answer, without waiting for the agent to close the response.
+      Stream.takeUntil(() => stop !== undefined),
+      Stream.flattenIterables,
+      Stream.concat(Stream.suspend(() =>
+        stop === "done" ? Stream.empty : stop !== undefined ? Stream.fail(stop) : ended ? Stream.empty : Stream.fail(brokeOff())
+      ))
     )
   })
 
