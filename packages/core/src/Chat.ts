@@ -29,6 +29,7 @@ import {
   TooManyAttachments
 } from "./Errors.js"
 import { orFail } from "./internal/lookup.js"
+import { forEachChunk } from "./internal/stream.js"
 import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
@@ -85,6 +86,9 @@ export const failure = {
 
 const resumeId = /^(.+):(\d{1,12}|end)$/
 
+/** Options for a record built here from values already checked: the schema does not check them again. */
+const built = { disableValidation: true } as const
+
 /** The first title of a conversation: the start of its first message, or its first file's name. */
 const firstTitle = (content: string, attachments: ReadonlyArray<Attachment>) => {
   const text = content.trim().replace(/\s+/g, " ")
@@ -97,6 +101,12 @@ interface RunningReply {
   readonly message_id: MessageId
   /** What arrived so far (ahead of storage by at most one flush interval). */
   content: string
+  /** How much of `content` the last write stored. */
+  stored: number
+  /** Set at the reply's last write: no flush touches it afterwards. */
+  ended: boolean
+  /** A flush of this reply in flight: the last write waits for it, so that it lands last. */
+  flushing: Deferred.Deferred<void> | undefined
   cancelled: boolean
   fiber?: Fiber.RuntimeFiber<void>
 }
@@ -115,6 +125,19 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const tracing = yield* TracesConfig
 
     const running = new Map<ConversationId, RunningReply>()
+
+    /** Traces of turns that ended, not stored yet: the flusher writes them together, in one statement. */
+    let pendingTraces: Array<TraceRecord> = []
+    const writeTraces = Effect.suspend(() => {
+      if (pendingTraces.length === 0) return Effect.void
+      const batch = pendingTraces
+      pendingTraces = []
+      return traces.append(batch).pipe(
+        Effect.catchAll((e) => Effect.logWarning(`chat: the traces of ${batch.length} turns could not be stored`, e))
+      )
+    })
+    // Registered before the replies' set, so that it runs after they stop at shutdown, with the traces of their ends.
+    yield* Effect.addFinalizer(() => writeTraces)
     const replies = yield* FiberSet.make<void>()
     const shutdown = yield* Deferred.make<void>()
     yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
@@ -141,25 +164,84 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
     yield* closeOrphans(true)
 
+    const scope = yield* Effect.scope
+
+    /**
+     * Runs `round` every `interval`, in a fiber of its own, while `busy`
+     * holds. The returned effect starts the fiber when none runs; a round
+     * that finds nothing to do ends it, so an idle process keeps no timer and
+     * a busy one starts it once.
+     */
+    const whileBusy = (interval: Duration.Duration, busy: () => boolean, round: Effect.Effect<void>) => {
+      // The running fiber's token; it lets go of it at the round that ends it (at once, so that a start
+      // right after it is not missed) or when it stops otherwise.
+      let current: object | undefined
+      return Effect.suspend(() => {
+        if (current !== undefined) return Effect.void
+        const token = {}
+        current = token
+        const release = () => {
+          if (current === token) current = undefined
+        }
+        const next = Effect.suspend(() => {
+          if (busy()) return Effect.as(round, true)
+          release()
+          return Effect.succeed(false)
+        })
+        const rounds = next.pipe(Effect.delay(interval), Effect.repeat({ while: (more) => more }), Effect.ensuring(Effect.sync(release)))
+        return Effect.asVoid(Effect.forkIn(rounds, scope))
+      })
+    }
+
+    /** Stores a reply's content with a status. */
+    const write = (reply: RunningReply, status: MessageStatus) =>
+      Effect.suspend(() => {
+        reply.stored = reply.content.length
+        return Effect.flatMap(DateTime.now, (now) => conversations.updateMessage(reply.message_id, reply.content, status, now))
+      })
+
+    /** The last write of a reply: no flush follows it, and a flush in flight lands before it. */
+    const finish = (reply: RunningReply, status: MessageStatus) =>
+      Effect.suspend(() => {
+        reply.ended = true
+        const inFlight = reply.flushing
+        return inFlight === undefined ? write(reply, status) : Effect.zipRight(Deferred.await(inFlight), write(reply, status))
+      })
+
+    /** Stores what arrived of a reply since its last write, unless it has ended. */
+    const flush = (reply: RunningReply) =>
+      Effect.suspend(() =>
+        reply.ended || reply.content.length <= reply.stored ? Effect.void : Effect.flatMap(Deferred.make<void>(), (done) =>
+          Effect.suspend(() => {
+            if (reply.ended) return Effect.void
+            reply.flushing = done
+            return write(reply, "streaming").pipe(
+              Effect.catchAll((e) => Effect.logWarning("chat: a reply flush failed; the next one retries", e)),
+              Effect.ensuring(Effect.suspend(() => {
+                reply.flushing = undefined
+                return Deferred.succeed(done, undefined)
+              }))
+            )
+          }))
+      )
+
+    // While replies are in flight here, one fiber stores what arrived of each every flush interval
+    // (a reply that ends sooner is written once, at its end) and the traces of the turns that ended...
+    const keepFlushing = whileBusy(
+      config.flushInterval,
+      () => running.size > 0 || pendingTraces.length > 0,
+      Effect.suspend(() => Effect.forEach([...running.values()], flush, { discard: true })).pipe(Effect.zipRight(writeTraces))
+    )
+    // ... and one renews their leases every third of a lease.
     const leaseThird = Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration))
     const leaseRound = Schedule.spaced(leaseThird)
-    const scope = yield* Effect.scope
-    // While replies are in flight here, renew their leases every third of a lease.
-    let renewer: Fiber.RuntimeFiber<unknown> | undefined
-    const renewing = Effect.flatMap(leaseEnd, (until) => conversations.renewLeases(leaseOwner, until)).pipe(
-      Effect.catchAll((e) => Effect.logWarning("chat: renewing reply leases failed; the next round retries", e)),
-      Effect.repeat(leaseRound),
-      Effect.delay(leaseThird)
+    const keepRenewing = whileBusy(
+      leaseThird,
+      () => running.size > 0,
+      Effect.flatMap(leaseEnd, (until) => conversations.renewLeases(leaseOwner, until)).pipe(
+        Effect.catchAll((e) => Effect.logWarning("chat: renewing reply leases failed; the next round retries", e))
+      )
     )
-    const startRenewing = Effect.suspend(() =>
-      renewer !== undefined ? Effect.void : Effect.map(Effect.forkIn(renewing, scope), (fiber) => void (renewer = fiber))
-    )
-    const stopRenewingWhenIdle = Effect.suspend(() => {
-      if (running.size > 0 || renewer === undefined) return Effect.void
-      const fiber = renewer
-      renewer = undefined
-      return Fiber.interrupt(fiber)
-    })
     // With shared storage, every process sweeps for replies whose process stopped renewing.
     if (config.sharedStorage) yield* closeOrphans(false).pipe(Effect.repeat(leaseRound), Effect.forkScoped)
 
@@ -214,14 +296,15 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
 
     /**
      * Records the trace of one agent turn (name `chat`): `ok` when the reply
-     * completed or was cancelled by the user, `error` when it failed.
+     * completed or was cancelled by the user, `error` when it failed. It is
+     * stored with the next flush.
      */
     const recordTurn = (deployment: DeploymentRecord, turn: Message, reply: RunningReply, startNanos: bigint, status: TraceStatus) =>
       Effect.gen(function*() {
         if (!tracing.enabled) return
         const end = yield* Clock.currentTimeNanos
         const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
-        yield* traces.append([
+        pendingTraces.push(
           new TraceRecord({
             publisher_id: deployment.publisher_id,
             agent_name: deployment.agent_name,
@@ -233,39 +316,27 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
             input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
             output: truncate(reply.content),
             timestamp: timeOfNanos(startNanos)
-          })
-        ])
-      }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: the trace of a turn could not be stored", e)))
+          }, built)
+        )
+        yield* keepFlushing
+      })
 
-    /** Runs one reply: streams from the agent, stores at intervals and at the end, publishes every chunk. */
+    /** Runs one reply: streams from the agent, publishes every chunk, stores it at the end (the flusher stores it meanwhile). */
     const runReply = (reply: RunningReply, deployment: DeploymentRecord, history: ReadonlyArray<Message>, turn: Message) => {
-      let stored = 0
       let outcome: TraceStatus = "error"
-      const store = (status: MessageStatus) =>
-        Effect.suspend(() => {
-          stored = reply.content.length
-          return DateTime.now.pipe(
-            Effect.flatMap((now) => conversations.updateMessage(reply.message_id, reply.content, status, now))
-          )
-        })
       const end = (status: MessageStatus, error: string) =>
-        store(status).pipe(
+        finish(reply, status).pipe(
           Effect.zipRight(publish(reply.conversation, { _tag: "Failed", message_id: reply.message_id, error })),
           Effect.catchAll((e: StorageError) => Effect.logError("chat: could not store the end of a reply", e))
         )
-      const flushing = Effect.suspend(() => (reply.content.length > stored ? store("streaming") : Effect.void)).pipe(
-        Effect.repeat(Schedule.spaced(config.flushInterval)),
-        Effect.catchAll((e) => Effect.logWarning("chat: a reply flush failed; the next one retries", e))
-      )
-      const stream = runtime.reply({ deployment, history, message: turn }).pipe(
-        Stream.runForEach((chunk) =>
-          Effect.suspend(() => {
-            const offset = reply.content.length
-            reply.content += chunk
-            return publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
-          })
-        )
-      )
+      const delta = (chunk: string) =>
+        Effect.suspend(() => {
+          const offset = reply.content.length
+          reply.content += chunk
+          return publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
+        })
+      const stream = forEachChunk(runtime.reply({ deployment, history, message: turn }), (chunks) =>
+        Effect.forEach(chunks, delta, { discard: true }))
       // A cancel taken by another process arrives on the bus; this process stops the reply itself.
       const cancelRequests = Effect.gen(function*() {
         const requests = yield* bus.subscribe(reply.conversation)
@@ -276,14 +347,16 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         reply.cancelled = true
         if (reply.fiber !== undefined) yield* Fiber.interruptFork(reply.fiber)
       })
-      return Effect.scoped(Effect.gen(function*() {
-        yield* Effect.forkScoped(flushing)
-        if (config.sharedStorage) yield* Effect.forkScoped(Effect.scoped(cancelRequests))
+      const receive = Effect.gen(function*() {
         yield* stream
-        yield* store("complete")
+        yield* finish(reply, "complete")
         outcome = "ok"
         yield* publish(reply.conversation, { _tag: "Completed", message_id: reply.message_id, content: reply.content })
-      })).pipe(
+      })
+      const listening = config.sharedStorage
+        ? Effect.scoped(Effect.zipRight(Effect.forkScoped(Effect.scoped(cancelRequests)), receive))
+        : receive
+      return listening.pipe(
         Effect.catchAll((error: AgentError | StorageError) =>
           end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
         ),
@@ -291,9 +364,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           if (reply.cancelled) outcome = "ok"
           return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
         }),
-        Effect.ensuring(Effect.suspend(() => {
+        Effect.ensuring(Effect.sync(() => {
           if (running.get(reply.conversation) === reply) running.delete(reply.conversation)
-          return stopRenewingWhenIdle
         })),
         (run) =>
           Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
@@ -337,27 +409,9 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           orFail(() => new AttachmentInvalid({ key })),
           Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
         ))
-      const clientId = Option.fromNullable(input.client_message_id)
       const outcome = yield* tx.withTransaction(Effect.gen(function*() {
         const now = yield* DateTime.now
-        // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
-        const conversation = yield* conversations.ensure({
-          id: conversationId,
-          deployment_id: deploymentId,
-          owner_id: principal.user.id,
-          title: firstTitle(content, attached),
-          now
-        })
-        if (conversation.owner_id !== principal.user.id || conversation.deployment_id !== deploymentId) {
-          return yield* new ConversationNotFound({ conversation: conversationId })
-        }
-        if (Option.isSome(clientId)) {
-          const earlier = yield* conversations.findByClientMessageId(conversationId, clientId.value)
-          if (Option.isSome(earlier)) return { _tag: "Repeated" as const, message: earlier.value }
-        }
-        if (conversation.terminal || conversation.user_messages >= config.messageLimit) {
-          return yield* new MessageLimitReached({ limit: config.messageLimit })
-        }
+        // Built of checked values (the request's, the file store's, the clock's): not checked again.
         const message = new Message({
           message_id: MessageId.make(`msg-${yield* ids.next}`),
           role: "user",
@@ -365,9 +419,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           attachments: attached,
           timestamp: now,
           status: "complete"
-        })
-        yield* conversations.append({ conversation_id: conversationId, message, client_message_id: clientId })
-        if (conversation.user_messages + 1 >= config.messageLimit) yield* conversations.markTerminal(conversationId)
+        }, built)
         const reply = new Message({
           message_id: MessageId.make(`msg-${yield* ids.next}`),
           role: "assistant",
@@ -375,23 +427,46 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           attachments: [],
           timestamp: now,
           status: "streaming"
-        })
-        yield* conversations.append({
+        }, built)
+        // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
+        const turn = yield* conversations.startTurn({
           conversation_id: conversationId,
-          message: reply,
-          client_message_id: Option.none(),
-          lease: { owner: leaseOwner, expires_at: yield* leaseEnd }
+          deployment_id: deploymentId,
+          owner_id: principal.user.id,
+          title: firstTitle(content, attached),
+          message,
+          client_message_id: Option.fromNullable(input.client_message_id),
+          reply,
+          lease: { owner: leaseOwner, expires_at: yield* leaseEnd },
+          message_limit: config.messageLimit
         })
+        switch (turn._tag) {
+          case "NotOwner":
+            return yield* new ConversationNotFound({ conversation: conversationId })
+          case "LimitReached":
+            return yield* new MessageLimitReached({ limit: config.messageLimit })
+          case "Repeated":
+            return { _tag: "Repeated" as const, message: turn.message }
+        }
         // A conversation without a user turn yet has no history: no need to read it.
-        const history = conversation.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
+        const history = turn.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
         return { _tag: "Started" as const, message, reply, history }
       }))
       if (outcome._tag === "Started") {
         // A new turn supersedes a reply still in flight.
         yield* stopReply(conversationId)
-        const reply: RunningReply = { conversation: conversationId, message_id: outcome.reply.message_id, content: "", cancelled: false }
+        const reply: RunningReply = {
+          conversation: conversationId,
+          message_id: outcome.reply.message_id,
+          content: "",
+          stored: 0,
+          ended: false,
+          flushing: undefined,
+          cancelled: false
+        }
         running.set(conversationId, reply)
-        yield* startRenewing
+        yield* keepRenewing
+        yield* keepFlushing
         const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
         reply.fiber = yield* FiberSet.run(replies, runReply(reply, deployment, history, outcome.message))
       }

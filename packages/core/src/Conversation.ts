@@ -21,6 +21,11 @@ export type MessageId = typeof MessageId.Type
 /** Longest title, in user-perceived characters. */
 export const maxTitleLength = 80
 
+let segmenter: Intl.Segmenter | undefined
+
+/** The grapheme clusters of a text, by one shared segmenter (making one costs more than segmenting a title). */
+const graphemes = (text: string) => (segmenter ??= new Intl.Segmenter(undefined, { granularity: "grapheme" })).segment(text)
+
 /**
  * Counts user-perceived characters (grapheme clusters), not UTF-16 code
  * units, stopping once past `limit`: walking a long text through the
@@ -28,7 +33,7 @@ export const maxTitleLength = 80
  */
 export const graphemeLength = (text: string, limit = Number.POSITIVE_INFINITY): number => {
   let count = 0
-  for (const _ of new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)) {
+  for (const _ of graphemes(text)) {
     if (++count > limit) break
   }
   return count
@@ -36,9 +41,11 @@ export const graphemeLength = (text: string, limit = Number.POSITIVE_INFINITY): 
 
 /** The first `max` user-perceived characters of a text. */
 export const graphemeSlice = (text: string, max: number): string => {
+  // Every character is at least one UTF-16 unit: a text this short is whole.
+  if (text.length <= max) return text
   let out = ""
   let count = 0
-  for (const { segment } of new Intl.Segmenter(undefined, { granularity: "grapheme" }).segment(text)) {
+  for (const { segment } of graphemes(text)) {
     if (count++ === max) break
     out += segment
   }

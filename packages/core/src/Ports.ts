@@ -11,6 +11,7 @@ import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
 import type { FileRecord } from "./File.js"
 import type { StorageError } from "./Errors.js"
 import type { NewEvent, StoredEvent } from "./Event.js"
+import type { Principal } from "./Principal.js"
 import type { TraceQuery, TraceRecord } from "./Trace.js"
 import type { AccountId, AccountName, AgentId, AgentName, BuildId, Role, SemVer, UserId } from "./Ids.js"
 
@@ -38,9 +39,14 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
 
 /** Bearer tokens, stored only as SHA-256 hashes. */
 export class TokenStore extends Context.Tag("@hosting/core/TokenStore")<TokenStore, {
-  /** The user a token hash belongs to, with the token's expiry (none = does not expire). */
-  readonly findByHash: (hash: string) => Effect.Effect<
-    Option.Option<{ readonly hash: string; readonly user_id: UserId; readonly expires_at: Option.Option<DateTime.Utc> }>,
+  /**
+   * What authentication needs of a token hash, in one read: the token's
+   * expiry (none: it does not expire) and its user with their memberships
+   * (by account name). None when the hash, or the user it belongs to, is
+   * unknown.
+   */
+  readonly findPrincipal: (hash: string) => Effect.Effect<
+    Option.Option<{ readonly hash: string; readonly expires_at: Option.Option<DateTime.Utc>; readonly principal: Principal }>,
     StorageError
   >
   /** Stores a token hash for a user; storing the same hash again changes nothing. */
@@ -187,24 +193,20 @@ export const IdGeneratorRandom: Layer.Layer<IdGenerator> = Layer.succeed(IdGener
 /** Conversations and their messages. */
 export class ConversationStore extends Context.Tag("@hosting/core/ConversationStore")<ConversationStore, {
   readonly find: (id: ConversationId) => Effect.Effect<Option.Option<ConversationRecord>, StorageError>
-  /**
-   * Creates the conversation unless it exists; returns the stored one, whoever
-   * created it. Inside a transaction it also locks the conversation until the
-   * transaction ends (where the database has row locks), so that concurrent
-   * sends to one conversation, even from several processes, take turns.
-   */
-  readonly ensure: (input: {
-    readonly id: ConversationId
-    readonly deployment_id: DeploymentId
-    readonly owner_id: UserId
-    readonly title: string
-    readonly now: DateTime.Utc
-  }) => Effect.Effect<ConversationRecord, StorageError>
   /** A user's conversations on a deployment, most recently updated first. */
   readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<ConversationRecord>, StorageError>
   readonly setTitle: (id: ConversationId, title: string, now: DateTime.Utc) => Effect.Effect<void, StorageError>
-  /** Marks the conversation terminal: it takes no more messages. */
-  readonly markTerminal: (id: ConversationId) => Effect.Effect<void, StorageError>
+  /**
+   * Starts a turn (interface.md send-message rules): creates the
+   * conversation on its first message, then, unless the turn is refused,
+   * stores the user message and the streaming reply and counts the user
+   * message (the one that reaches the limit makes the conversation
+   * terminal). Run it in a transaction: it holds the conversation until the
+   * transaction ends (where the database has row locks), so that concurrent
+   * sends to one conversation, even from several processes, take turns. A
+   * refused turn writes nothing.
+   */
+  readonly startTurn: (turn: TurnInput) => Effect.Effect<TurnStart, StorageError>
   /**
    * Appends a message; a user message counts toward the limit. Moves
    * `updated_at`. A streaming reply carries the lease of the process that
@@ -216,8 +218,6 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
     readonly client_message_id: Option.Option<string>
     readonly lease?: ReplyLease | undefined
   }) => Effect.Effect<void, StorageError>
-  /** The user message sent earlier with this client_message_id, if any. */
-  readonly findByClientMessageId: (conversationId: ConversationId, clientMessageId: string) => Effect.Effect<Option.Option<Message>, StorageError>
   /** Every message of the conversation, oldest first. */
   readonly messages: (conversationId: ConversationId) => Effect.Effect<ReadonlyArray<Message>, StorageError>
   /** The newest assistant message of the conversation. */
@@ -242,6 +242,35 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
     StorageError
   >
 }>() {}
+
+/** A turn to start: the user's message and the reply that answers it, both at the message's time. */
+export interface TurnInput {
+  readonly conversation_id: ConversationId
+  /** Whose conversation it is: a conversation of another user or deployment refuses the turn. */
+  readonly deployment_id: DeploymentId
+  readonly owner_id: UserId
+  /** The title of a conversation this turn creates. */
+  readonly title: string
+  readonly message: Message
+  /** Makes a retried send idempotent: the turn of an earlier message with this id is not started again. */
+  readonly client_message_id: Option.Option<string>
+  /** The empty streaming reply, with the lease of the process that receives it. */
+  readonly reply: Message
+  readonly lease: ReplyLease
+  /** User messages a conversation takes before it is terminal. */
+  readonly message_limit: number
+}
+
+/** What came of starting a turn. */
+export type TurnStart =
+  /** Both messages are stored; `user_messages` is how many the conversation had before this one. */
+  | { readonly _tag: "Started"; readonly user_messages: number }
+  /** The conversation already holds the user message with this client_message_id. */
+  | { readonly _tag: "Repeated"; readonly message: Message }
+  /** The conversation belongs to another user or another deployment. */
+  | { readonly _tag: "NotOwner" }
+  /** The conversation is terminal, or holds as many user messages as the limit. */
+  | { readonly _tag: "LimitReached" }
 
 /** Who is receiving a streaming reply, and until when that claim holds unless renewed. */
 export interface ReplyLease {

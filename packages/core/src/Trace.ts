@@ -93,8 +93,9 @@ export const latencyMs = (startNanos: bigint, endNanos: bigint): number =>
 /** The instant of a nanosecond Unix time. */
 export const timeOfNanos = (nanos: bigint): DateTime.Utc => DateTime.unsafeMake(Number(nanos / 1_000_000n))
 
-/** An OpenTelemetry-style trace id: 32 lowercase hex digits. */
-export const randomTraceId = (): string => {
-  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(16))
-  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
-}
+/**
+ * An OpenTelemetry-style trace id: 32 lowercase hex digits, the 122 random
+ * bits of a UUID v4 among them (Node makes UUIDs from a pool of random bytes,
+ * far cheaper than asking for 16 random bytes each time).
+ */
+export const randomTraceId = (): string => globalThis.crypto.randomUUID().replaceAll("-", "")

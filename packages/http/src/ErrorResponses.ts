@@ -11,6 +11,8 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
 import { Cause, Effect, Option, type Schema } from "effect"
@@ -100,26 +102,80 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
 
 const tooDeep = new Error(`nested more than ${maxJsonDepth} levels deep`)
 
+/** What the platform's reading of a body fails with past its limit (`isBodyTooLarge` recognises it). */
+const tooLarge = new Error("maxBytes exceeded")
+
 /**
- * The request with a `json` that refuses a body nested deeper than
- * `maxJsonDepth` before parsing it, so that nothing downstream recurses into
- * it. The body is still read when the API decodes the payload, as before.
+ * The body of a request as text, failing past `limit` bytes. Unlike the
+ * platform's reading, which destroys the connection of a body past its
+ * limit (a client still sending then loses the 413), the rest of such a
+ * body flows on and is dropped, so the client can finish and read the answer.
  */
-const withDepthLimit = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
-  const json = Effect.flatMap(request.text, (text) =>
-    nestsDeeperThan(text, maxJsonDepth)
-      ? Effect.fail(new HttpServerError.RequestError({ request, reason: "Decode", cause: tooDeep }))
-      : request.json)
-  return new Proxy(request, { get: (target, key) => key === "json" ? json : Reflect.get(target, key, target) })
+const readText = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
+  Effect.async<string, HttpServerError.RequestError>((resume) => {
+    const source = NodeHttpServerRequest.toIncomingMessage(request)
+    const chunks: Array<Buffer> = []
+    let bytes = 0
+    const stop = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+    }
+    const fail = (cause: unknown) => {
+      stop()
+      resume(Effect.fail(new HttpServerError.RequestError({ request, reason: "Decode", cause })))
+    }
+    function onData(chunk: Buffer) {
+      bytes += chunk.length
+      if (bytes <= limit) return void chunks.push(chunk)
+      fail(tooLarge)
+      // Without a reader the stream would stop; flowing, it drops what still comes.
+      source.resume()
+    }
+    function onEnd() {
+      stop()
+      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
+    }
+    function onError(error: Error) {
+      fail(error)
+    }
+    source.on("data", onData)
+    source.once("end", onEnd)
+    source.once("error", onError)
+    return Effect.sync(stop)
+  })
+
+/**
+ * The request with its body read as text by `readText` (once, however often
+ * it is asked for): `text`, `urlParamsBody`, and a `json` that refuses a body
+ * nested deeper than `maxJsonDepth` before parsing it, so that nothing
+ * downstream recurses into it. Other readings (multipart, the raw stream)
+ * stay the platform's, under its limit.
+ */
+const withBodyLimits = (request: HttpServerRequest.HttpServerRequest, limit: number): HttpServerRequest.HttpServerRequest => {
+  const decodeError = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
+  const text = Effect.runSync(Effect.cached(readText(request, limit)))
+  const json = Effect.flatMap(text, (body) =>
+    nestsDeeperThan(body, maxJsonDepth)
+      ? Effect.fail(decodeError(tooDeep))
+      : Effect.try({ try: (): unknown => (body === "" ? null : JSON.parse(body)), catch: decodeError }))
+  const urlParamsBody = Effect.flatMap(text, (body) =>
+    Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(body)), catch: decodeError }))
+  const body: Record<PropertyKey, unknown> = { text, json, urlParamsBody }
+  return new Proxy(request, {
+    get: (target, key) => Object.hasOwn(body, key) ? body[key] : Reflect.get(target, key, target)
+  })
 }
 
-/** Requests without a body (GET, HEAD, DELETE without one) keep the plain request. */
-const limitDepth = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    request.method === "GET" || request.method === "HEAD" ||
-      (request.headers["content-length"] === undefined && request.headers["transfer-encoding"] === undefined)
-      ? app
-      : Effect.provideService(app, HttpServerRequest.HttpServerRequest, withDepthLimit(request)))
+/** Requests with a body get the reading of `withBodyLimits`; every reading keeps the platform's limit too. */
+const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, limit: number) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const headers = request.headers
+    const bodiless = request.method === "GET" || request.method === "HEAD" ||
+      (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined)
+    const limited = HttpServerRequest.withMaxBodySize(app, Option.some(limit))
+    return bodiless ? limited : Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withBodyLimits(request, limit))
+  })
 
 /** File uploads stream to the object store; their limit is the size reserved for the file. */
 const fileUpload = /^\/api\/v1\/deployments\/[^/]+\/files\/[^/]+\/content$/
@@ -138,7 +194,7 @@ const limitBody = (maxBodyBytes: number) => <E, R>(app: Effect.Effect<HttpServer
     if (Number.isFinite(declared) && declared > limit) {
       return json(413, "payload_too_large", `The request body is larger than the ${limit} bytes this route accepts.`)
     }
-    return yield* HttpServerRequest.withMaxBodySize(limitDepth(app), Option.some(limit))
+    return yield* limitRead(app, limit)
   })
 
 /** The API-level middleware that applies the body limit and turns every failure into the error body. */

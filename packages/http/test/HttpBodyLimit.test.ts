@@ -9,29 +9,48 @@ import { expectErrorBody, layer, port, registerBody } from "./HttpTestServer.js"
 
 
 
+/**
+ * Registers with a chunked body: its first part, then, after `pauseMs`, a
+ * readme that takes it past 1 KiB. Gives the status and body of the answer
+ * (-1 when the connection failed).
+ */
+const chunkedRegister = (serverPort: number, account: string, token: string, pauseMs: number) =>
+  Effect.async<{ status: number; body: string }>((resume) => {
+    const req = request({
+      host: "127.0.0.1",
+      port: serverPort,
+      method: "POST",
+      path: `/api/v1/agents/${account}/helper/register`,
+      headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "transfer-encoding": "chunked" }
+    }, (res) => {
+      let body = ""
+      res.on("data", (chunk) => (body += chunk))
+      res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, body })))
+    })
+    req.on("error", () => resume(Effect.succeed({ status: -1, body: "" })))
+    req.write(JSON.stringify(registerBody("b-1")).slice(0, -1))
+    const rest = () => {
+      req.write(`, "readme": "${"y".repeat(4096)}"}`)
+      req.end()
+    }
+    if (pauseMs === 0) rest()
+    else setTimeout(rest, pauseMs)
+  })
+
 describe("HTTP: streamed bodies", () => {
   it.layer(layer({ maxBodyBytes: 1024 }))((it) => {
+    it.effect("a chunked body that passes the limit while it arrives is 413, and the client, still sending, reads it", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const result = yield* chunkedRegister(yield* port, team.account, team.tokens.owner, 50)
+        expect(result.status).toBe(413)
+        expectErrorBody(JSON.parse(result.body), "payload_too_large")
+      }))
+
     it.effect("a chunked body without Content-Length that grows past the limit is 413 too", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        const serverPort = yield* port
-        const result = yield* Effect.async<{ status: number; body: string }>((resume) => {
-          const req = request({
-            host: "127.0.0.1",
-            port: serverPort,
-            method: "POST",
-            path: `/api/v1/agents/${team.account}/helper/register`,
-            headers: { authorization: `Bearer ${team.tokens.owner}`, "content-type": "application/json", "transfer-encoding": "chunked" }
-          }, (res) => {
-            let body = ""
-            res.on("data", (chunk) => (body += chunk))
-            res.on("end", () => resume(Effect.succeed({ status: res.statusCode ?? 0, body })))
-          })
-          req.on("error", () => resume(Effect.succeed({ status: -1, body: "" })))
-          req.write(JSON.stringify(registerBody("b-1")).slice(0, -1))
-          req.write(`, "readme": "${"y".repeat(4096)}"}`)
-          req.end()
-        })
+        const result = yield* chunkedRegister(yield* port, team.account, team.tokens.owner, 0)
         expect(result.status).toBe(413)
         expectErrorBody(JSON.parse(result.body), "payload_too_large")
       }))

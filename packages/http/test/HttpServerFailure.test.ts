@@ -40,7 +40,7 @@ const flakyStores = Layer.effectContext(Effect.gen(function*() {
   return Context.make(Ports.AgentStore, switchable(agents)).pipe(Context.add(Ports.TokenStore, switchable(tokens)))
 }))
 
-const secrets = ["secret", "SELECT", "/var/lib", "sqlite", "StorageError", "at ", "findByHash", "listPublished"]
+const secrets = ["secret", "SELECT", "/var/lib", "sqlite", "StorageError", "at ", "findPrincipal", "listPublished"]
 
 const expectNothingLeaks = (body: unknown) => {
   const text = JSON.stringify(body)

@@ -41,7 +41,7 @@ const pendingWrites = FiberRef.unsafeMake<Array<Write> | undefined>(undefined)
 
 /** Methods that change state; reads and the periodic housekeeping (pruning, leases) are not recorded. */
 const isWrite = (name: string) =>
-  /^(add|remove|upsert|insert|ensure|rename|set|publish|append|mark|update|decide|record|delete|put|apply|restart)/.test(name) &&
+  /^(add|remove|upsert|insert|ensure|rename|set|publish|append|mark|update|decide|record|delete|put|apply|restart|start)/.test(name) &&
   !["pruneExpired", "renewLeases", "recordPoll"].includes(name)
 
 const record = (write: string) =>

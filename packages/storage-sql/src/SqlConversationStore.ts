@@ -28,11 +28,28 @@ interface MessageRow {
   readonly created_at: string
 }
 
+/**
+ * A conversation's row as a turn checks it, with the earlier message of the
+ * turn's client_message_id (its columns are null when there is none).
+ */
+interface TurnRow {
+  readonly owner_id: string
+  readonly deployment_id: string
+  readonly user_messages: number | string
+  readonly terminal: number | boolean
+  readonly earlier_id: string | null
+  readonly role: "user" | "assistant"
+  readonly content: string
+  readonly attachments: string
+  readonly status: Conversation.MessageStatus
+  readonly created_at: string
+}
+
 const toConversation = (row: ConversationRow) =>
   new Conversation.ConversationRecord({
-    id: Conversation.ConversationId.make(row.id),
-    deployment_id: Deployment.DeploymentId.make(row.deployment_id),
-    owner_id: Ids.UserId.make(row.owner_id),
+    id: Conversation.ConversationId.make(row.id, trusted),
+    deployment_id: Deployment.DeploymentId.make(row.deployment_id, trusted),
+    owner_id: Ids.UserId.make(row.owner_id, trusted),
     title: row.title,
     created_at: timeOf(row.created_at),
     updated_at: timeOf(row.updated_at),
@@ -43,7 +60,7 @@ const toConversation = (row: ConversationRow) =>
 
 const toMessage = (row: MessageRow) =>
   new Conversation.Message({
-    message_id: Conversation.MessageId.make(row.id),
+    message_id: Conversation.MessageId.make(row.id, trusted),
     role: row.role,
     content: row.content,
     attachments: (JSON.parse(row.attachments) as Array<Conversation.Attachment>).map((a) => new Conversation.Attachment(a, trusted)),
@@ -65,21 +82,6 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       storageError("SqlConversationStore.find")
     )
 
-  const ensure: Ports.ConversationStore["Type"]["ensure"] = (input) =>
-    Effect.gen(function*() {
-      const now = timeText(input.now)
-      yield* sql`INSERT INTO conversations (id, deployment_id, owner_id, title, created_at, updated_at, user_messages, terminal)
-        VALUES (${input.id}, ${input.deployment_id}, ${input.owner_id}, ${input.title}, ${now}, ${now}, 0, 0)
-        ON CONFLICT (id) DO NOTHING`
-      // SQLite serialises writers already; Postgres locks the row for the rest of the transaction.
-      yield* sql.onDialectOrElse({
-        pg: () => sql`SELECT id FROM conversations WHERE id = ${input.id} FOR UPDATE`,
-        orElse: () => Effect.succeed([])
-      })
-      const rows = yield* sql<ConversationRow>`${select} WHERE c.id = ${input.id}`
-      return toConversation(rows[0]!)
-    }).pipe(storageError("SqlConversationStore.ensure"))
-
   const listFor = (deploymentId: Deployment.DeploymentId, ownerId: Ids.UserId) =>
     sql<ConversationRow>`${select} WHERE c.deployment_id = ${deploymentId} AND c.owner_id = ${ownerId}
       ORDER BY c.updated_at DESC, c.id`.pipe(
@@ -93,28 +95,96 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       storageError("SqlConversationStore.setTitle")
     )
 
-  const markTerminal = (id: Conversation.ConversationId) =>
-    sql`UPDATE conversations SET terminal = 1 WHERE id = ${id}`.pipe(Effect.asVoid, storageError("SqlConversationStore.markTerminal"))
+  /** A message as a row of `messages`. */
+  const messageRow = (
+    conversationId: Conversation.ConversationId,
+    message: Conversation.Message,
+    clientMessageId: Option.Option<string>,
+    lease: Ports.ReplyLease | undefined
+  ) => {
+    const at = timeText(message.timestamp)
+    return {
+      id: message.message_id,
+      conversation_id: conversationId,
+      role: message.role,
+      content: message.content,
+      attachments: JSON.stringify(message.attachments),
+      status: message.status,
+      client_message_id: Option.getOrNull(clientMessageId),
+      created_at: at,
+      updated_at: at,
+      lease_owner: lease?.owner ?? null,
+      lease_expires_at: lease === undefined ? null : timeText(lease.expires_at)
+    }
+  }
 
   const append: Ports.ConversationStore["Type"]["append"] = ({ client_message_id, conversation_id, lease, message }) =>
     Effect.gen(function*() {
       const at = timeText(message.timestamp)
-      yield* sql`INSERT INTO messages (id, conversation_id, role, content, attachments, status, client_message_id, created_at, updated_at,
-          lease_owner, lease_expires_at)
-        VALUES (${message.message_id}, ${conversation_id}, ${message.role}, ${message.content},
-          ${JSON.stringify(message.attachments)}, ${message.status}, ${Option.getOrNull(client_message_id)}, ${at}, ${at},
-          ${lease?.owner ?? null}, ${lease === undefined ? null : timeText(lease.expires_at)})`
+      yield* sql`INSERT INTO messages ${sql.insert(messageRow(conversation_id, message, client_message_id, lease))}`
       yield* message.role === "user"
         ? sql`UPDATE conversations SET user_messages = user_messages + 1, updated_at = ${at} WHERE id = ${conversation_id}`
         : sql`UPDATE conversations SET updated_at = ${at} WHERE id = ${conversation_id}`
     }).pipe(storageError("SqlConversationStore.append"))
 
-  const findByClientMessageId = (conversationId: Conversation.ConversationId, clientMessageId: string) =>
-    sql<MessageRow>`SELECT ${messageColumns} FROM messages
-      WHERE conversation_id = ${conversationId} AND client_message_id = ${clientMessageId}`.pipe(
-      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toMessage)),
-      storageError("SqlConversationStore.findByClientMessageId")
-    )
+  // SQLite serialises writers already; Postgres locks the conversation's row for the rest of the transaction.
+  const lockRow = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF c"), orElse: () => sql.literal("") })
+
+  /** Both messages of a turn, in one statement (the user message first, so it sorts first). */
+  const insertTurn = (turn: Ports.TurnInput) =>
+    sql`INSERT INTO messages ${
+      sql.insert([
+        messageRow(turn.conversation_id, turn.message, turn.client_message_id, undefined),
+        messageRow(turn.conversation_id, turn.reply, Option.none(), turn.lease)
+      ])
+    }`
+
+  /**
+   * Creates the conversation with this turn's message already counted;
+   * `false` when it exists. A limit below one refuses even a first message,
+   * so then nothing is created.
+   */
+  const createWithTurn = (turn: Ports.TurnInput) =>
+    Effect.gen(function*() {
+      if (turn.message_limit < 1) return false
+      const at = timeText(turn.message.timestamp)
+      const created = yield* sql`INSERT INTO conversations
+          (id, deployment_id, owner_id, title, created_at, updated_at, user_messages, terminal)
+        VALUES (${turn.conversation_id}, ${turn.deployment_id}, ${turn.owner_id}, ${turn.title}, ${at}, ${at}, 1,
+          ${turn.message_limit <= 1 ? 1 : 0})
+        ON CONFLICT (id) DO NOTHING RETURNING id`
+      return created.length > 0
+    })
+
+  /** Starts a turn in a conversation that exists: the checks on the locked row, then the writes. */
+  const continueTurn = (turn: Ports.TurnInput) =>
+    Effect.gen(function*() {
+      const [row] = yield* sql<TurnRow>`SELECT c.owner_id, c.deployment_id, c.user_messages, c.terminal,
+          m.id AS earlier_id, m.role, m.content, m.attachments, m.status, m.created_at
+        FROM conversations c
+        LEFT JOIN messages m ON m.conversation_id = c.id AND m.client_message_id = ${Option.getOrNull(turn.client_message_id)}
+        WHERE c.id = ${turn.conversation_id} ${lockRow}`
+      // Absent only under a limit below one, which refuses a first message too.
+      if (row === undefined) return { _tag: "LimitReached" } as const
+      if (row.owner_id !== turn.owner_id || row.deployment_id !== turn.deployment_id) return { _tag: "NotOwner" } as const
+      if (row.earlier_id !== null) {
+        return { _tag: "Repeated", message: toMessage({ ...row, id: row.earlier_id, conversation_id: turn.conversation_id }) } as const
+      }
+      const count = Number(row.user_messages)
+      if (Boolean(Number(row.terminal)) || count >= turn.message_limit) return { _tag: "LimitReached" } as const
+      yield* insertTurn(turn)
+      yield* sql`UPDATE conversations SET user_messages = user_messages + 1, updated_at = ${timeText(turn.message.timestamp)},
+          terminal = CASE WHEN user_messages + 1 >= ${turn.message_limit} THEN 1 ELSE terminal END
+        WHERE id = ${turn.conversation_id}`
+      return { _tag: "Started", user_messages: count } as const
+    })
+
+  const startTurn: Ports.ConversationStore["Type"]["startTurn"] = (turn) =>
+    Effect.gen(function*() {
+      if (!(yield* createWithTurn(turn))) return yield* continueTurn(turn)
+      yield* insertTurn(turn)
+      return { _tag: "Started", user_messages: 0 } as const
+    }).pipe(storageError("SqlConversationStore.startTurn"))
 
   const messages = (conversationId: Conversation.ConversationId) =>
     sql<MessageRow>`SELECT ${messageColumns} FROM messages WHERE conversation_id = ${conversationId} ORDER BY seq`.pipe(
@@ -153,17 +223,15 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
             WHERE status = 'streaming' AND (lease_expires_at IS NULL OR lease_expires_at < ${timeText(before)})
             RETURNING ${messageColumns}`
       })
-      return rows.map((row) => ({ conversation_id: Conversation.ConversationId.make(row.conversation_id), message: toMessage(row) }))
+      return rows.map((row) => ({ conversation_id: Conversation.ConversationId.make(row.conversation_id, trusted), message: toMessage(row) }))
     }).pipe(storageError("SqlConversationStore.closeStreaming"))
 
   return Ports.ConversationStore.of({
     find,
-    ensure,
     listFor,
     setTitle,
-    markTerminal,
+    startTurn,
     append,
-    findByClientMessageId,
     messages,
     latestReply,
     updateMessage,

@@ -23,13 +23,13 @@ interface DeploymentRow {
 
 const toRecord = (row: DeploymentRow) =>
   new Deployment.DeploymentRecord({
-    id: Deployment.DeploymentId.make(row.id),
-    account_id: Ids.AccountId.make(row.account_id),
-    account: Ids.AccountName.make(row.account),
-    publisher_id: Ids.AccountId.make(row.publisher_id),
-    publisher: Ids.AccountName.make(row.publisher),
-    agent_name: Ids.AgentName.make(row.agent_name),
-    build_id: Ids.BuildId.make(row.build_id),
+    id: Deployment.DeploymentId.make(row.id, trusted),
+    account_id: Ids.AccountId.make(row.account_id, trusted),
+    account: Ids.AccountName.make(row.account, trusted),
+    publisher_id: Ids.AccountId.make(row.publisher_id, trusted),
+    publisher: Ids.AccountName.make(row.publisher, trusted),
+    agent_name: Ids.AgentName.make(row.agent_name, trusted),
+    build_id: Ids.BuildId.make(row.build_id, trusted),
     namespace: row.namespace,
     status: row.status,
     deployed_at: timeOf(row.deployed_at),
@@ -91,7 +91,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
       WHERE publisher_id = ${publisherId} AND agent_name = ${agentName} AND undeployed_at IS NULL
         AND account_id <> ${publisherId}
       ORDER BY account_id`.pipe(
-      Effect.map((rows) => rows.map((row) => Ids.AccountId.make(row.account_id))),
+      Effect.map((rows) => rows.map((row) => Ids.AccountId.make(row.account_id, trusted))),
       storageError("SqlDeploymentStore.accountsDeploying")
     )
 

@@ -4,7 +4,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Ids, Ports, Trace } from "@hosting/core"
-import { Effect, Layer, Option } from "effect"
+import { Array as Arr, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface TraceRow {
@@ -34,6 +34,15 @@ const toRecord = (row: TraceRow) =>
     timestamp: timeOf(row.started_at)
   }, trusted)
 
+/** Traces per statement: within the bound parameters a statement takes (SQLite 32,766, Postgres 65,535). */
+const rowsPerStatement = 500
+
+/** The last trace of each id: one statement may not write a row twice (Postgres refuses). */
+const lastOfEach = (records: ReadonlyArray<Trace.TraceRecord>) =>
+  records.length < 2
+    ? records
+    : [...new Map(records.map((t) => [`${t.publisher_id}\u0000${t.agent_name}\u0000${t.trace_id}`, t])).values()]
+
 /** The filters of a query as one WHERE condition. */
 const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
   sql.and([
@@ -57,17 +66,33 @@ export const countStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
 export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const append = (records: ReadonlyArray<Trace.TraceRecord>) =>
-    Effect.forEach(records, (t) =>
-      sql`INSERT INTO traces (publisher_id, agent_name, trace_id, account_id, name, status, latency_ms, input, output, started_at)
-        VALUES (${t.publisher_id}, ${t.agent_name}, ${t.trace_id}, ${t.account_id}, ${t.name}, ${t.status}, ${t.latency_ms},
-          ${t.input}, ${t.output}, ${timeText(t.timestamp)})
-        ON CONFLICT (publisher_id, agent_name, trace_id) DO UPDATE SET account_id = excluded.account_id, name = excluded.name,
-          status = excluded.status, latency_ms = excluded.latency_ms, input = excluded.input, output = excluded.output,
-          started_at = excluded.started_at`, { discard: true }).pipe(
-      sql.withTransaction,
-      storageError("SqlTraceStore.append")
-    )
+  /** Stores a batch of traces in one statement; a stored trace with the id of one of them is replaced. */
+  const insert = (batch: ReadonlyArray<Trace.TraceRecord>) =>
+    sql`INSERT INTO traces ${
+      sql.insert(batch.map((t) => ({
+        publisher_id: t.publisher_id,
+        agent_name: t.agent_name,
+        trace_id: t.trace_id,
+        account_id: t.account_id,
+        name: t.name,
+        status: t.status,
+        latency_ms: t.latency_ms,
+        input: t.input,
+        output: t.output,
+        started_at: timeText(t.timestamp)
+      })))
+    }
+      ON CONFLICT (publisher_id, agent_name, trace_id) DO UPDATE SET account_id = excluded.account_id, name = excluded.name,
+        status = excluded.status, latency_ms = excluded.latency_ms, input = excluded.input, output = excluded.output,
+        started_at = excluded.started_at`
+
+  // One statement is atomic by itself: only traces that take several need a transaction around them.
+  const append = (records: ReadonlyArray<Trace.TraceRecord>) => {
+    const batches = Arr.chunksOf(lastOfEach(records), rowsPerStatement)
+    if (batches.length === 0) return Effect.void
+    const writes = batches.length === 1 ? insert(batches[0]!) : Effect.forEach(batches, insert, { discard: true }).pipe(sql.withTransaction)
+    return writes.pipe(Effect.asVoid, storageError("SqlTraceStore.append"))
+  }
 
   const query = (q: Trace.TraceQuery) =>
     q.account_ids.length === 0

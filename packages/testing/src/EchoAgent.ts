@@ -23,6 +23,8 @@ export const make = (options: EchoOptions = {}) =>
         ? message.content
         : `Received ${message.attachments.length} file(s): ${message.attachments.map((a) => a.filename).join(", ")}`
       const delay = Duration.decode(options.delay ?? 0)
+      // With no pause and no failure to stage, the words go as one chunk: no effect per word.
+      if (Duration.toMillis(delay) === 0 && options.failOn === undefined) return Stream.fromIterable(chunksOf(text))
       return Stream.fromIterable(chunksOf(text)).pipe(
         Stream.mapEffect((chunk) =>
           options.failOn !== undefined && chunk.includes(options.failOn)

@@ -94,6 +94,12 @@ export const make = Effect.gen(function*() {
         })))
   })
 
+  const membershipsOf = (userId: Ids.UserId) =>
+    [...state.memberships.values()]
+      .filter((m) => m.user_id === userId)
+      .map((m) => new Account.Membership({ account_id: m.account_id, account: accountName(m.account_id), role: m.role }))
+      .sort((a, b) => a.account.localeCompare(b.account))
+
   const accounts = Ports.AccountStore.of({
     findByName: (name) => Effect.sync(() => Option.fromNullable([...state.accounts.values()].find((a) => a.name === name))),
     findById: (id) => Effect.sync(() => Option.fromNullable(state.accounts.get(id))),
@@ -117,13 +123,7 @@ export const make = Effect.gen(function*() {
     upsertUser: (user) => Effect.sync(() => void state.users.set(user.id, user)),
     setMembership: (account_id, user_id, role) =>
       Effect.sync(() => void state.memberships.set(membershipKey(account_id, user_id), { account_id, user_id, role })),
-    membershipsOf: (userId) =>
-      Effect.sync(() =>
-        [...state.memberships.values()]
-          .filter((m) => m.user_id === userId)
-          .map((m) => new Account.Membership({ account_id: m.account_id, account: accountName(m.account_id), role: m.role }))
-          .sort((a, b) => a.account.localeCompare(b.account))
-      ),
+    membershipsOf: (userId) => Effect.sync(() => membershipsOf(userId)),
     membersOf: (accountId) =>
       Effect.sync(() =>
         [...state.memberships.values()]
@@ -134,7 +134,13 @@ export const make = Effect.gen(function*() {
   })
 
   const tokens = Ports.TokenStore.of({
-    findByHash: (hash) => Effect.sync(() => Option.fromNullable(state.tokens.get(hash))),
+    findPrincipal: (hash) =>
+      Effect.sync(() => {
+        const token = state.tokens.get(hash)
+        const user = token === undefined ? undefined : state.users.get(token.user_id)
+        if (token === undefined || user === undefined) return Option.none()
+        return Option.some({ hash, expires_at: token.expires_at, principal: { user, memberships: membershipsOf(user.id) } })
+      }),
     add: (input) =>
       Effect.sync(() => {
         if (!state.tokens.has(input.hash)) {
@@ -328,24 +334,41 @@ export const make = Effect.gen(function*() {
     })
   const messagesOf = (id: string) => state.messages.filter((m) => m.conversation_id === id)
 
+  /** The checks and writes of a turn, on the state as it is (transactions run one at a time). */
+  const startTurn = (turn: Ports.TurnInput): Ports.TurnStart => {
+    const id = turn.conversation_id
+    const existing = state.conversations.get(id)
+    if (existing === undefined && turn.message_limit < 1) return { _tag: "LimitReached" }
+    const conversation = existing ?? {
+      id,
+      deployment_id: turn.deployment_id,
+      owner_id: turn.owner_id,
+      title: turn.title,
+      created_at: turn.message.timestamp,
+      updated_at: turn.message.timestamp,
+      user_messages: 0,
+      terminal: false
+    }
+    if (conversation.owner_id !== turn.owner_id || conversation.deployment_id !== turn.deployment_id) return { _tag: "NotOwner" }
+    const clientId = Option.getOrUndefined(turn.client_message_id)
+    const earlier = clientId === undefined ? undefined : messagesOf(id).find((m) => m.client_message_id === clientId)
+    if (earlier !== undefined) return { _tag: "Repeated", message: earlier.message }
+    if (conversation.terminal || conversation.user_messages >= turn.message_limit) return { _tag: "LimitReached" }
+    state.messages.push(
+      { conversation_id: id, client_message_id: clientId, message: turn.message, lease: undefined },
+      { conversation_id: id, client_message_id: undefined, message: turn.reply, lease: turn.lease }
+    )
+    state.conversations.set(id, {
+      ...conversation,
+      updated_at: turn.message.timestamp,
+      user_messages: conversation.user_messages + 1,
+      terminal: conversation.terminal || conversation.user_messages + 1 >= turn.message_limit
+    })
+    return { _tag: "Started", user_messages: conversation.user_messages }
+  }
+
   const conversations = Ports.ConversationStore.of({
     find: (id) => Effect.sync(() => Option.map(Option.fromNullable(state.conversations.get(id)), withStreaming)),
-    ensure: (input) =>
-      Effect.sync(() => {
-        if (!state.conversations.has(input.id)) {
-          state.conversations.set(input.id, {
-            id: input.id,
-            deployment_id: input.deployment_id,
-            owner_id: input.owner_id,
-            title: input.title,
-            created_at: input.now,
-            updated_at: input.now,
-            user_messages: 0,
-            terminal: false
-          })
-        }
-        return withStreaming(state.conversations.get(input.id)!)
-      }),
     listFor: (deploymentId, ownerId) =>
       Effect.sync(() =>
         [...state.conversations.values()]
@@ -358,11 +381,7 @@ export const make = Effect.gen(function*() {
         const c = state.conversations.get(id)
         if (c) state.conversations.set(id, { ...c, title, updated_at: now })
       }),
-    markTerminal: (id) =>
-      Effect.sync(() => {
-        const c = state.conversations.get(id)
-        if (c) state.conversations.set(id, { ...c, terminal: true })
-      }),
+    startTurn: (turn) => Effect.sync(() => startTurn(turn)),
     append: ({ client_message_id, conversation_id, lease, message }) =>
       Effect.sync(() => {
         state.messages.push({ conversation_id, client_message_id: Option.getOrUndefined(client_message_id), message, lease })
@@ -375,10 +394,6 @@ export const make = Effect.gen(function*() {
           })
         }
       }),
-    findByClientMessageId: (conversationId, clientMessageId) =>
-      Effect.sync(() =>
-        Option.fromNullable(messagesOf(conversationId).find((m) => m.client_message_id === clientMessageId)?.message)
-      ),
     messages: (conversationId) => Effect.sync(() => messagesOf(conversationId).map((m) => m.message)),
     latestReply: (conversationId) =>
       Effect.sync(() =>

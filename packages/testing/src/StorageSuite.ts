@@ -112,7 +112,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
       })
 
       describe("TokenStore", () => {
-        it.effect("finds a user by token hash with the expiry; adding the same hash twice is harmless", () =>
+        it.effect("finds a user by token hash with the expiry; adding the same hash twice is harmless; remove is once", () =>
           Effect.gen(function*() {
             const tokens = yield* Ports.TokenStore
             const user = yield* newUser
@@ -120,13 +120,43 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const expires = at("2027-01-01T00:00:00.000Z")
             yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), now: at("2026-11-01T00:00:00.000Z") })
             yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), now: at("2026-11-01T00:00:00.000Z") })
-            const found = Option.getOrThrow(yield* tokens.findByHash(hash))
-            expect(found.user_id).toBe(user.id)
+            const found = Option.getOrThrow(yield* tokens.findPrincipal(hash))
+            expect(found.principal.user.id).toBe(user.id)
             expect(Option.map(found.expires_at, DateTime.formatIso)).toEqual(Option.some("2027-01-01T00:00:00.000Z"))
-            expect(Option.isNone(yield* tokens.findByHash(uniqueName("other")))).toBe(true)
+            expect(Option.isNone(yield* tokens.findPrincipal(uniqueName("other")))).toBe(true)
             expect(yield* tokens.remove(hash)).toBe(true)
-            expect(Option.isNone(yield* tokens.findByHash(hash))).toBe(true)
+            expect(Option.isNone(yield* tokens.findPrincipal(hash))).toBe(true)
             expect(yield* tokens.remove(hash)).toBe(false)
+          }))
+
+        it.effect("findPrincipal gives the token's user with their memberships, by account name", () =>
+          Effect.gen(function*() {
+            const tokens = yield* Ports.TokenStore
+            const accounts = yield* Ports.AccountStore
+            const user = yield* newUser
+            // Names that differ only in their last letter sort alike in every collation.
+            const base = uniqueName("acct")
+            const named = (suffix: string) =>
+              accounts.ensure({
+                id: Ids.AccountId.make(uniqueName("id")),
+                name: Ids.AccountName.make(`${base}-${suffix}`),
+                now: at("2026-11-01T10:00:00.000Z")
+              })
+            const second = yield* named("b")
+            const first = yield* named("a")
+            yield* accounts.setMembership(second.id, user.id, "member")
+            yield* accounts.setMembership(first.id, user.id, "owner")
+            const hash = uniqueName("hash")
+            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
+            const found = Option.getOrThrow(yield* tokens.findPrincipal(hash))
+            expect([found.hash, Option.isNone(found.expires_at), found.principal.user.id, found.principal.user.name])
+              .toEqual([hash, true, user.id, "Test User"])
+            expect(found.principal.memberships.map((m) => [m.account_id, m.account, m.role]))
+              .toEqual([[first.id, first.name, "owner"], [second.id, second.name, "member"]])
+            const loner = yield* newUser
+            const lonerHash = uniqueName("hash")
+            yield* tokens.add({ hash: lonerHash, user_id: loner.id, expires_at: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
+            expect(Option.getOrThrow(yield* tokens.findPrincipal(lonerHash)).principal.memberships).toEqual([])
           }))
       })
 
@@ -347,14 +377,6 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
       })
 
       describe("ConversationStore", () => {
-        const newConversation = Effect.gen(function*() {
-          const store = yield* Ports.ConversationStore
-          const user = yield* newUser
-          const id = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
-          const deployment = Deployment.DeploymentId.make(uniqueName("dep"))
-          const stored = yield* store.ensure({ id, deployment_id: deployment, owner_id: user.id, title: "first", now: at("2026-11-01T10:00:00.000Z") })
-          return { store, user, id, deployment, stored }
-        })
         const message = (role: "user" | "assistant", content: string, time: string, status: Conversation.MessageStatus = "complete") =>
           new Conversation.Message({
             message_id: Conversation.MessageId.make(uniqueName("msg")),
@@ -364,18 +386,147 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             timestamp: at(time),
             status
           })
+        /** A turn of `content` at `time`, with a fresh reply leased until a minute later. */
+        const turnOf = (
+          where: { readonly id: Conversation.ConversationId; readonly deployment: Deployment.DeploymentId; readonly owner: Ids.UserId },
+          content: string,
+          time: string,
+          options: { readonly clientId?: string; readonly limit?: number; readonly title?: string } = {}
+        ): Ports.TurnInput => ({
+          conversation_id: where.id,
+          deployment_id: where.deployment,
+          owner_id: where.owner,
+          title: options.title ?? content,
+          message: message("user", content, time),
+          client_message_id: Option.fromNullable(options.clientId),
+          reply: message("assistant", "", time, "streaming"),
+          lease: { owner: uniqueName("process"), expires_at: DateTime.addDuration(at(time), "1 minute") },
+          message_limit: options.limit ?? 200
+        })
+        /** A conversation created by a first turn ("first"), its reply completed ("answer"). */
+        const newConversation = Effect.gen(function*() {
+          const store = yield* Ports.ConversationStore
+          const user = yield* newUser
+          const id = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+          const deployment = Deployment.DeploymentId.make(uniqueName("dep"))
+          const where = { id, deployment, owner: user.id }
+          const first = turnOf(where, "first", "2026-11-01T10:00:00.000Z")
+          expect(yield* store.startTurn(first)).toEqual({ _tag: "Started", user_messages: 0 })
+          yield* store.updateMessage(first.reply.message_id, "answer", "complete", at("2026-11-01T10:00:01.000Z"))
+          return { store, user, id, deployment, where }
+        })
+        const contentsOf = (messages: ReadonlyArray<Conversation.Message>) => messages.map((m) => [m.role, m.content, m.status])
 
-        it.effect("ensure creates a conversation once; a second ensure returns the first, owner and title unchanged", () =>
+        it.effect("startTurn creates the conversation with its first turn: the user message counted, then the reply streaming", () =>
           Effect.gen(function*() {
-            const { deployment, id, store, stored } = yield* newConversation
-            expect([stored.title, stored.user_messages, stored.terminal, stored.assistant_streaming]).toEqual(["first", 0, false, false])
-            const other = yield* newUser
-            const again = yield* store.ensure({ id, deployment_id: deployment, owner_id: other.id, title: "second", now: at("2026-11-02T10:00:00.000Z") })
-            expect([again.owner_id, again.title]).toEqual([stored.owner_id, "first"])
+            const store = yield* Ports.ConversationStore
+            const user = yield* newUser
+            const id = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+            const deployment = Deployment.DeploymentId.make(uniqueName("dep"))
+            const turn = turnOf({ id, deployment, owner: user.id }, "hi", "2026-11-01T10:01:00.000Z", { title: "A title" })
+            expect(yield* store.startTurn(turn)).toEqual({ _tag: "Started", user_messages: 0 })
+            const stored = Option.getOrThrow(yield* store.find(id))
+            expect([stored.owner_id, stored.deployment_id, stored.title, stored.user_messages, stored.terminal, stored.assistant_streaming])
+              .toEqual([user.id, deployment, "A title", 1, false, true])
+            expect([DateTime.formatIso(stored.created_at), DateTime.formatIso(stored.updated_at)])
+              .toEqual(["2026-11-01T10:01:00.000Z", "2026-11-01T10:01:00.000Z"])
+            const all = yield* store.messages(id)
+            expect(all.map((m) => m.message_id)).toEqual([turn.message.message_id, turn.reply.message_id])
+            expect(contentsOf(all)).toEqual([["user", "hi", "complete"], ["assistant", "", "streaming"]])
+            expect(all[0]!.attachments.map((a) => a.filename)).toEqual(["a.txt"])
+            expect(Option.getOrThrow(yield* store.latestReply(id)).message_id).toBe(turn.reply.message_id)
             expect(Option.isNone(yield* store.find(Conversation.ConversationId.make(globalThis.crypto.randomUUID())))).toBe(true)
           }))
 
-        it.effect("messages append in order; user messages count; updated_at moves; streaming replies show", () =>
+        it.effect("a later turn counts and moves updated_at; a turn of another user or deployment is refused, writing nothing", () =>
+          Effect.gen(function*() {
+            const { deployment, id, store, where } = yield* newConversation
+            const stranger = yield* newUser
+            expect(yield* store.startTurn(turnOf({ ...where, owner: stranger.id }, "mine?", "2026-11-02T10:00:00.000Z")))
+              .toEqual({ _tag: "NotOwner" })
+            const elsewhere = Deployment.DeploymentId.make(uniqueName("dep"))
+            expect(yield* store.startTurn(turnOf({ ...where, deployment: elsewhere }, "here?", "2026-11-02T10:00:00.000Z")))
+              .toEqual({ _tag: "NotOwner" })
+            expect(yield* store.startTurn(turnOf(where, "again", "2026-11-03T10:00:00.000Z", { title: "ignored" })))
+              .toEqual({ _tag: "Started", user_messages: 1 })
+            const stored = Option.getOrThrow(yield* store.find(id))
+            expect([stored.owner_id, stored.deployment_id, stored.title, stored.user_messages]).toEqual([where.owner, deployment, "first", 2])
+            expect(DateTime.formatIso(stored.updated_at)).toBe("2026-11-03T10:00:00.000Z")
+            expect(contentsOf(yield* store.messages(id))).toEqual([
+              ["user", "first", "complete"],
+              ["assistant", "answer", "complete"],
+              ["user", "again", "complete"],
+              ["assistant", "", "streaming"]
+            ])
+          }))
+
+        it.effect("a turn with a client_message_id already used in the conversation gives the earlier message and writes nothing", () =>
+          Effect.gen(function*() {
+            const { id, store, where } = yield* newConversation
+            const turn = turnOf(where, "once", "2026-11-02T10:00:00.000Z", { clientId: "c-1" })
+            expect(yield* store.startTurn(turn)).toEqual({ _tag: "Started", user_messages: 1 })
+            const retried = yield* store.startTurn(turnOf(where, "once", "2026-11-02T10:00:05.000Z", { clientId: "c-1" }))
+            expect(retried._tag === "Repeated" && [retried.message.message_id, retried.message.content, retried.message.role])
+              .toEqual([turn.message.message_id, "once", "user"])
+            expect(retried._tag === "Repeated" && DateTime.formatIso(retried.message.timestamp)).toBe("2026-11-02T10:00:00.000Z")
+            expect(Option.getOrThrow(yield* store.find(id)).user_messages).toBe(2)
+            expect((yield* store.messages(id)).length).toBe(4)
+            expect(yield* store.startTurn(turnOf(where, "new", "2026-11-02T10:01:00.000Z", { clientId: "c-2" })))
+              .toEqual({ _tag: "Started", user_messages: 2 })
+            const other = yield* newConversation
+            expect(yield* other.store.startTurn(turnOf(other.where, "elsewhere", "2026-11-02T10:00:00.000Z", { clientId: "c-1" })))
+              .toEqual({ _tag: "Started", user_messages: 1 })
+          }))
+
+        it.effect("the turn that reaches the limit makes the conversation terminal; later turns, or a lower limit, are refused", () =>
+          Effect.gen(function*() {
+            const { id, store, where } = yield* newConversation
+            expect(yield* store.startTurn(turnOf(where, "two", "2026-11-02T10:00:00.000Z", { limit: 3 })))
+              .toEqual({ _tag: "Started", user_messages: 1 })
+            expect(yield* store.startTurn(turnOf(where, "three", "2026-11-02T10:01:00.000Z", { limit: 2 })))
+              .toEqual({ _tag: "LimitReached" })
+            expect(Option.getOrThrow(yield* store.find(id)).terminal).toBe(false)
+            expect(yield* store.startTurn(turnOf(where, "three", "2026-11-02T10:02:00.000Z", { limit: 3 })))
+              .toEqual({ _tag: "Started", user_messages: 2 })
+            expect(Option.getOrThrow(yield* store.find(id)).terminal).toBe(true)
+            expect(yield* store.startTurn(turnOf(where, "four", "2026-11-02T10:03:00.000Z", { limit: 10 })))
+              .toEqual({ _tag: "LimitReached" })
+            const stored = Option.getOrThrow(yield* store.find(id))
+            expect([stored.user_messages, DateTime.formatIso(stored.updated_at)]).toEqual([3, "2026-11-02T10:02:00.000Z"])
+            expect((yield* store.messages(id)).length).toBe(6)
+            const single = { ...where, id: Conversation.ConversationId.make(globalThis.crypto.randomUUID()) }
+            expect(yield* store.startTurn(turnOf(single, "only", "2026-11-02T10:00:00.000Z", { limit: 1 })))
+              .toEqual({ _tag: "Started", user_messages: 0 })
+            expect(Option.getOrThrow(yield* store.find(single.id)).terminal).toBe(true)
+            const none = { ...where, id: Conversation.ConversationId.make(globalThis.crypto.randomUUID()) }
+            expect(yield* store.startTurn(turnOf(none, "never", "2026-11-02T10:00:00.000Z", { limit: 0 }))).toEqual({ _tag: "LimitReached" })
+            expect(Option.isNone(yield* store.find(none.id))).toBe(true)
+          }))
+
+        it.effect("concurrent turns on one conversation, each in its transaction, take turns: counted once each, up to the limit", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.ConversationStore
+            const tx = yield* Ports.Transactor
+            const user = yield* newUser
+            const where = {
+              id: Conversation.ConversationId.make(globalThis.crypto.randomUUID()),
+              deployment: Deployment.DeploymentId.make(uniqueName("dep")),
+              owner: user.id
+            }
+            const outcomes = yield* Effect.forEach(
+              Array.from({ length: 6 }, (_, i) => turnOf(where, `m${i}`, "2026-11-02T10:00:00.000Z", { limit: 4 })),
+              (turn) => tx.withTransaction(store.startTurn(turn)),
+              { concurrency: "unbounded" }
+            )
+            const started = outcomes.flatMap((o) => (o._tag === "Started" ? [o.user_messages] : []))
+            expect(started.sort()).toEqual([0, 1, 2, 3])
+            expect(outcomes.filter((o) => o._tag === "LimitReached").length).toBe(2)
+            const stored = Option.getOrThrow(yield* store.find(where.id))
+            expect([stored.user_messages, stored.terminal]).toEqual([4, true])
+            expect((yield* store.messages(where.id)).map((m) => m.role)).toEqual(Array.from({ length: 4 }, () => ["user", "assistant"]).flat())
+          }))
+
+        it.effect("append adds a message, a user one counted; updateMessage replaces a reply's content and status", () =>
           Effect.gen(function*() {
             const { id, store } = yield* newConversation
             const question = message("user", "hi", "2026-11-01T10:01:00.000Z")
@@ -383,17 +534,12 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             yield* store.append({ conversation_id: id, message: question, client_message_id: Option.some("c-1") })
             yield* store.append({ conversation_id: id, message: reply, client_message_id: Option.none() })
             const during = Option.getOrThrow(yield* store.find(id))
-            expect([during.user_messages, during.assistant_streaming]).toEqual([1, true])
+            expect([during.user_messages, during.assistant_streaming]).toEqual([2, true])
             expect(DateTime.formatIso(during.updated_at)).toBe("2026-11-01T10:01:01.000Z")
             yield* store.updateMessage(reply.message_id, "hello", "complete", at("2026-11-01T10:01:02.000Z"))
-            const after = Option.getOrThrow(yield* store.find(id))
-            expect(after.assistant_streaming).toBe(false)
-            const all = yield* store.messages(id)
-            expect(all.map((m) => [m.role, m.content, m.status])).toEqual([["user", "hi", "complete"], ["assistant", "hello", "complete"]])
-            expect(all[0]!.attachments.map((a) => a.filename)).toEqual(["a.txt"])
+            expect(Option.getOrThrow(yield* store.find(id)).assistant_streaming).toBe(false)
+            expect(contentsOf(yield* store.messages(id)).slice(2)).toEqual([["user", "hi", "complete"], ["assistant", "hello", "complete"]])
             expect(Option.getOrThrow(yield* store.latestReply(id)).content).toBe("hello")
-            expect(Option.getOrThrow(yield* store.findByClientMessageId(id, "c-1")).message_id).toBe(question.message_id)
-            expect(Option.isNone(yield* store.findByClientMessageId(id, "c-2"))).toBe(true)
           }))
 
         it.effect("streaming replies close by lease: an ended lease closes, a renewed one stays; without a time all close, content kept", () =>
@@ -426,17 +572,30 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(Option.getOrThrow(yield* store.find(id)).assistant_streaming).toBe(true)
             expect(mine(yield* store.closeStreaming(Option.none()))).toEqual([renewed.message_id])
             const all = yield* store.messages(id)
-            expect(all.map((m) => [m.content, m.status])).toEqual([["part", "failed"], ["", "failed"], ["", "failed"]])
+            expect(all.slice(2).map((m) => [m.content, m.status])).toEqual([["part", "failed"], ["", "failed"], ["", "failed"]])
+          }))
+
+        it.effect("a turn's reply carries its lease: it closes when the lease ends, and stays while renewed", () =>
+          Effect.gen(function*() {
+            const { store, where } = yield* newConversation
+            const turn = turnOf(where, "leased", "2026-11-01T10:05:00.000Z")
+            yield* store.startTurn(turn)
+            const mine = (closed: ReadonlyArray<{ readonly message: Conversation.Message }>) =>
+              closed.filter((c) => c.message.message_id === turn.reply.message_id).length
+            expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:05:30.000Z"))))).toBe(0)
+            yield* store.renewLeases(turn.lease.owner, at("2026-11-01T10:07:00.000Z"))
+            expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:06:30.000Z"))))).toBe(0)
+            expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:07:30.000Z"))))).toBe(1)
           }))
 
         it.effect("listFor gives a user's conversations on a deployment, most recently updated first; title and terminal stick", () =>
           Effect.gen(function*() {
-            const { deployment, id, store, user } = yield* newConversation
+            const { deployment, id, store, user, where } = yield* newConversation
             const second = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
-            yield* store.ensure({ id: second, deployment_id: deployment, owner_id: user.id, title: "later", now: at("2026-11-03T10:00:00.000Z") })
+            yield* store.startTurn(turnOf({ ...where, id: second }, "later", "2026-11-03T10:00:00.000Z"))
             expect((yield* store.listFor(deployment, user.id)).map((c) => c.id)).toEqual([second, id])
             yield* store.setTitle(id, "renamed", at("2026-11-04T10:00:00.000Z"))
-            yield* store.markTerminal(id)
+            yield* store.startTurn(turnOf(where, "last", "2026-11-04T10:00:00.000Z", { limit: 2 }))
             const listed = yield* store.listFor(deployment, user.id)
             expect(listed.map((c) => [c.id, c.title, c.terminal])).toEqual([[id, "renamed", true], [second, "later", false]])
             expect(yield* store.listFor(deployment, (yield* newUser).id)).toEqual([])
@@ -578,6 +737,21 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
               .toEqual(["chat", "ok", 12.5, "hi ✓", "replaced", "2026-11-01T10:00:00.000Z"])
             expect((yield* query(publisher, agentName, [publisher, other])).total).toBe(4)
             expect(yield* query(publisher, agentName, [])).toEqual({ traces: [], total: 0 })
+          }))
+
+        it.effect("a batch that holds one id twice keeps the later trace; a batch larger than one statement lands whole", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.TraceStore
+            const publisher = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            const first = traceOf(publisher, agentName, publisher, "t-1", "2026-11-01T10:00:00.000Z")
+            yield* store.append([first, new Trace.TraceRecord({ ...first, output: "later" })])
+            const [only] = (yield* query(publisher, agentName, [publisher])).traces
+            expect([only?.trace_id, only?.output]).toEqual(["t-1", "later"])
+            yield* store.append([])
+            yield* store.append(Array.from({ length: 1200 }, (_, i) =>
+              traceOf(publisher, agentName, publisher, `many-${i}`, "2026-11-02T10:00:00.000Z")))
+            expect((yield* query(publisher, agentName, [publisher])).total).toBe(1201)
           }))
 
         it.effect("filters by time window (both ends inclusive) and status, and pages with limit and offset", () =>

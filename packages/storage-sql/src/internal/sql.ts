@@ -1,10 +1,17 @@
 import { Errors } from "@hosting/core"
 import { DateTime, Effect } from "effect"
 
-/** Maps driver and decoding failures of one repository method into the port's error. */
+/**
+ * The span of one repository method. The call site a span records would
+ * always be this module, so none is captured (capturing costs an Error per
+ * call).
+ */
+const spanOptions = { captureStackTrace: false } as const
+
+/** Maps driver and decoding failures of one repository method into the port's error, in the method's span. */
 export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.mapError(effect, (cause) => new Errors.StorageError({ operation, cause })).pipe(
-    Effect.withSpan(operation)
+    Effect.withSpan(operation, spanOptions)
   )
 
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */
@@ -14,8 +21,8 @@ export const timeText = (time: DateTime.Utc): string => DateTime.formatIso(time)
 export const timeOf = (text: string): DateTime.Utc => DateTime.unsafeMake(text)
 
 /**
- * Options for building a domain record from a row this storage wrote: the
- * schema checked the values on their way in, so they are not checked again
- * on every read.
+ * Options for building a domain record or a branded id from a row this
+ * storage wrote: the schema checked the values on their way in, so they are
+ * not checked again on every read.
  */
 export const trusted = { disableValidation: true } as const

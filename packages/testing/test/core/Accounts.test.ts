@@ -118,10 +118,10 @@ describe("Identity", () => {
       Effect.gen(function*() {
         const team = yield* Seed.team
         const tokens = yield* Ports.TokenStore
-        expect(Option.isNone(yield* tokens.findByHash(team.tokens.owner))).toBe(true)
+        expect(Option.isNone(yield* tokens.findPrincipal(team.tokens.owner))).toBe(true)
         const hash = yield* Identity.hashToken(team.tokens.owner)
         expect(hash).toMatch(/^[0-9a-f]{64}$/)
-        expect(Option.isSome(yield* tokens.findByHash(hash))).toBe(true)
+        expect(Option.isSome(yield* tokens.findPrincipal(hash))).toBe(true)
       }))
   })
 })
