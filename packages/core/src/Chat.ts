@@ -208,29 +208,44 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         return inFlight === undefined ? write(reply, status) : Effect.zipRight(Deferred.await(inFlight), write(reply, status))
       })
 
-    /** Stores what arrived of a reply since its last write, unless it has ended. */
-    const flush = (reply: RunningReply) =>
-      Effect.suspend(() =>
-        reply.ended || reply.content.length <= reply.stored ? Effect.void : Effect.flatMap(Deferred.make<void>(), (done) =>
-          Effect.suspend(() => {
-            if (reply.ended) return Effect.void
+    /**
+     * Stores what arrived of every reply in flight since its last write, in
+     * one write for all of them; a reply that has ended is left to its last
+     * write, which waits for this one.
+     */
+    const flushAll = Effect.suspend(() => {
+      const due = [...running.values()].filter((reply) => !reply.ended && reply.content.length > reply.stored)
+      if (due.length === 0) return Effect.void
+      return Effect.flatMap(Deferred.make<void>(), (done) =>
+        Effect.suspend(() => {
+          const progress = due.map((reply) => {
             reply.flushing = done
-            return write(reply, "streaming").pipe(
-              Effect.catchAll((e) => Effect.logWarning("chat: a reply flush failed; the next one retries", e)),
-              Effect.ensuring(Effect.suspend(() => {
-                reply.flushing = undefined
-                return Deferred.succeed(done, undefined)
-              }))
-            )
-          }))
-      )
+            reply.stored = reply.content.length
+            return { id: reply.message_id, content: reply.content }
+          })
+          return DateTime.now.pipe(
+            Effect.flatMap((now) => conversations.flushReplies(progress, now)),
+            Effect.catchAll((e) => {
+              // Written again at the next flush, whether more arrives or not.
+              for (const reply of due) reply.stored = 0
+              return Effect.logWarning(`chat: a flush of ${due.length} replies failed; the next one retries`, e)
+            }),
+            Effect.ensuring(Effect.suspend(() => {
+              for (const reply of due) {
+                if (reply.flushing === done) reply.flushing = undefined
+              }
+              return Deferred.succeed(done, undefined)
+            }))
+          )
+        }))
+    })
 
     // While replies are in flight here, one fiber stores what arrived of each every flush interval
     // (a reply that ends sooner is written once, at its end) and the traces of the turns that ended...
     const keepFlushing = whileBusy(
       config.flushInterval,
       () => running.size > 0 || pendingTraces.length > 0,
-      Effect.suspend(() => Effect.forEach([...running.values()], flush, { discard: true })).pipe(Effect.zipRight(writeTraces))
+      flushAll.pipe(Effect.zipRight(writeTraces))
     )
     // ... and one renews their leases every third of a lease.
     const leaseThird = Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration))

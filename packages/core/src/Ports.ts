@@ -229,6 +229,14 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
     status: MessageStatus,
     now: DateTime.Utc
   ) => Effect.Effect<void, StorageError>
+  /**
+   * Stores what arrived of several replies in one write (the periodic
+   * flush); a reply that is no longer `streaming` is left as it is.
+   */
+  readonly flushReplies: (
+    progress: ReadonlyArray<{ readonly id: MessageId; readonly content: string }>,
+    now: DateTime.Utc
+  ) => Effect.Effect<void, StorageError>
   /** Extends the leases of every reply that `owner` is still receiving. */
   readonly renewLeases: (owner: string, expiresAt: DateTime.Utc) => Effect.Effect<void, StorageError>
   /**

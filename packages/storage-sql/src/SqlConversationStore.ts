@@ -45,6 +45,13 @@ interface TurnRow {
   readonly created_at: string
 }
 
+/** `items` in runs of at most `size`. */
+const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
+  const out: Array<ReadonlyArray<A>> = []
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
+  return out
+}
+
 const toConversation = (row: ConversationRow) =>
   new Conversation.ConversationRecord({
     id: Conversation.ConversationId.make(row.id, trusted),
@@ -205,6 +212,16 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       storageError("SqlConversationStore.updateMessage")
     )
 
+  // Bound parameters per statement stay far below SQLite's limit (32,766).
+  const flushBatch = 500
+  const flushReplies: Ports.ConversationStore["Type"]["flushReplies"] = (progress, now) =>
+    Effect.forEach(chunksOf(progress, flushBatch), (batch) =>
+      sql`WITH progress(id, content) AS (VALUES ${sql.csv(batch.map(({ content, id }) => sql`(${id}, ${content})`))})
+        UPDATE messages SET content = progress.content, updated_at = ${timeText(now)}
+        FROM progress WHERE messages.id = progress.id AND messages.status = 'streaming'`, { discard: true }).pipe(
+      storageError("SqlConversationStore.flushReplies")
+    )
+
   const renewLeases = (owner: string, expiresAt: DateTime.Utc) =>
     sql`UPDATE messages SET lease_expires_at = ${timeText(expiresAt)} WHERE lease_owner = ${owner} AND status = 'streaming'`.pipe(
       Effect.asVoid,
@@ -235,6 +252,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     messages,
     latestReply,
     updateMessage,
+    flushReplies,
     renewLeases,
     closeStreaming
   })

@@ -404,6 +404,13 @@ export const make = Effect.gen(function*() {
         const entry = state.messages.find((m) => m.message.message_id === id)
         if (entry) entry.message = new Conversation.Message({ ...entry.message, content, status })
       }),
+    flushReplies: (progress) =>
+      Effect.sync(() => {
+        for (const { content, id } of progress) {
+          const entry = state.messages.find((m) => m.message.message_id === id)
+          if (entry?.message.status === "streaming") entry.message = new Conversation.Message({ ...entry.message, content })
+        }
+      }),
     renewLeases: (owner, expiresAt) =>
       Effect.sync(() => {
         for (const m of state.messages) {

@@ -542,6 +542,29 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(Option.getOrThrow(yield* store.latestReply(id)).content).toBe("hello")
           }))
 
+        it.effect("flushReplies stores what arrived of several streaming replies at once and leaves a reply that ended as it is", () =>
+          Effect.gen(function*() {
+            const { id, store } = yield* newConversation
+            const first = message("assistant", "", "2026-11-01T10:01:00.000Z", "streaming")
+            const second = message("assistant", "", "2026-11-01T10:01:01.000Z", "streaming")
+            const ended = message("assistant", "", "2026-11-01T10:01:02.000Z", "streaming")
+            for (const reply of [first, second, ended]) {
+              yield* store.append({ conversation_id: id, message: reply, client_message_id: Option.none() })
+            }
+            yield* store.updateMessage(ended.message_id, "final", "complete", at("2026-11-01T10:01:03.000Z"))
+            yield* store.flushReplies([
+              { id: first.message_id, content: "one" },
+              { id: second.message_id, content: "two, with 'quotes' and é" },
+              { id: ended.message_id, content: "stale" }
+            ], at("2026-11-01T10:01:04.000Z"))
+            expect(contentsOf(yield* store.messages(id)).slice(2)).toEqual([
+              ["assistant", "one", "streaming"],
+              ["assistant", "two, with 'quotes' and é", "streaming"],
+              ["assistant", "final", "complete"]
+            ])
+            yield* store.flushReplies([], at("2026-11-01T10:01:05.000Z"))
+          }))
+
         it.effect("streaming replies close by lease: an ended lease closes, a renewed one stays; without a time all close, content kept", () =>
           Effect.gen(function*() {
             const { id, store } = yield* newConversation
