@@ -3,7 +3,7 @@
  * reply streamed by a supervised background fiber that stores it as it
  * arrives, the reply stream, cancellation and message history.
  */
-import { Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Stream } from "effect"
+import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Scope, Stream } from "effect"
 import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
 import {
   Attachment,
@@ -28,10 +28,12 @@ import {
   type StorageError,
   TooManyAttachments
 } from "./Errors.js"
+import * as Heartbeats from "./internal/heartbeats.js"
 import { orFail } from "./internal/lookup.js"
 import { forEachChunk } from "./internal/stream.js"
 import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
+import type { Receiver, Subscription } from "./Receiver.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
 import { latencyMs, randomTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
 import { TracesConfig } from "./Traces.js"
@@ -139,8 +141,6 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     // Registered before the replies' set, so that it runs after they stop at shutdown, with the traces of their ends.
     yield* Effect.addFinalizer(() => writeTraces)
     const replies = yield* FiberSet.make<void>()
-    const shutdown = yield* Deferred.make<void>()
-    yield* Effect.addFinalizer(() => Deferred.succeed(shutdown, undefined))
 
     /** This process, as the owner of the leases of the replies it receives. */
     const leaseOwner = `chat-${yield* ids.next}`
@@ -521,12 +521,154 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       return (yield* conversations.messages(id)).map((m) => current(m, id))
     })
 
+    /** The heartbeat of reply streams: one array for all, and one timer. */
+    const heartbeat: ReadonlyArray<ReplyItem> = [{ _tag: "Heartbeat" }]
+    const heartbeats = Heartbeats.make(config.heartbeat, scope)
+    /** The receivers of open reply streams, ended when the service stops. */
+    const receivers = new Set<Receiver<ReplyItem>>()
+    yield* Effect.addFinalizer(() =>
+      Effect.sync(() => {
+        for (const receiver of receivers) receiver.end()
+      })
+    )
+
+    /** Follows a conversation the caller was checked to own (see `follow`). */
+    const open = (id: ConversationId, lastEventId: Option.Option<string>, receiver: Receiver<ReplyItem>) =>
+      Effect.gen(function*() {
+        const streamScope = yield* Effect.scope
+        // Subscribe before the snapshot, so that nothing falls between them.
+        const subscription = yield* bus.subscribe(id)
+      const latest = Option.map(yield* conversations.latestReply(id), (m) => current(m, id))
+      const resume = Option.flatMap(lastEventId, (raw) => Option.fromNullable(resumeId.exec(raw)))
+      const sent = new Map<string, { offset: number; ended: boolean }>()
+      const head: Array<ReplyItem> = []
+      if (Option.isSome(latest)) {
+        const message = latest.value
+        const from = Option.match(resume, {
+          onNone: () => 0,
+          onSome: (m) => (m[1] === message.message_id ? (m[2] === "end" ? "end" as const : Number(m[2])) : 0)
+        })
+        if (from !== "end") {
+          if (message.content.length > from) {
+            head.push({
+              _tag: "Delta",
+              id: `${message.message_id}:${message.content.length}`,
+              message_id: message.message_id,
+              index: from,
+              delta: message.content.slice(from)
+            })
+          }
+          if (message.status === "complete") {
+            head.push({ _tag: "Completed", id: `${message.message_id}:end`, message_id: message.message_id, content: message.content })
+          } else if (message.status !== "streaming") {
+            head.push({
+              _tag: "Failed",
+              id: `${message.message_id}:end`,
+              message_id: message.message_id,
+              error: message.status === "cancelled" ? failure.cancelled : failure.shutdown
+            })
+          }
+        }
+        sent.set(message.message_id, {
+          offset: Math.max(message.content.length, from === "end" ? 0 : from),
+          ended: from === "end" || message.status !== "streaming"
+        })
+      }
+      /**
+       * The stored content of a reply from `from` to `to`, waiting (a few
+       * flush intervals at most) for storage to catch up. Needed when
+       * another process receives the reply: the snapshot read from storage
+       * may lag the first chunk this stream hears of.
+       */
+      const missing = (messageId: MessageId, from: number, to: number) =>
+        Effect.gen(function*() {
+          for (let attempt = 0; attempt < 10; attempt++) {
+            const stored = yield* conversations.latestReply(id)
+            if (Option.isSome(stored) && stored.value.message_id === messageId && stored.value.content.length >= to) {
+              return Option.some(stored.value.content.slice(from, to))
+            }
+            yield* Effect.sleep(config.flushInterval)
+          }
+          return Option.none<string>()
+        })
+      const translate = (event: ReplyEvent): Effect.Effect<ReadonlyArray<ReplyItem>, StorageError> =>
+        Effect.gen(function*() {
+          if (event._tag === "CancelRequested") return []
+          const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
+          sent.set(event.message_id, state)
+          if (state.ended) return []
+          switch (event._tag) {
+            case "Delta": {
+              const end = event.offset + event.delta.length
+              if (end <= state.offset) return []
+              let start = Math.max(event.offset, state.offset)
+              let delta = event.delta.slice(start - event.offset)
+              if (event.offset > state.offset) {
+                const gap = yield* missing(event.message_id, state.offset, event.offset)
+                if (Option.isSome(gap)) {
+                  start = state.offset
+                  delta = gap.value + delta
+                } else {
+                  yield* Effect.logWarning(`chat: reply ${event.message_id} skipped from ${state.offset} to ${event.offset} on a stream`)
+                }
+              }
+              state.offset = end
+              return [{ _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index: start, delta }]
+            }
+            case "Completed":
+              state.ended = true
+              return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
+            case "Failed":
+              state.ended = true
+              return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]
+          }
+        })
+        if (head.length > 0) receiver.push(head)
+        // One fiber per stream carries the bus's events to the receiver; a storage failure ends the stream (the client resumes).
+        const live = Effect.gen(function*() {
+          while (true) {
+            const items = yield* Effect.flatMap(subscription.take, translate)
+            if (items.length > 0) receiver.push(items)
+          }
+        })
+        yield* live.pipe(
+          Effect.catchAll((error) => Effect.zipRight(Effect.logError("chat: a reply stream failed", error), Effect.sync(() => receiver.end()))),
+          Effect.interruptible,
+          Effect.forkIn(streamScope)
+        )
+        const beating = Heartbeats.beating(() => receiver.push(heartbeat))
+        receivers.add(receiver)
+        yield* heartbeats.add(beating)
+        yield* Scope.addFinalizer(streamScope, Effect.sync(() => {
+          heartbeats.remove(beating)
+          receivers.delete(receiver)
+        }))
+        const subscriptionOfReceiver: Subscription = { resume: () => {} }
+        return subscriptionOfReceiver
+      })
+
     /**
-     * The reply stream of a conversation. Opened while a reply streams, it
-     * sends what arrived so far as one delta, then every chunk; opened after,
-     * it replays the latest reply and its end. `lastEventId` resumes after
-     * the event with that id.
+     * Follows the replies of the caller's conversation until the scope
+     * closes. Opened while a reply streams, the receiver gets what arrived
+     * so far as one delta, then every chunk; opened after, the latest reply
+     * and its end. `lastEventId` resumes after the event with that id. A
+     * heartbeat comes every interval; the receiver is ended when the service
+     * stops. A reply is bounded, so a receiver's request for a pause is not
+     * needed: it is given everything.
      */
+    const follow = Effect.fn("Chat.follow")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      id: ConversationId,
+      lastEventId: Option.Option<string>,
+      receiver: Receiver<ReplyItem>
+    ) {
+      yield* deploymentOf(principal, deploymentId)
+      yield* ownConversation(principal, deploymentId, id)
+      return yield* open(id, lastEventId, receiver)
+    })
+
+    /** The reply stream of a conversation (`follow` as a `Stream`). */
     const stream = Effect.fn("Chat.stream")(function*(
       principal: Principal,
       deploymentId: DeploymentId,
@@ -535,104 +677,17 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     ) {
       yield* deploymentOf(principal, deploymentId)
       yield* ownConversation(principal, deploymentId, id)
-      return Stream.unwrapScoped(Effect.gen(function*() {
-        // Subscribe before the snapshot, so that nothing falls between them.
-        const subscription = yield* bus.subscribe(id)
-        const latest = Option.map(yield* conversations.latestReply(id), (m) => current(m, id))
-        const resume = Option.flatMap(lastEventId, (raw) => Option.fromNullable(resumeId.exec(raw)))
-        const sent = new Map<string, { offset: number; ended: boolean }>()
-        const head: Array<ReplyItem> = []
-        if (Option.isSome(latest)) {
-          const message = latest.value
-          const from = Option.match(resume, {
-            onNone: () => 0,
-            onSome: (m) => (m[1] === message.message_id ? (m[2] === "end" ? "end" as const : Number(m[2])) : 0)
-          })
-          if (from !== "end") {
-            if (message.content.length > from) {
-              head.push({
-                _tag: "Delta",
-                id: `${message.message_id}:${message.content.length}`,
-                message_id: message.message_id,
-                index: from,
-                delta: message.content.slice(from)
-              })
-            }
-            if (message.status === "complete") {
-              head.push({ _tag: "Completed", id: `${message.message_id}:end`, message_id: message.message_id, content: message.content })
-            } else if (message.status !== "streaming") {
-              head.push({
-                _tag: "Failed",
-                id: `${message.message_id}:end`,
-                message_id: message.message_id,
-                error: message.status === "cancelled" ? failure.cancelled : failure.shutdown
-              })
-            }
-          }
-          sent.set(message.message_id, {
-            offset: Math.max(message.content.length, from === "end" ? 0 : from),
-            ended: from === "end" || message.status !== "streaming"
-          })
-        }
-        /**
-         * The stored content of a reply from `from` to `to`, waiting (a few
-         * flush intervals at most) for storage to catch up. Needed when
-         * another process receives the reply: the snapshot read from storage
-         * may lag the first chunk this stream hears of.
-         */
-        const missing = (messageId: MessageId, from: number, to: number) =>
-          Effect.gen(function*() {
-            for (let attempt = 0; attempt < 10; attempt++) {
-              const stored = yield* conversations.latestReply(id)
-              if (Option.isSome(stored) && stored.value.message_id === messageId && stored.value.content.length >= to) {
-                return Option.some(stored.value.content.slice(from, to))
-              }
-              yield* Effect.sleep(config.flushInterval)
-            }
-            return Option.none<string>()
-          })
-        const translate = (event: ReplyEvent): Effect.Effect<ReadonlyArray<ReplyItem>, StorageError> =>
-          Effect.gen(function*() {
-            if (event._tag === "CancelRequested") return []
-            const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
-            sent.set(event.message_id, state)
-            if (state.ended) return []
-            switch (event._tag) {
-              case "Delta": {
-                const end = event.offset + event.delta.length
-                if (end <= state.offset) return []
-                let start = Math.max(event.offset, state.offset)
-                let delta = event.delta.slice(start - event.offset)
-                if (event.offset > state.offset) {
-                  const gap = yield* missing(event.message_id, state.offset, event.offset)
-                  if (Option.isSome(gap)) {
-                    start = state.offset
-                    delta = gap.value + delta
-                  } else {
-                    yield* Effect.logWarning(`chat: reply ${event.message_id} skipped from ${state.offset} to ${event.offset} on a stream`)
-                  }
-                }
-                state.offset = end
-                return [{ _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index: start, delta }]
-              }
-              case "Completed":
-                state.ended = true
-                return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
-              case "Failed":
-                state.ended = true
-                return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]
-            }
-          })
-        const live = Stream.repeatEffect(subscription.take).pipe(Stream.mapEffect(translate), Stream.flattenIterables)
-        const heartbeats = Stream.fromSchedule(Schedule.spaced(config.heartbeat)).pipe(
-          Stream.map((): ReplyItem => ({ _tag: "Heartbeat" }))
-        )
-        return Stream.concat(Stream.fromIterable(head), Stream.merge(live, heartbeats, { haltStrategy: "either" })).pipe(
-          Stream.interruptWhen(Deferred.await(shutdown))
-        )
-      }))
+      return Stream.asyncScoped<ReplyItem, StorageError>((emit) =>
+        open(id, lastEventId, {
+          push: (items) => {
+            void emit.chunk(Chunk.unsafeFromArray(items))
+            return true
+          },
+          end: () => void emit.end()
+        })
+      )
     })
 
-    return { list, setTitle, send, cancel, history, stream } as const
+    return { list, setTitle, send, cancel, history, follow, stream } as const
   })
 }) {}

@@ -30,8 +30,11 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "chat", (handle
         Effect.gen(function*() {
           const principal = yield* caller
           const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
-          const items = yield* handle(chat.stream(principal, path.deploymentId, path.conversationId, lastEventId))
-          return Sse.response(items, Sse.frameReply, Sse.retryFrame)
+          return yield* handle(Sse.pushed(
+            Sse.replyFrames,
+            (receiver) => chat.follow(principal, path.deploymentId, path.conversationId, lastEventId, receiver),
+            Sse.retryFrame
+          ))
         }).pipe(StreamLimits.guard))
       .handle("cancel", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(chat.cancel(p, path.deploymentId, path.conversationId))))

@@ -1,13 +1,13 @@
 /**
- * Server-sent events on the wire: framing, headers, and the response for a
- * stream of the account event stream's items.
+ * Server-sent events on the wire: framing, headers, and the response of a
+ * stream that a service pushes (the account event stream, reply streams).
  */
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Chat, Events, Receiver } from "@hosting/core"
-import { Chunk, Effect, Exit, Scope, Stream } from "effect"
+import { Effect, Exit, Scope } from "effect"
 import type { ServerResponse } from "node:http"
 import { Readable } from "node:stream"
 
@@ -59,26 +59,6 @@ export const retryFrame = `retry: ${retryMs}\n\n`
 const utf8 = new TextEncoder()
 
 /**
- * The streaming response: each batch of items becomes one encoded write. A
- * failure in the middle of a stream is logged and ends the stream; the
- * client reconnects with its last event id.
- */
-export const response = <A, E>(items: Stream.Stream<A, E>, toFrame: (item: A) => string, prefix = "") =>
-  HttpServerResponse.stream(
-    items.pipe(
-      Stream.mapChunks((chunk) => {
-        if (Chunk.isEmpty(chunk)) return Chunk.empty<Uint8Array>()
-        let text = ""
-        for (const item of chunk) text += toFrame(item)
-        return Chunk.of(utf8.encode(text))
-      }),
-      prefix === "" ? (s) => s : Stream.prepend(Chunk.of(utf8.encode(prefix))),
-      Stream.catchAllCause((cause) => Stream.fromEffect(Effect.logError("event stream failed", cause)).pipe(Stream.drain))
-    ),
-    { contentType: "text/event-stream", headers }
-  )
-
-/**
  * Frames of pushed batches, encoded once: a service hands the same batch to
  * every stream that stands at the same place, so the bytes are kept by the
  * batch's identity for as long as the batch lives.
@@ -103,9 +83,17 @@ export const framesOf = <A>(toFrame: (item: A) => string): Encoder<A> => {
   }
 }
 
-/** Encoders of the account event stream and of reply streams. */
+/** Encoder of the account event stream: its batches go to every stream of the account. */
 export const eventFrames = framesOf(frameEvent)
-export const replyFrames = framesOf(frameReply)
+
+/** Encoder of reply streams: each batch goes to the streams of one conversation, usually one, so nothing is kept. */
+export const replyFrames: Encoder<Chat.ReplyItem> = {
+  encode: (items) => {
+    let text = ""
+    for (const item of items) text += frameReply(item)
+    return utf8.encode(text)
+  }
+}
 
 /** The Node response of a request, when the server is Node's and nothing was written yet. */
 const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest): ServerResponse | undefined => {
