@@ -10,6 +10,7 @@ import { EventSource } from "eventsource"
 import { DateTime, Effect, Option } from "effect"
 import { fibers, layer, port, raw } from "./HttpTestServer.js"
 import { spawn } from "node:child_process"
+import { get as httpGet, type IncomingMessage } from "node:http"
 import { fileURLToPath } from "node:url"
 import { open, proxy, type SseEvent } from "./sse.js"
 
@@ -213,6 +214,62 @@ describe("HTTP: account event stream", () => {
         const ids = received.filter((e) => e.type === "agent.build").map((e) => BigInt(e.id))
         expect(ids).toEqual([...ids].sort((a, b) => (a < b ? -1 : 1)))
       }), { timeout: 30_000 })
+
+    it.effect("a client that stops reading is paused, not buffered without end; reading again, it gets every event it missed, in order", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const url = yield* base
+        const accounts = yield* Ports.AccountStore
+        const account = Option.getOrThrow(yield* accounts.findByName(team.account))
+        const log = yield* Ports.EventLog
+        const bus = yield* EventBus.EventBus
+        const received: Array<number> = []
+        let text = ""
+        let arrived: () => void = () => {}
+        const response = yield* Effect.promise(() =>
+          new Promise<IncomingMessage>((resolve, reject) => {
+            const request = httpGet(`${url}/accounts/${team.account}/events`, { headers: { authorization: `Bearer ${team.tokens.member}` } }, (res) => {
+              res.setEncoding("utf8")
+              res.on("data", (chunk: string) => {
+                text += chunk
+                let end = text.indexOf("\n\n")
+                while (end >= 0) {
+                  const n = /"n":(\d+)/.exec(text.slice(0, end))
+                  if (n !== null) received.push(Number(n[1]))
+                  text = text.slice(end + 2)
+                  end = text.indexOf("\n\n")
+                }
+                arrived()
+              })
+              res.once("data", () => resolve(res))
+            })
+            request.on("error", reject)
+          })
+        )
+        // About 8 MB of events while the client reads nothing: far more than the connection's buffers hold.
+        response.pause()
+        const total = 4000
+        const padding = "x".repeat(2000)
+        for (let first = 0; first < total; first += 200) {
+          yield* log.append(
+            Array.from({ length: 200 }, (_, i) => ({ account_id: account.id, type: "agent.build", data: { n: first + i, padding } })),
+            yield* DateTime.now
+          )
+          yield* bus.publish([account.id])
+          yield* realSleep(5)
+        }
+        const done = Effect.promise(() =>
+          new Promise<void>((resolve) => {
+            const check = () => received.length >= total && resolve()
+            arrived = check
+            check()
+          })
+        )
+        response.resume()
+        yield* done.pipe(Effect.timeout("30 seconds"))
+        response.destroy()
+        expect(received).toEqual(Array.from({ length: total }, (_, i) => i))
+      }), { timeout: 60_000 })
 
     it.effect("a client that disconnects frees its subscription: 1,000 streams opened and dropped leave no stream, subscriber, fiber or memory behind", () =>
       Effect.gen(function*() {
