@@ -3,7 +3,7 @@
  * reply streamed by a supervised background fiber that stores it as it
  * arrives, the reply stream, cancellation and message history.
  */
-import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Scope, Stream } from "effect"
+import { Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Scope } from "effect"
 import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
 import {
   Attachment,
@@ -33,7 +33,7 @@ import { orFail } from "./internal/lookup.js"
 import { forEachChunk } from "./internal/stream.js"
 import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
-import type { Receiver, Subscription } from "./Receiver.js"
+import { type Receiver, type Subscription, toStream } from "./Receiver.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
 import { latencyMs, randomTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
 import { TracesConfig } from "./Traces.js"
@@ -85,6 +85,9 @@ export const failure = {
   cancelled: "cancelled",
   shutdown: "The server stopped before the reply was complete."
 } as const
+
+/** The subscription of a reply stream: it is never paused, so there is nothing to resume. */
+const unpaused: Subscription = { resume: () => {} }
 
 const resumeId = /^(.+):(\d{1,12}|end)$/
 
@@ -643,8 +646,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           heartbeats.remove(beating)
           receivers.delete(receiver)
         }))
-        const subscriptionOfReceiver: Subscription = { resume: () => {} }
-        return subscriptionOfReceiver
+        return unpaused
       })
 
     /**
@@ -677,15 +679,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     ) {
       yield* deploymentOf(principal, deploymentId)
       yield* ownConversation(principal, deploymentId, id)
-      return Stream.asyncScoped<ReplyItem, StorageError>((emit) =>
-        open(id, lastEventId, {
-          push: (items) => {
-            void emit.chunk(Chunk.unsafeFromArray(items))
-            return true
-          },
-          end: () => void emit.end()
-        })
-      )
+      return toStream((receiver: Receiver<ReplyItem>) => open(id, lastEventId, receiver))
     })
 
     return { list, setTitle, send, cancel, history, follow, stream } as const

@@ -9,9 +9,9 @@
  * and hands the same batch to each of them, so an open stream costs a few
  * plain objects and no fiber of its own.
  */
-import { Chunk, Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope, Stream } from "effect"
+import { Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope } from "effect"
 import type { Account } from "./Account.js"
-import { PermissionDenied, type StorageError } from "./Errors.js"
+import { PermissionDenied } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
 import { EventBus } from "./EventBus.js"
 import type { AccountId, AccountName } from "./Ids.js"
@@ -20,7 +20,7 @@ import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, EventLog } from "./Ports.js"
 import type { Principal } from "./Principal.js"
-import type { Receiver, Subscription } from "./Receiver.js"
+import { type Receiver, type Subscription, toStream } from "./Receiver.js"
 
 /** Settings of the event stream. */
 export class EventsConfig extends Context.Reference<EventsConfig>()("@hosting/core/EventsConfig", {
@@ -347,15 +347,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       lastEventId: Option.Option<string>
     ) {
       const account = yield* authorize(principal, accountName)
-      return Stream.asyncScoped<StreamItem, StorageError>((emit) =>
-        followAccount(account, lastEventId, {
-          push: (items) => {
-            void emit.chunk(Chunk.unsafeFromArray(items))
-            return true
-          },
-          end: () => void emit.end()
-        })
-      )
+      return toStream((receiver: Receiver<StreamItem>) => followAccount(account, lastEventId, receiver))
     })
 
     /** Deletes events older than the retention period. */

@@ -3,6 +3,7 @@
  * response, say) without a fiber per stream: it calls the receiver with
  * each batch, in order, and the receiver answers whether it can take more.
  */
+import { Chunk, type Effect, type Scope, Stream } from "effect"
 
 /** Takes the items of one stream. */
 export interface Receiver<A> {
@@ -22,3 +23,21 @@ export interface Subscription {
   /** The receiver can take items again after it asked for a pause; harmless otherwise. */
   readonly resume: () => void
 }
+
+/**
+ * A followed stream as a `Stream`: `follow` registers the receiver for the
+ * life of the stream's scope. The `Stream` takes every item (it buffers
+ * rather than asking for a pause).
+ */
+export const toStream = <A, E, R>(
+  follow: (receiver: Receiver<A>) => Effect.Effect<Subscription, E, R>
+): Stream.Stream<A, E, Exclude<R, Scope.Scope>> =>
+  Stream.asyncScoped<A, E, R>((emit) =>
+    follow({
+      push: (items) => {
+        void emit.chunk(Chunk.unsafeFromArray(items))
+        return true
+      },
+      end: () => void emit.end()
+    })
+  )
