@@ -9,6 +9,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { call, type Running, start, writeFixtures } from "./process.js"
+import { readSseBlocks } from "./traffic.js"
 
 const available = await TestDatabase.isAvailable()
 const dir = mkdtempSync(join(tmpdir(), "hosting-multi-"))
@@ -28,25 +29,15 @@ const openStream = async (url: string, token: string) => {
   expect(response.status).toBe(200)
   const events: Array<SseEvent> = []
   const waiters: Array<{ test: (e: SseEvent) => boolean; resolve: (e: SseEvent) => void }> = []
-  const reader = response.body!.pipeThrough(new TextDecoderStream()).getReader()
   void (async () => {
-    let buffer = ""
     try {
-      while (true) {
-        const { done, value } = await reader.read()
-        if (done) return
-        buffer += value
-        let end: number
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message"
-          const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")
-          const parsed: SseEvent = { event, data: data === "" ? undefined : JSON.parse(data) }
-          events.push(parsed)
-          for (const w of waiters.splice(0)) (w.test(parsed) ? w.resolve(parsed) : waiters.push(w))
-        }
-      }
+      await readSseBlocks(response.body!, (block) => {
+        const event = /^event: (.*)$/m.exec(block)?.[1] ?? "message"
+        const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")
+        const parsed: SseEvent = { event, data: data === "" ? undefined : JSON.parse(data) }
+        events.push(parsed)
+        for (const w of waiters.splice(0)) (w.test(parsed) ? w.resolve(parsed) : waiters.push(w))
+      })
     } catch {
       // aborted
     }

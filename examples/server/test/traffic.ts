@@ -7,6 +7,22 @@
 import { createHash } from "node:crypto"
 import type { Running } from "./process.js"
 
+/** Reads a server-sent event body to its end, handing over each event's block of lines. */
+export const readSseBlocks = async (body: ReadableStream<BufferSource>, onBlock: (block: string) => void) => {
+  const reader = body.pipeThrough(new TextDecoderStream()).getReader()
+  let buffer = ""
+  while (true) {
+    const { done, value } = await reader.read()
+    if (done) return
+    buffer += value
+    let end: number
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      onBlock(buffer.slice(0, end))
+      buffer = buffer.slice(end + 2)
+    }
+  }
+}
+
 /** A small seeded generator (mulberry32), so that a failing run can be replayed from its seed. */
 export const random = (seed: number) => {
   let state = seed >>> 0
@@ -87,23 +103,13 @@ export const openStream = (server: Running, path: string, token: string) => {
       state.status = response.status
       markOpened()
       if (response.body === null) return
-      const reader = response.body.pipeThrough(new TextDecoderStream()).getReader()
-      let buffer = ""
-      while (true) {
-        const { done, value } = await reader.read()
-        if (done) return
-        buffer += value
-        let end: number
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          const name = /^event: (.*)$/m.exec(block)?.[1]
-          if (name !== undefined) {
-            state.events++
-            if (state.names.length < 50) state.names.push(name)
-          }
+      await readSseBlocks(response.body, (block) => {
+        const name = /^event: (.*)$/m.exec(block)?.[1]
+        if (name !== undefined) {
+          state.events++
+          if (state.names.length < 50) state.names.push(name)
         }
-      }
+      })
     } catch {
       // aborted, or the server went away
     } finally {
