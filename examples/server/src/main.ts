@@ -4,6 +4,7 @@
  * SIGINT and SIGTERM interrupt it: open requests end, the database closes.
  * A bad configuration prints one line naming the problem and exits with 1.
  */
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import { NodeRuntime } from "@effect/platform-node"
 import { Effect, Layer } from "effect"
 import * as Server from "./Server.js"
@@ -16,8 +17,16 @@ const refuse = (message: string) =>
   })
 
 const main = ServerConfig.config.pipe(
-  // No tracer is configured here, so spans would only cost time (about a sixth of a catalog read, measured by bench/).
-  Effect.flatMap((config) => Layer.launch(Server.layer(config).pipe(Layer.provide(Layer.setTracerEnabled(false))))),
+  // No tracer is configured here, so spans would only cost time (about a sixth of a catalog read, measured by
+  // bench/); the platform's span of each request is skipped too (it would still parse trace headers and the URL).
+  Effect.flatMap((config) =>
+    Layer.launch(
+      Server.layer(config).pipe(
+        HttpMiddleware.withTracerDisabledWhen(() => true),
+        Layer.provide(Layer.setTracerEnabled(false))
+      )
+    )
+  ),
   Effect.catchTags({
     ConfigError: (error) => refuse(`configuration: ${String(error)}`),
     StartupError: (error) => refuse(error.message),

@@ -9,6 +9,7 @@ import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, Transactor } from "./Ports.js"
 import type { Principal } from "./Principal.js"
+import * as Tracing from "./Tracing.js"
 
 export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts", {
   effect: Effect.gen(function*() {
@@ -19,7 +20,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const named = (name: AccountName) => store.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
     /** The caller and the accounts they belong to, with their role in each. */
-    const me = Effect.fn("Accounts.me")(function*(principal: Principal) {
+    const me = Tracing.fn("Accounts.me")(function*(principal: Principal) {
       const memberships = yield* store.membershipsOf(principal.user.id)
       return {
         user: { id: principal.user.id, name: principal.user.name },
@@ -28,7 +29,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     })
 
     /** An account with its members; members only. */
-    const get = Effect.fn("Accounts.get")(function*(principal: Principal, name: AccountName) {
+    const get = Tracing.fn("Accounts.get")(function*(principal: Principal, name: AccountName) {
       const account = yield* named(name)
       const membership = yield* Policy.requireMember(principal, account, "reading the account")
       const members = yield* store.membersOf(account.id)
@@ -36,7 +37,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     })
 
     /** Renames an account (owner or admin). Renaming to the current name changes nothing. */
-    const rename = Effect.fn("Accounts.rename")(function*(principal: Principal, name: AccountName, newName: AccountName) {
+    const rename = Tracing.fn("Accounts.rename")(function*(principal: Principal, name: AccountName, newName: AccountName) {
       const result = yield* tx.withTransaction(Effect.gen(function*() {
         const account = yield* named(name)
         yield* Policy.requireManager(principal, account, "renaming the account")

@@ -15,6 +15,7 @@ import * as Policy from "./Policy.js"
 import { EventBus } from "./EventBus.js"
 import { AccountStore, AgentStore, type CatalogQuery, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
 import type { Principal } from "./Principal.js"
+import * as Tracing from "./Tracing.js"
 
 /** Input of a registration (interface.md register body plus the path). */
 export interface RegisterInput {
@@ -89,7 +90,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       )
 
     /** Registers a build, or updates an existing one (interface.md: register is also update). */
-    const register = Effect.fn("Catalog.register")(function*(principal: Principal, input: RegisterInput) {
+    const register = Tracing.fn("Catalog.register")(function*(principal: Principal, input: RegisterInput) {
       return yield* commitAndSignal(Effect.gen(function*() {
         const account = yield* accountNamed(input.account)
         yield* Policy.requireManager(principal, account, "registering a build")
@@ -140,7 +141,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
     })
 
     /** Gives a build its semver version; the same version for the same build again changes nothing. */
-    const publish = Effect.fn("Catalog.publish")(function*(principal: Principal, input: PublishInput) {
+    const publish = Tracing.fn("Catalog.publish")(function*(principal: Principal, input: PublishInput) {
       return yield* commitAndSignal(Effect.gen(function*() {
         const account = yield* accountNamed(input.account)
         yield* Policy.requireManager(principal, account, "publishing a version")
@@ -179,7 +180,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
      * nothing visible does not exist for the caller.
      */
     /** An agent as the caller may see it, with the id of its account (for caches keyed by account). */
-    const view = Effect.fn("Catalog.view")(function*(principal: Option.Option<Principal>, account: AccountName, name: AgentName) {
+    const view = Tracing.fn("Catalog.view")(function*(principal: Option.Option<Principal>, account: AccountName, name: AgentName) {
       // Built only when needed: an error captures a stack trace, which costs more than the lookups.
       const notFound = () => new AgentNotFound({ agent: agentRef(account, name) })
       const owner = yield* accounts.findByName(account)
@@ -205,7 +206,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       Effect.map(view(principal, account, name), (v) => v.agent)
 
     /** The public catalog: agents with at least one published version. */
-    const list = Effect.fn("Catalog.list")(function*(query: CatalogQuery) {
+    const list = Tracing.fn("Catalog.list")(function*(query: CatalogQuery) {
       return yield* agents.listPublished(query)
     })
 
@@ -213,7 +214,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
      * What is needed to deploy the latest build: for members the most recently
      * registered build, for other callers the highest published version.
      */
-    const config = Effect.fn("Catalog.config")(function*(principal: Principal, account: AccountName, name: AgentName) {
+    const config = Tracing.fn("Catalog.config")(function*(principal: Principal, account: AccountName, name: AgentName) {
       const owner = yield* accountNamed(account).pipe(
         Effect.catchTag("AccountNotFound", () => new AgentNotFound({ agent: agentRef(account, name) }))
       )

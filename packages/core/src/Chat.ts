@@ -37,6 +37,7 @@ import { type Receiver, type Subscription, toStream } from "./Receiver.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
 import { latencyMs, randomTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
 import { TracesConfig } from "./Traces.js"
+import * as Tracing from "./Tracing.js"
 
 /** Settings of chat. */
 export class ChatConfig extends Context.Reference<ChatConfig>()("@hosting/core/ChatConfig", {
@@ -289,13 +290,13 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       })
 
     /** The caller's conversations on a deployment, most recent first. */
-    const list = Effect.fn("Chat.list")(function*(principal: Principal, deploymentId: DeploymentId) {
+    const list = Tracing.fn("Chat.list")(function*(principal: Principal, deploymentId: DeploymentId) {
       yield* deploymentOf(principal, deploymentId)
       return (yield* conversations.listFor(deploymentId, principal.user.id)).map(summary)
     })
 
     /** Sets the title; idempotent; never creates a conversation. */
-    const setTitle = Effect.fn("Chat.setTitle")(function*(
+    const setTitle = Tracing.fn("Chat.setTitle")(function*(
       principal: Principal,
       deploymentId: DeploymentId,
       id: ConversationId,
@@ -405,7 +406,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
      * user turn and an empty streaming reply in one transaction, then starts
      * the reply in the background and answers at once.
      */
-    const send = Effect.fn("Chat.send")(function*(
+    const send = Tracing.fn("Chat.send")(function*(
       principal: Principal,
       deploymentId: DeploymentId,
       conversationId: ConversationId,
@@ -496,7 +497,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
      * storage), the request goes to that process over the bus and the reply
      * ends as cancelled there.
      */
-    const cancel = Effect.fn("Chat.cancel")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
+    const cancel = Tracing.fn("Chat.cancel")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
       yield* deploymentOf(principal, deploymentId)
       yield* ownConversation(principal, deploymentId, id)
       const stopped = yield* stopReply(id)
@@ -518,7 +519,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     }
 
     /** Every message of the caller's conversation, oldest first. */
-    const history = Effect.fn("Chat.history")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
+    const history = Tracing.fn("Chat.history")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
       yield* deploymentOf(principal, deploymentId)
       yield* ownConversation(principal, deploymentId, id)
       return (yield* conversations.messages(id)).map((m) => current(m, id))
@@ -658,7 +659,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
      * stops. A reply is bounded, so a receiver's request for a pause is not
      * needed: it is given everything.
      */
-    const follow = Effect.fn("Chat.follow")(function*(
+    const follow = Tracing.fn("Chat.follow")(function*(
       principal: Principal,
       deploymentId: DeploymentId,
       id: ConversationId,
@@ -671,7 +672,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     })
 
     /** The reply stream of a conversation (`follow` as a `Stream`). */
-    const stream = Effect.fn("Chat.stream")(function*(
+    const stream = Tracing.fn("Chat.stream")(function*(
       principal: Principal,
       deploymentId: DeploymentId,
       id: ConversationId,

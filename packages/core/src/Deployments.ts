@@ -25,6 +25,7 @@ import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
+import * as Tracing from "./Tracing.js"
 
 /** What to deploy: a build, a published version, or (neither) the highest published version. */
 export interface DeployInput {
@@ -99,7 +100,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       })
 
     /** Deploys an agent into the deploying account's namespace for it (owner or admin of that account). */
-    const deploy = Effect.fn("Deployments.deploy")(function*(principal: Principal, input: DeployInput) {
+    const deploy = Tracing.fn("Deployments.deploy")(function*(principal: Principal, input: DeployInput) {
       const publisher = yield* accountNamed(input.account).pipe(
         Effect.catchTag("AccountNotFound", () => new AgentNotFound({ agent: `${input.account}/${input.name}` }))
       )
@@ -180,12 +181,12 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       })
 
     /** One deployment (members of the deploying account). */
-    const get = Effect.fn("Deployments.get")(function*(principal: Principal, id: DeploymentId) {
+    const get = Tracing.fn("Deployments.get")(function*(principal: Principal, id: DeploymentId) {
       return toView(yield* deploymentFor(principal, id, false))
     })
 
     /** Ends a deployment and removes its cluster objects; undeploying twice changes nothing. */
-    const undeploy = Effect.fn("Deployments.undeploy")(function*(principal: Principal, id: DeploymentId) {
+    const undeploy = Tracing.fn("Deployments.undeploy")(function*(principal: Principal, id: DeploymentId) {
       const record = yield* deploymentFor(principal, id, true)
       if (Option.isSome(record.undeployed_at)) return toView(record)
       const others = (yield* store.liveInNamespace(record.namespace)).filter((d) => d.id !== record.id)
@@ -206,7 +207,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      * the caller's own accounts. Members of the publisher, or of an account
      * that deployed the agent, may ask; anyone else is refused.
      */
-    const history = Effect.fn("Deployments.history")(function*(principal: Principal, account: AccountName, name: AgentName) {
+    const history = Tracing.fn("Deployments.history")(function*(principal: Principal, account: AccountName, name: AgentName) {
       const refused = () =>
         new PermissionDenied({
           details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its deployments.`
@@ -239,7 +240,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       })
 
     /** The data of a ConfigMap in a deployment's namespace (members of the owning account). */
-    const configMap = Effect.fn("Deployments.configMap")(function*(
+    const configMap = Tracing.fn("Deployments.configMap")(function*(
       principal: Principal,
       namespace: string,
       name: string,
@@ -250,7 +251,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
     })
 
     /** Deletes a pod so that the cluster recreates it (members of the owning account). */
-    const restartPod = Effect.fn("Deployments.restartPod")(function*(
+    const restartPod = Tracing.fn("Deployments.restartPod")(function*(
       principal: Principal,
       namespace: string,
       pod: string,

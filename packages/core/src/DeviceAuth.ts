@@ -10,6 +10,7 @@ import { DeviceFlowError, InvalidRequest } from "./Errors.js"
 import { hashToken, Identity } from "./Identity.js"
 import { DeviceCodeStore, TokenStore } from "./Ports.js"
 import type { Principal } from "./Principal.js"
+import * as Tracing from "./Tracing.js"
 
 /** The grant type of RFC 8628 device access token requests. */
 export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"
@@ -69,7 +70,7 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
     const flowError = (code: DeviceFlowError["code"], details: string) => new DeviceFlowError({ code, details })
 
     /** Starts a device login: the codes the client shows and polls with. */
-    const start = Effect.fn("DeviceAuth.start")(function*(clientId: string, scope: string) {
+    const start = Tracing.fn("DeviceAuth.start")(function*(clientId: string, scope: string) {
       const now = yield* DateTime.now
       const deviceCode = randomSecret()
       const userCode = randomUserCode()
@@ -102,7 +103,7 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
      * The device access token request (RFC 8628 section 3.4): a token once the
      * user approved, otherwise the error the client acts on.
      */
-    const poll = Effect.fn("DeviceAuth.poll")(function*(grantType: string, deviceCode: string | undefined) {
+    const poll = Tracing.fn("DeviceAuth.poll")(function*(grantType: string, deviceCode: string | undefined) {
       if (grantType !== deviceCodeGrant) {
         return yield* flowError("unsupported_grant_type", `grant_type must be ${deviceCodeGrant}.`)
       }
@@ -147,7 +148,7 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
     })
 
     /** A code as the approval page shows it; None when there is no such code. */
-    const describe = Effect.fn("DeviceAuth.describe")(function*(userCode: string) {
+    const describe = Tracing.fn("DeviceAuth.describe")(function*(userCode: string) {
       const found = yield* codes.findByUserCode(normalizeUserCode(userCode))
       if (Option.isNone(found)) return Option.none<CodeView>()
       const now = yield* DateTime.now
@@ -161,7 +162,7 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
     })
 
     /** The signed-in user approves or denies a pending code. */
-    const decide = Effect.fn("DeviceAuth.decide")(function*(principal: Principal, userCode: string, decision: "approve" | "deny") {
+    const decide = Tracing.fn("DeviceAuth.decide")(function*(principal: Principal, userCode: string, decision: "approve" | "deny") {
       const view = yield* describe(userCode)
       if (Option.isNone(view)) {
         return yield* new InvalidRequest({ details: "user_code: no login is waiting for this code; check it, or start the login again." })
@@ -175,14 +176,14 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
     })
 
     /** Signs in on the approval page with a platform token: a new session token for the same user. */
-    const signIn = Effect.fn("DeviceAuth.signIn")(function*(platformToken: string) {
+    const signIn = Tracing.fn("DeviceAuth.signIn")(function*(platformToken: string) {
       const principal = yield* identity.authenticate(platformToken)
       const session = yield* issueToken(principal.user.id, config.sessionLifetime)
       return { session, principal, expires_in: seconds(config.sessionLifetime) }
     })
 
     /** Revokes a token (RFC 7009): the answer is the same whether or not it existed. */
-    const revoke = Effect.fn("DeviceAuth.revoke")(function*(token: string) {
+    const revoke = Tracing.fn("DeviceAuth.revoke")(function*(token: string) {
       if (token === "" || token.length > 4096) return
       yield* tokens.remove(yield* hashToken(token))
     })

@@ -21,6 +21,7 @@ import * as Policy from "./Policy.js"
 import { AccountStore, EventLog } from "./Ports.js"
 import type { Principal } from "./Principal.js"
 import { type Receiver, type Subscription, toStream } from "./Receiver.js"
+import * as Tracing from "./Tracing.js"
 
 /** Settings of the event stream. */
 export class EventsConfig extends Context.Reference<EventsConfig>()("@hosting/core/EventsConfig", {
@@ -331,7 +332,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
      * its cursor is kept) until it calls `resume`; it then gets what it
      * missed from the log.
      */
-    const follow = Effect.fn("Events.follow")(function*(
+    const follow = Tracing.fn("Events.follow")(function*(
       principal: Principal,
       accountName: AccountName,
       lastEventId: Option.Option<string>,
@@ -341,7 +342,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     })
 
     /** The stream of an account for a member, resuming after `lastEventId` (`follow` as a `Stream`). */
-    const stream = Effect.fn("Events.stream")(function*(
+    const stream = Tracing.fn("Events.stream")(function*(
       principal: Principal,
       accountName: AccountName,
       lastEventId: Option.Option<string>
@@ -351,7 +352,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     })
 
     /** Deletes events older than the retention period. */
-    const prune = Effect.fn("Events.prune")(function*() {
+    const prune = Tracing.fn("Events.prune")(function*() {
       const now = yield* DateTime.now
       return yield* log.prune(DateTime.subtractDuration(now, config.retention))
     })

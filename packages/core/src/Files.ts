@@ -23,6 +23,7 @@ import { orFail } from "./internal/lookup.js"
 import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { DeploymentStore, FileStore, IdGenerator } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
+import * as Tracing from "./Tracing.js"
 
 /** Settings of files. */
 export class FilesConfig extends Context.Reference<FilesConfig>()("@hosting/core/FilesConfig", {
@@ -120,7 +121,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       )
 
     /** Reserves a file: a pending record and where to upload its bytes. */
-    const reserve = Effect.fn("Files.reserve")(function*(principal: Principal, deploymentId: DeploymentId, input: ReserveInput) {
+    const reserve = Tracing.fn("Files.reserve")(function*(principal: Principal, deploymentId: DeploymentId, input: ReserveInput) {
       yield* deploymentFor(principal, deploymentId)
       const bad = checkFilename(input.filename)
       if (Option.isSome(bad)) return yield* new InvalidRequest({ details: `filename: ${bad.value}` })
@@ -153,7 +154,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     })
 
     /** Stores the bytes of a pending file of the caller; more than the reserved size is refused. */
-    const upload = Effect.fn("Files.upload")(function*(
+    const upload = Tracing.fn("Files.upload")(function*(
       principal: Principal,
       deploymentId: DeploymentId,
       key: string,
@@ -186,7 +187,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     })
 
     /** Marks a file ready once its object exists with the reserved size; completing twice changes nothing. */
-    const complete = Effect.fn("Files.complete")(function*(principal: Principal, deploymentId: DeploymentId, key: string) {
+    const complete = Tracing.fn("Files.complete")(function*(principal: Principal, deploymentId: DeploymentId, key: string) {
       yield* deploymentFor(principal, deploymentId)
       const file = yield* ownFile(principal, deploymentId, key, true)
       if (file.status === "ready") return file
@@ -202,7 +203,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     })
 
     /** The caller's files on the deployment, newest first; a reservation past its grace is gone even before the sweep. */
-    const list = Effect.fn("Files.list")(function*(principal: Principal, deploymentId: DeploymentId) {
+    const list = Tracing.fn("Files.list")(function*(principal: Principal, deploymentId: DeploymentId) {
       yield* deploymentFor(principal, deploymentId)
       const all = yield* files.listFor(deploymentId, principal.user.id)
       const now = yield* DateTime.now
@@ -214,7 +215,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
      * seeded by fixtures), else an agent-produced file by its name. A name
      * that is a path is refused (400).
      */
-    const download = Effect.fn("Files.download")(function*(principal: Principal, deploymentId: DeploymentId, fileKey: string) {
+    const download = Tracing.fn("Files.download")(function*(principal: Principal, deploymentId: DeploymentId, fileKey: string) {
       yield* deploymentFor(principal, deploymentId)
       const byName = Effect.gen(function*() {
         const bad = checkFilename(fileKey)
@@ -242,7 +243,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       )
 
     /** Stores a file an agent produced for a user in a conversation; it is ready at once. */
-    const storeAgentFile = Effect.fn("Files.storeAgentFile")(function*(input: {
+    const storeAgentFile = Tracing.fn("Files.storeAgentFile")(function*(input: {
       readonly deployment_id: DeploymentId
       readonly owner_id: UserId
       readonly conversation_id: ConversationId
@@ -286,7 +287,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
      * than an object nothing points to (deleting a missing object is fine).
      * Ready files are never touched: a record is removed only while pending.
      */
-    const sweep = Effect.fn("Files.sweep")(function*() {
+    const sweep = Tracing.fn("Files.sweep")(function*() {
       const horizon = lapsedBefore(yield* DateTime.now)
       let removed = 0
       while (true) {

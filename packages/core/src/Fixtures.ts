@@ -16,6 +16,7 @@ import { Identity } from "./Identity.js"
 import { AccountStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
 import { formatParseError } from "./SchemaIssues.js"
 import { orFail } from "./internal/lookup.js"
+import * as Tracing from "./Tracing.js"
 
 const FixtureUser = Schema.Struct({
   id: UserId,
@@ -121,7 +122,7 @@ const encoder = new TextEncoder()
  * files go to the object store, then every record is written in one
  * transaction: a fixtures file with a bad reference stores nothing.
  */
-export const load = Effect.fn("Fixtures.load")(function*(fixtures: Fixtures) {
+export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
   const store = yield* AccountStore
   const identity = yield* Identity
   const ids = yield* IdGenerator

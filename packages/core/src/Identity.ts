@@ -8,6 +8,7 @@ import { DateTime, Effect, Option } from "effect"
 import { Unauthenticated } from "./Errors.js"
 import { TokenStore } from "./Ports.js"
 import type { Principal } from "./Principal.js"
+import * as Tracing from "./Tracing.js"
 
 /**
  * SHA-256 of a token, hex encoded, computed synchronously (@noble/hashes):
@@ -35,7 +36,7 @@ export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity
     const rejected = new Unauthenticated({ details: "The access token is not valid or has expired; sign in again." })
 
     /** The principal of a bearer token; unknown or expired tokens are refused. */
-    const authenticate = Effect.fn("Identity.authenticate")(function*(token: string) {
+    const authenticate = Tracing.fn("Identity.authenticate")(function*(token: string) {
       if (token.length === 0 || token.length > maxTokenLength) return yield* rejected
       const hash = yield* hashToken(token)
       const found = yield* tokens.findPrincipal(hash)
@@ -48,7 +49,7 @@ export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity
     })
 
     /** Stores a token for a user (fixtures, sign-in flows). */
-    const issue = Effect.fn("Identity.issue")(function*(
+    const issue = Tracing.fn("Identity.issue")(function*(
       userId: Principal["user"]["id"],
       token: string,
       expiresAt: Option.Option<DateTime.Utc> = Option.none()

@@ -11,6 +11,7 @@ import * as Otlp from "./Otlp.js"
 import { AccountStore, AgentStore, DeploymentStore, TraceStore } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
 import { defaultPageSize, maxPageSize, toView, TraceRecord, type TraceStatus } from "./Trace.js"
+import * as Tracing from "./Tracing.js"
 
 /** Settings of observability. */
 export class TracesConfig extends Context.Reference<TracesConfig>()("@hosting/core/TracesConfig", {
@@ -57,7 +58,7 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
      * for the caller's accounts. Members of the agent's account, and members of
      * an account that deploys it, may list; anyone else gets 403.
      */
-    const list = Effect.fn("Traces.list")(function*(
+    const list = Tracing.fn("Traces.list")(function*(
       principal: Principal,
       account: AccountName,
       name: AgentName,
@@ -129,7 +130,7 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
      * nothing is taken the first refusal is the answer, otherwise the export
      * succeeds partially (OTLP `partialSuccess`).
      */
-    const ingest = Effect.fn("Traces.ingest")(function*(principal: Principal, request: Otlp.ExportTraceServiceRequest) {
+    const ingest = Tracing.fn("Traces.ingest")(function*(principal: Principal, request: Otlp.ExportTraceServiceRequest) {
       yield* available
       const records: Array<TraceRecord> = []
       const refusals: Array<Refusal> = []

@@ -1,17 +1,17 @@
-import { Errors } from "@hosting/core"
+import { Errors, Tracing } from "@hosting/core"
 import { DateTime, Effect } from "effect"
 
 /**
- * The span of one repository method. The call site a span records would
- * always be this module, so none is captured (capturing costs an Error per
- * call).
+ * The span of one repository method (made only while a tracer is enabled).
+ * The call site a span records would always be this module, so none is
+ * captured (capturing costs an Error per call).
  */
 const spanOptions = { captureStackTrace: false } as const
 
 /** Maps driver and decoding failures of one repository method into the port's error, in the method's span. */
 export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.mapError(effect, (cause) => new Errors.StorageError({ operation, cause })).pipe(
-    Effect.withSpan(operation, spanOptions)
+    Tracing.withSpan(operation, spanOptions)
   )
 
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */
