@@ -12,7 +12,7 @@ import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { AgentRuntime, type Conversation, type Deployment } from "@hosting/core"
-import { Config, type ConfigError, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Redacted, Scope, Stream } from "effect"
+import { Chunk, Config, type ConfigError, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Redacted, Scope, Stream } from "effect"
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"
 
 /** How the runtime finds and calls the agent of a deployment. */
@@ -163,13 +163,24 @@ const pieceOf = (event: EventSourceMessage): Piece => {
   return finish !== undefined && finish !== null ? { _tag: "Finished" } : nothing
 }
 
+/** How a reply reads its answer's bytes: each read is `heard`, each failure of the body `failure`. */
+interface Reading<E> {
+  readonly heard: () => void
+  readonly failure: (error: E) => AgentRuntime.AgentError
+}
+
 /**
  * The text chunks of an SSE answer. It ends at `[DONE]` without waiting for
  * the agent to close the response; an answer that ends with neither `[DONE]`
  * nor a `finish_reason` broke off.
+ *
+ * One stage pulls the body and turns each read into the texts it completes
+ * (decoding, event parsing and the end checks in plain code): every chunk
+ * of every reply passes here, and each stream operator chained instead would
+ * cost each chunk a step of its own.
  */
-const fromEventStream = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError>) =>
-  Stream.suspend(() => {
+const fromEventStream = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading<E>) =>
+  Stream.unwrapScoped(Effect.map(Stream.toPull(body), (read) => {
     const events: Array<EventSourceMessage> = []
     let overflow: ParseError | undefined
     // `[DONE]` and a `finish_reason` both mark a proper end; without either, the answer broke off.
@@ -182,9 +193,10 @@ const fromEventStream = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError
       },
       maxBufferSize: maxAnswerBytes
     })
-    /** Why the answer stops: its `[DONE]`, or a failure (after the text before it in the same read). */
+    const decoder = new TextDecoder()
+    /** Why the answer stops: its `[DONE]`, or a failure (after the texts before it in the same read). */
     let stop: "done" | AgentRuntime.AgentError | undefined
-    const textsOf = (text: string): ReadonlyArray<string> => {
+    const textsOf = (text: string): Array<string> => {
       parser.feed(text)
       const texts: Array<string> = []
       for (const event of events.splice(0)) {
@@ -203,17 +215,36 @@ const fromEventStream = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError
       if (overflow !== undefined) stop = unreadable(overflow)
       return texts
     }
-    return body.pipe(
-      Stream.decodeText(),
-      Stream.map(textsOf),
-      // Ends with the read that stopped the answer, without waiting for the agent to close the response.
-      Stream.takeUntil(() => stop !== undefined),
-      Stream.flattenIterables,
-      Stream.concat(Stream.suspend(() =>
-        stop === "done" ? Stream.empty : stop !== undefined ? Stream.fail(stop) : ended ? Stream.empty : Stream.fail(brokeOff())
-      ))
+    const end = Effect.fail(Option.none())
+    /** The stream's last pull: its end, or why it stopped. */
+    const last = (): Effect.Effect<never, Option.Option<AgentRuntime.AgentError>> =>
+      stop === "done" || (stop === undefined && ended) ? end : Effect.fail(Option.some(stop ?? brokeOff()))
+    /** After the texts of the read that stopped the answer, the pull only ends or fails. */
+    let finished = false
+    const emit = (texts: Array<string>) => {
+      if (stop !== undefined) finished = true
+      return texts.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(texts)) : finished ? last() : pull
+    }
+    const pull: Effect.Effect<Chunk.Chunk<string>, Option.Option<AgentRuntime.AgentError>> = Effect.suspend(() =>
+      finished ? last() : Effect.matchEffect(read, {
+        onFailure: Option.match({
+          // The body ended: what the decoder still holds, then the end checks.
+          onNone: () => {
+            finished = true
+            return emit(textsOf(decoder.decode()))
+          },
+          onSome: (error) => Effect.fail(Option.some(reading.failure(error)))
+        }),
+        onSuccess: (chunk) => {
+          reading.heard()
+          let text = ""
+          for (const bytes of chunk) text += decoder.decode(bytes, { stream: true })
+          return emit(textsOf(text))
+        }
+      })
     )
-  })
+    return Stream.repeatEffectChunkOption(pull)
+  }))
 
 /** The reply of an agent that ignored `stream: true` and answered one JSON completion. */
 const fromJsonAnswer = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError>) =>
@@ -333,16 +364,18 @@ export const make = (
         )
         if (response.status < 200 || response.status >= 300) return yield* Effect.fail(yield* statusError(response, idleTimeout))
         const stalled = yield* watchIdle(idleTimeout, Scope.close(requestScope, Exit.void))
-        const body = response.stream.pipe(
+        const reading: Reading<unknown> = {
+          heard: stalled.heard,
+          failure: (error) => stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
+        }
+        if (!isJson(response)) return fromEventStream(response.stream, reading)
+        return fromJsonAnswer(response.stream.pipe(
           Stream.mapChunks((chunk) => {
-            stalled.heard()
+            reading.heard()
             return chunk
           }),
-          Stream.mapError((error) =>
-            stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
-          )
-        )
-        return isJson(response) ? fromJsonAnswer(body) : fromEventStream(body)
+          Stream.mapError(reading.failure)
+        ))
       })).pipe(
         Stream.withSpan("HttpAgentRuntime.reply", {
           attributes: {
