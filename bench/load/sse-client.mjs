@@ -127,7 +127,13 @@ const eventsAwait = async ({ key, timeoutMs }) => {
 
 const keepAlive = new Agent({ keepAlive: true, maxSockets: 32 })
 
-const postJson = (url, token, body) =>
+/**
+ * POSTs `body` and resolves with the answer of a 200. A request that went out
+ * on a kept-alive socket the server was closing at that moment (its idle
+ * timeout) is sent again once, on a new socket, as Node's documentation of
+ * `request.reusedSocket` advises: the server never saw it.
+ */
+const postJson = (url, token, body, retried = false) =>
   new Promise((resolve, reject) => {
     const text = JSON.stringify(body)
     const req = request(url, {
@@ -140,7 +146,10 @@ const postJson = (url, token, body) =>
       res.on("data", (t) => (answer += t))
       res.on("end", () => (res.statusCode === 200 ? resolve(answer) : reject(new Error(`send answered ${res.statusCode}: ${answer.slice(0, 200)}`))))
     })
-    req.on("error", reject)
+    req.on("error", (error) => {
+      if (!retried && req.reusedSocket && error.code === "ECONNRESET") resolve(postJson(url, token, body, true))
+      else reject(error)
+    })
     req.setTimeout(30_000, () => req.destroy(new Error("send timed out")))
     req.end(text)
   })

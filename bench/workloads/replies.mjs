@@ -39,6 +39,7 @@ const round = async (ctx, workers, target, count) => {
     completed: sum(answers, "completed"),
     failed: sum(answers, "failed"),
     sendErrors: sum(answers, "sendErrors"),
+    sendErrorSamples: [...new Set(answers.flatMap((a) => a.errors))],
     chunks: sum(answers, "chunks"),
     expectedChunks: sum(opened, "opened") * scale.chunks,
     p50: percentile(latencies, 50),
@@ -86,7 +87,8 @@ export default {
         rounds[target.name].push(result)
         ctx.log(`round ${r} ${target.name}: ${fmt(result.completed)}/${fmt(result.conversations)} replies complete, ` +
           `${fmt(result.chunks)}/${fmt(result.expectedChunks)} chunks, p99 ${fmt(result.p99, 1)} ms` +
-          (result.openErrors.length ? `; errors: ${result.openErrors.join("; ")}` : ""))
+          (result.openErrors.length ? `; errors opening: ${result.openErrors.join("; ")}` : "") +
+          (result.sendErrors ? `; ${fmt(result.sendErrors)} sends failed: ${result.sendErrorSamples.join("; ")}` : ""))
       }
     }
     await workers.stop()
