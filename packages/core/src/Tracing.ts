@@ -18,8 +18,10 @@ const whenTraced = <A, E, R>(traced: () => Effect.Effect<A, E, R>, plain: () => 
 
 /**
  * `Effect.fn(name)(body)`, with the span made only while a tracer is
- * enabled. The span's recorded call site is this module's caller's caller,
- * one frame further than Effect's own.
+ * enabled. The span is made when the returned effect runs, not when the
+ * function is called, so the call site it records for a failure
+ * (`code.stacktrace`) is in Effect's runtime rather than in the caller:
+ * capturing the caller's would cost the stack trace on every call again.
  */
 export const fn = (name: string) =>
 <Eff extends YieldWrap<Effect.Effect<any, any, any>>, A, Args extends Array<any>>(
