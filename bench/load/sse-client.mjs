@@ -187,6 +187,8 @@ const repliesOpen = async ({ prefix, token, ids, warm, concurrency, timeoutMs })
 
 const repliesGo = async ({ prefix, token, content, concurrency, timeoutMs }) => {
   const latencies = []
+  // When the agent wrote each chunk, beside its latency: the runner tells the chunks written after every send was answered.
+  const written = []
   const errors = []
   let completed = 0
   let failed = 0
@@ -199,6 +201,7 @@ const repliesGo = async ({ prefix, token, content, concurrency, timeoutMs }) => 
           const arrived = now()
           for (const match of String(data.delta).matchAll(stamp)) {
             latencies.push(arrived - Number(match[1]))
+            written.push(Number(match[1]))
             chunks++
           }
         } else if (event === "message.completed") {
@@ -211,12 +214,15 @@ const repliesGo = async ({ prefix, token, content, concurrency, timeoutMs }) => 
       }
     })
   )
+  let sendsAnswered
   const sends = pool(conversations, concurrency, (conversation) =>
     postJson(`${prefix}/${conversation.id}/messages`, token, { content }).catch((error) => {
       errors.push(error.message)
       conversation.abandon()
     })
-  )
+  ).then(() => {
+    sendsAnswered = now()
+  })
   await withDeadline(Promise.all([sends, ...ends]), timeoutMs)
   return {
     conversations: conversations.length,
@@ -225,7 +231,9 @@ const repliesGo = async ({ prefix, token, content, concurrency, timeoutMs }) => 
     chunks,
     sendErrors: errors.length,
     errors: [...new Set(errors)].slice(0, 3),
-    latencies: Float64Array.from(latencies)
+    latencies: Float64Array.from(latencies),
+    written: Float64Array.from(written),
+    sendsAnswered
   }
 }
 

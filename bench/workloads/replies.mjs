@@ -32,6 +32,9 @@ const round = async (ctx, workers, target, count) => {
   const rss = memory.stop().max
   await workers.all({ cmd: "close" }, 30_000)
   const latencies = answers.flatMap((a) => Array.from(a.latencies))
+  // Chunks the agent wrote once every client had its sends answered: the replies streaming, no send competing.
+  const allAnswered = Math.max(...answers.map((a) => a.sendsAnswered ?? Infinity))
+  const streaming = answers.flatMap((a) => Array.from(a.latencies).filter((_, i) => a.written[i] >= allAnswered))
   const sum = (list, key) => list.reduce((n, a) => n + a[key], 0)
   return {
     conversations: sum(opened, "opened"),
@@ -45,6 +48,8 @@ const round = async (ctx, workers, target, count) => {
     p50: percentile(latencies, 50),
     p99: percentile(latencies, 99),
     max: percentile(latencies, 100),
+    streamingChunks: streaming.length,
+    p99Streaming: streaming.length > 0 ? percentile(streaming, 99) : NaN,
     rss
   }
 }
@@ -86,7 +91,8 @@ export default {
         const result = await round(ctx, workers, target, scale.conversations)
         rounds[target.name].push(result)
         ctx.log(`round ${r} ${target.name}: ${fmt(result.completed)}/${fmt(result.conversations)} replies complete, ` +
-          `${fmt(result.chunks)}/${fmt(result.expectedChunks)} chunks, p99 ${fmt(result.p99, 1)} ms` +
+          `${fmt(result.chunks)}/${fmt(result.expectedChunks)} chunks, p99 ${fmt(result.p99, 1)} ms ` +
+          `(${fmt(result.p99Streaming, 1)} ms over the ${fmt(result.streamingChunks)} written after every send was answered)` +
           (result.openErrors.length ? `; errors opening: ${result.openErrors.join("; ")}` : "") +
           (result.sendErrors ? `; ${fmt(result.sendErrors)} sends failed: ${result.sendErrorSamples.join("; ")}` : ""))
       }
@@ -100,6 +106,7 @@ export default {
       expectedChunks: list.reduce((n, r) => n + r.expectedChunks, 0),
       p50: median(list.map((r) => r.p50)),
       p99: median(list.map((r) => r.p99)),
+      p99Streaming: median(list.map((r) => r.p99Streaming)),
       max: Math.max(...list.map((r) => r.max)),
       rss: Math.max(...list.map((r) => r.rss))
     }]))
@@ -107,12 +114,12 @@ export default {
     return {
       detail: `${fmt(scale.conversations)} conversations, replies of ${scale.chunks} chunks ${scale.intervalMs} ms apart ` +
         `from the bench agent, ${scale.sseWorkers} client processes, ${scale.replyRounds} rounds`,
-      columns: ["target", "conversations", "replies complete", "chunks", "p50 ms", "p99 ms", "max ms", "max RSS MB",
-        "p99 vs bare"],
+      columns: ["target", "conversations", "replies complete", "chunks", "p50 ms", "p99 ms", "max ms",
+        "p99 after the sends ms", "max RSS MB", "p99 vs bare"],
       rows: targets.map(({ name }) => [
         name, fmt(s[name].conversations), `${fmt(s[name].completed)}/${fmt(s[name].total)}`,
         `${fmt(s[name].chunks)}/${fmt(s[name].expectedChunks)}`, fmt(s[name].p50, 1), fmt(s[name].p99, 1),
-        fmt(s[name].max, 1), mb(s[name].rss), ratio(s[name].p99, s.bare.p99)
+        fmt(s[name].max, 1), fmt(s[name].p99Streaming, 1), mb(s[name].rss), ratio(s[name].p99, s.bare.p99)
       ]),
       goals: [
         goal("concurrent conversations streaming", fmt(e.conversations), ">= 1,000", e.conversations >= 1000),
@@ -121,7 +128,11 @@ export default {
           `${fmt(e.completed)}/${fmt(e.total)}, ${fmt(e.chunks)}/${fmt(e.expectedChunks)}`, "all",
           e.completed === e.total && e.chunks === e.expectedChunks)
       ],
-      notes: ["latency = client arrival - the time the bench agent wrote the chunk (both wall clock, one machine)"],
+      notes: [
+        "latency = client arrival - the time the bench agent wrote the chunk (both wall clock, one machine)",
+        "p99 after the sends: chunks written once every send of the round was answered (all replies streaming, no send " +
+        "being served); the goal is judged on every chunk"
+      ],
       raw: rounds
     }
   }
