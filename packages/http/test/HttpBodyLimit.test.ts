@@ -7,8 +7,6 @@ import { Effect } from "effect"
 import { request } from "node:http"
 import { expectErrorBody, layer, port, registerBody } from "./HttpTestServer.js"
 
-
-
 /**
  * Registers with a chunked body: its first part, then, after `pauseMs`, a
  * readme that takes it past 1 KiB. Gives the status and body of the answer
@@ -37,22 +35,22 @@ const chunkedRegister = (serverPort: number, account: string, token: string, pau
     else setTimeout(rest, pauseMs)
   })
 
+/** Each case: the test's title, and the pause between the body's two parts. */
+const cases: ReadonlyArray<readonly [string, number]> = [
+  ["a chunked body that passes the limit while it arrives is 413, and the client, still sending, reads it", 50],
+  ["a chunked body without Content-Length that grows past the limit is 413 too", 0]
+]
+
 describe("HTTP: streamed bodies", () => {
   it.layer(layer({ maxBodyBytes: 1024 }))((it) => {
-    it.effect("a chunked body that passes the limit while it arrives is 413, and the client, still sending, reads it", () =>
-      Effect.gen(function*() {
-        const team = yield* Seed.team
-        const result = yield* chunkedRegister(yield* port, team.account, team.tokens.owner, 50)
-        expect(result.status).toBe(413)
-        expectErrorBody(JSON.parse(result.body), "payload_too_large")
-      }))
-
-    it.effect("a chunked body without Content-Length that grows past the limit is 413 too", () =>
-      Effect.gen(function*() {
-        const team = yield* Seed.team
-        const result = yield* chunkedRegister(yield* port, team.account, team.tokens.owner, 0)
-        expect(result.status).toBe(413)
-        expectErrorBody(JSON.parse(result.body), "payload_too_large")
-      }))
+    for (const [title, pauseMs] of cases) {
+      it.effect(title, () =>
+        Effect.gen(function*() {
+          const team = yield* Seed.team
+          const result = yield* chunkedRegister(yield* port, team.account, team.tokens.owner, pauseMs)
+          expect(result.status).toBe(413)
+          expectErrorBody(JSON.parse(result.body), "payload_too_large")
+        }))
+    }
   })
 })
