@@ -3,7 +3,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Conversation, Deployment, Ids, Ports } from "@hosting/core"
-import { DateTime, Effect, Layer, Option } from "effect"
+import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface ConversationRow {
@@ -43,13 +43,6 @@ interface TurnRow {
   readonly attachments: string
   readonly status: Conversation.MessageStatus
   readonly created_at: string
-}
-
-/** `items` in runs of at most `size`. */
-const chunksOf = <A>(items: ReadonlyArray<A>, size: number): Array<ReadonlyArray<A>> => {
-  const out: Array<ReadonlyArray<A>> = []
-  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size))
-  return out
 }
 
 const toConversation = (row: ConversationRow) =>
@@ -215,7 +208,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
   // Bound parameters per statement stay far below SQLite's limit (32,766).
   const flushBatch = 500
   const flushReplies: Ports.ConversationStore["Type"]["flushReplies"] = (progress, now) =>
-    Effect.forEach(chunksOf(progress, flushBatch), (batch) =>
+    Effect.forEach(Arr.chunksOf(progress, flushBatch), (batch) =>
       sql`WITH progress(id, content) AS (VALUES ${sql.csv(batch.map(({ content, id }) => sql`(${id}, ${content})`))})
         UPDATE messages SET content = progress.content, updated_at = ${timeText(now)}
         FROM progress WHERE messages.id = progress.id AND messages.status = 'streaming'`, { discard: true }).pipe(
