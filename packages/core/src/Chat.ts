@@ -28,6 +28,7 @@ import {
   type StorageError,
   TooManyAttachments
 } from "./Errors.js"
+import * as GroupCommit from "./internal/groupCommit.js"
 import * as Heartbeats from "./internal/heartbeats.js"
 import { orFail } from "./internal/lookup.js"
 import { forEachChunk } from "./internal/stream.js"
@@ -169,6 +170,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     yield* closeOrphans(true)
 
     const scope = yield* Effect.scope
+    // Turns and the last writes of replies that arrive together share a transaction.
+    const grouped = GroupCommit.make(tx, scope, { maxSize: 64 })
 
     /**
      * Runs `round` every `interval`, in a fiber of its own, while `busy`
@@ -193,7 +196,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           return Effect.succeed(false)
         })
         const rounds = next.pipe(Effect.delay(interval), Effect.repeat({ while: (more) => more }), Effect.ensuring(Effect.sync(release)))
-        return Effect.asVoid(Effect.forkIn(rounds, scope))
+        return Effect.asVoid(Effect.forkIn(Effect.interruptible(rounds), scope))
       })
     }
 
@@ -201,7 +204,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const write = (reply: RunningReply, status: MessageStatus) =>
       Effect.suspend(() => {
         reply.stored = reply.content.length
-        return Effect.flatMap(DateTime.now, (now) => conversations.updateMessage(reply.message_id, reply.content, status, now))
+        return Effect.flatMap(DateTime.now, (now) => grouped.run(conversations.updateMessage(reply.message_id, reply.content, status, now)))
       })
 
     /** The last write of a reply: no flush follows it, and a flush in flight lands before it. */
@@ -401,34 +404,17 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         return Fiber.interrupt(reply.fiber).pipe(Effect.as(Option.some(reply.message_id)))
       })
 
-    /**
-     * Sends a user message (interface.md send-message rules 1-7): stores the
-     * user turn and an empty streaming reply in one transaction, then starts
-     * the reply in the background and answers at once.
-     */
-    const send = Tracing.fn("Chat.send")(function*(
+    /** Stores a turn (in a transaction shared with the turns sent at the same time) and starts its reply. */
+    const storeTurn = (
       principal: Principal,
-      deploymentId: DeploymentId,
+      deployment: DeploymentRecord,
       conversationId: ConversationId,
+      content: string,
+      attached: ReadonlyArray<Attachment>,
       input: SendInput
-    ) {
-      const deployment = yield* deploymentOf(principal, deploymentId)
-      const content = input.content ?? ""
-      const keys = [...new Set((input.attachments ?? []).map((a) => a.key))]
-      if (content.trim() === "" && keys.length === 0) {
-        return yield* new InvalidRequest({ details: "A message needs content or at least one attachment." })
-      }
-      if (keys.length > config.maxAttachments) {
-        return yield* new TooManyAttachments({ count: keys.length, limit: config.maxAttachments })
-      }
-      // The authoritative metadata: a key the caller sends is only a reference.
-      const attached = yield* Effect.forEach(keys, (key) =>
-        files.find(deploymentId, key).pipe(
-          Effect.map(Option.filter((f) => f.owner_id === principal.user.id && f.status === "ready")),
-          orFail(() => new AttachmentInvalid({ key })),
-          Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
-        ))
-      const outcome = yield* tx.withTransaction(Effect.gen(function*() {
+    ) => Effect.gen(function*() {
+      const deploymentId = deployment.id
+      const outcome = yield* grouped.run(Effect.gen(function*() {
         const now = yield* DateTime.now
         // Built of checked values (the request's, the file store's, the clock's): not checked again.
         const message = new Message({
@@ -459,18 +445,18 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           lease: { owner: leaseOwner, expires_at: yield* leaseEnd },
           message_limit: config.messageLimit
         })
-        switch (turn._tag) {
-          case "NotOwner":
-            return yield* new ConversationNotFound({ conversation: conversationId })
-          case "LimitReached":
-            return yield* new MessageLimitReached({ limit: config.messageLimit })
-          case "Repeated":
-            return { _tag: "Repeated" as const, message: turn.message }
-        }
+        // Refusals are answers, not failures: a failure would roll back the other turns of the group.
+        if (turn._tag !== "Started") return turn
         // A conversation without a user turn yet has no history: no need to read it.
         const history = turn.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
         return { _tag: "Started" as const, message, reply, history }
       }))
+      switch (outcome._tag) {
+        case "NotOwner":
+          return yield* new ConversationNotFound({ conversation: conversationId })
+        case "LimitReached":
+          return yield* new MessageLimitReached({ limit: config.messageLimit })
+      }
       if (outcome._tag === "Started") {
         // A new turn supersedes a reply still in flight.
         yield* stopReply(conversationId)
@@ -487,9 +473,41 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         yield* keepRenewing
         yield* keepFlushing
         const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
-        reply.fiber = yield* FiberSet.run(replies, runReply(reply, deployment, history, outcome.message))
+        // Interruptible, though started where the turn is not: cancel and shutdown stop it.
+        reply.fiber = yield* FiberSet.run(replies, Effect.interruptible(runReply(reply, deployment, history, outcome.message)))
       }
       return { message_id: outcome.message.message_id, timestamp: outcome.message.timestamp }
+    })
+
+    /**
+     * Sends a user message (interface.md send-message rules 1-7): stores the
+     * user turn and an empty streaming reply in one transaction, then starts
+     * the reply in the background and answers at once.
+     */
+    const send = Tracing.fn("Chat.send")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      conversationId: ConversationId,
+      input: SendInput
+    ) {
+      const deployment = yield* deploymentOf(principal, deploymentId)
+      const content = input.content ?? ""
+      const keys = [...new Set((input.attachments ?? []).map((a) => a.key))]
+      if (content.trim() === "" && keys.length === 0) {
+        return yield* new InvalidRequest({ details: "A message needs content or at least one attachment." })
+      }
+      if (keys.length > config.maxAttachments) {
+        return yield* new TooManyAttachments({ count: keys.length, limit: config.maxAttachments })
+      }
+      // The authoritative metadata: a key the caller sends is only a reference.
+      const attached = yield* Effect.forEach(keys, (key) =>
+        files.find(deploymentId, key).pipe(
+          Effect.map(Option.filter((f) => f.owner_id === principal.user.id && f.status === "ready")),
+          orFail(() => new AttachmentInvalid({ key })),
+          Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
+        ))
+      // From here the turn is not interrupted (a client that goes away): once stored, its reply starts.
+      return yield* Effect.uninterruptible(storeTurn(principal, deployment, conversationId, content, attached, input))
     })
 
     /**

@@ -6,18 +6,8 @@ import { describe, expect, it, layer as withLayer } from "@effect/vitest"
 import { Chat, Conversation, Ports } from "@hosting/core"
 import { Seed, TestServices } from "@hosting/testing"
 import { DateTime, Effect, Exit, Layer, Option, Scope } from "effect"
+import { waitForReply } from "./replies.js"
 
-
-const waitForReply = (conversation: Conversation.ConversationId) =>
-  Effect.gen(function*() {
-    const store = yield* Ports.ConversationStore
-    for (let i = 0; i < 500; i++) {
-      const reply = yield* store.latestReply(conversation)
-      if (Option.isSome(reply) && reply.value.status !== "streaming") return reply.value
-      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
-    }
-    throw new Error("the reply never ended")
-  })
 
 describe("a failing agent", () => {
   withLayer(TestServices.make({ echo: { failOn: "boom" } }), { excludeTestServices: true })((it) => {

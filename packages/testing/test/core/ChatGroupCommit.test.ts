@@ -1,0 +1,44 @@
+/**
+ * Sends that arrive together are stored in one transaction (group commit);
+ * what one of them meets never changes the outcome of another.
+ */
+import { describe, expect, layer as withLayer } from "@effect/vitest"
+import { Chat, Conversation, Ports } from "@hosting/core"
+import { Seed, TestServices } from "@hosting/testing"
+import { Cause, Effect, Exit, Option } from "effect"
+import { waitForReply } from "./replies.js"
+
+describe("sends arriving together", () => {
+  withLayer(TestServices.make(), { excludeTestServices: true })((it) => {
+    it.effect("share a transaction: a refused send and a repeated one change nothing for the others, whose replies complete", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = (yield* Seed.deployment(team)).id
+        const chat = yield* Chat.Chat
+        const { admin, member } = team.principals
+        const theirs = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const repeated = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        yield* chat.send(admin, deployment, theirs, { content: "the admin's" })
+        const first = yield* chat.send(member, deployment, repeated, { content: "once", client_message_id: "c-1" })
+        const fresh = Array.from({ length: 8 }, () => Conversation.ConversationId.make(globalThis.crypto.randomUUID()))
+        const sends = [
+          ...fresh.map((id, i) => chat.send(member, deployment, id, { content: `hello ${i}` })),
+          chat.send(member, deployment, theirs, { content: "not mine" }),
+          chat.send(member, deployment, repeated, { content: "once", client_message_id: "c-1" })
+        ]
+        const exits = yield* Effect.forEach(sends, Effect.exit, { concurrency: "unbounded" })
+        expect(exits.slice(0, 8).every(Exit.isSuccess)).toBe(true)
+        expect(Exit.isFailure(exits[8]!) && Cause.failureOption(exits[8]!.cause)).toEqual(
+          Option.some(expect.objectContaining({ _tag: "ConversationNotFound" }))
+        )
+        expect(exits[9]).toStrictEqual(Exit.succeed(first))
+        for (const [i, id] of fresh.entries()) {
+          const reply = yield* waitForReply(id)
+          expect([reply.status, reply.content]).toEqual(["complete", `hello ${i}`])
+        }
+        const store = yield* Ports.ConversationStore
+        expect((yield* store.messages(theirs)).map((m) => m.content)).toEqual(["the admin's", "the admin's"])
+        expect((yield* store.messages(repeated)).length).toBe(2)
+      }))
+  })
+})
