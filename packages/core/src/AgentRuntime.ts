@@ -2,7 +2,7 @@
  * The agent runtime port: forwards a turn of a conversation to the deployed
  * agent and streams its reply back in chunks.
  */
-import { Context, Schema, type Stream } from "effect"
+import { Context, type Effect, Schema, type Stream } from "effect"
 import type { Message } from "./Conversation.js"
 import type { DeploymentRecord } from "./Deployment.js"
 
@@ -22,4 +22,11 @@ export interface Turn {
 export class AgentRuntime extends Context.Tag("@hosting/core/AgentRuntime")<AgentRuntime, {
   /** The reply to a turn, chunk by chunk; interrupting the stream stops the agent's work. */
   readonly reply: (turn: Turn) => Stream.Stream<string, AgentError>
+  /**
+   * Optional: the same reply, each chunk handed to `emit` in order, ending
+   * when the reply does; interrupting it stops the agent's work. Chat uses
+   * it when present: it spares each reply the machinery of a `Stream`, which
+   * is a large part of the cost of a short reply.
+   */
+  readonly replyEach?: (turn: Turn, emit: (chunk: string) => Effect.Effect<void>) => Effect.Effect<void, AgentError>
 }>() {}

@@ -357,8 +357,10 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           reply.content += chunk
           return publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
         })
-      const stream = forEachChunk(runtime.reply({ deployment, history, message: turn }), (chunks) =>
-        Effect.forEach(chunks, delta, { discard: true }))
+      const agentTurn = { deployment, history, message: turn }
+      const stream = runtime.replyEach !== undefined
+        ? runtime.replyEach(agentTurn, delta)
+        : forEachChunk(runtime.reply(agentTurn), (chunks) => Effect.forEach(chunks, delta, { discard: true }))
       // A cancel taken by another process arrives on the bus; this process stops the reply itself.
       const cancelRequests = Effect.gen(function*() {
         const requests = yield* bus.subscribe(reply.conversation)

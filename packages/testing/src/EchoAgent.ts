@@ -16,26 +16,32 @@ export interface EchoOptions {
 /** Splits a text into word chunks that keep their trailing spaces. */
 export const chunksOf = (text: string): ReadonlyArray<string> => text.match(/\S+\s*|\s+/g) ?? []
 
-export const make = (options: EchoOptions = {}) =>
-  AgentRuntime.AgentRuntime.of({
-    reply: ({ message }) => {
-      const text = message.content !== ""
-        ? message.content
-        : `Received ${message.attachments.length} file(s): ${message.attachments.map((a) => a.filename).join(", ")}`
-      const delay = Duration.decode(options.delay ?? 0)
-      // With no pause and no failure to stage, the words go as one chunk: no effect per word.
-      if (Duration.toMillis(delay) === 0 && options.failOn === undefined) return Stream.fromIterable(chunksOf(text))
-      return Stream.fromIterable(chunksOf(text)).pipe(
-        Stream.mapEffect((chunk) =>
-          options.failOn !== undefined && chunk.includes(options.failOn)
-            ? Effect.fail(new AgentRuntime.AgentError({ message: "The agent stopped answering." }))
-            : Duration.toMillis(delay) > 0
-            ? Effect.as(Effect.sleep(delay), chunk)
-            : Effect.succeed(chunk)
-        )
-      )
-    }
+const textOf = (message: AgentRuntime.Turn["message"]) =>
+  message.content !== ""
+    ? message.content
+    : `Received ${message.attachments.length} file(s): ${message.attachments.map((a) => a.filename).join(", ")}`
+
+export const make = (options: EchoOptions = {}) => {
+  const delay = Duration.decode(options.delay ?? 0)
+  const paused = Duration.toMillis(delay) > 0
+  /** One chunk, after the pause; the chunk holding `failOn` fails instead. */
+  const next = (chunk: string): Effect.Effect<string, AgentRuntime.AgentError> =>
+    options.failOn !== undefined && chunk.includes(options.failOn)
+      ? Effect.fail(new AgentRuntime.AgentError({ message: "The agent stopped answering." }))
+      : paused
+      ? Effect.as(Effect.sleep(delay), chunk)
+      : Effect.succeed(chunk)
+  // With no pause and no failure to stage, no effect per word.
+  const plain = !paused && options.failOn === undefined
+  return AgentRuntime.AgentRuntime.of({
+    reply: ({ message }) =>
+      plain ? Stream.fromIterable(chunksOf(textOf(message))) : Stream.fromIterable(chunksOf(textOf(message))).pipe(Stream.mapEffect(next)),
+    replyEach: ({ message }, emit) =>
+      plain
+        ? Effect.forEach(chunksOf(textOf(message)), emit, { discard: true })
+        : Effect.forEach(chunksOf(textOf(message)), (chunk) => Effect.flatMap(next(chunk), emit), { discard: true })
   })
+}
 
 /** The echo agent as the AgentRuntime. */
 export const layer = (options: EchoOptions = {}) => Layer.succeed(AgentRuntime.AgentRuntime, make(options))

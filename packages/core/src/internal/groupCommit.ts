@@ -11,6 +11,20 @@ interface Member {
 /** A group that ran into a failure: its transaction is rolled back and every member runs alone. */
 const groupFailed = Symbol("groupFailed")
 
+type Immediate = { setImmediate?: (f: () => void) => unknown }
+
+/**
+ * Resumes once the event loop has handled the I/O already due (the requests
+ * that arrived together): `setImmediate` where the platform has it (Node,
+ * Bun), else a timer.
+ */
+const afterDueIo: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const done = () => resume(Effect.void)
+  const immediate = (globalThis as Immediate).setImmediate
+  if (typeof immediate === "function") immediate(done)
+  else setTimeout(done, 0)
+})
+
 export interface GroupCommit {
   /**
    * Runs `effect` in a storage transaction shared with the effects submitted
@@ -25,9 +39,9 @@ export interface GroupCommit {
 /**
  * Group commit: writes submitted while the process is busy share one
  * transaction, and so one commit, instead of paying for theirs one by one.
- * A group gathers until the work already due on the event loop is done (the
- * requests that arrived together), at most `maxSize` members, then runs in a
- * fiber of `scope`. A lone write waits one timer turn (about a millisecond).
+ * A group gathers until the I/O already due on the event loop is handled
+ * (the requests that arrived together), at most `maxSize` members, then runs
+ * in a fiber of `scope`; a lone write waits no longer than that.
  */
 export const make = (tx: Transactor["Type"], scope: Scope.Scope, options: { readonly maxSize: number }): GroupCommit => {
   let gathering: Array<Member> | undefined
@@ -50,7 +64,7 @@ export const make = (tx: Transactor["Type"], scope: Scope.Scope, options: { read
   // Not interrupted, even when the scope closes: a group that started gathering commits, and its members learn how.
   const commit = (group: Array<Member>) =>
     Effect.uninterruptible(Effect.zipRight(
-      Effect.sleep(0),
+      afterDueIo,
       Effect.suspend(() => {
         if (gathering === group) gathering = undefined
         return group.length === 1 ? alone(group[0]!) : together(group)

@@ -1,0 +1,75 @@
+/**
+ * The echo agent's two forms of a reply (a Stream, and chunks handed to a
+ * callback, which chat prefers) say the same thing, failures included.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import { AgentRuntime, Conversation, Deployment, Ids } from "@hosting/core"
+import { EchoAgent } from "@hosting/testing"
+import { DateTime, Effect, Either, Option, Stream } from "effect"
+
+const at = DateTime.unsafeMake("2026-11-01T10:00:00.000Z")
+
+const turn = (content: string): AgentRuntime.Turn => ({
+  deployment: new Deployment.DeploymentRecord({
+    id: Deployment.DeploymentId.make("dep-echo"),
+    account_id: Ids.AccountId.make("acc-echo"),
+    account: Ids.AccountName.make("echoes"),
+    publisher_id: Ids.AccountId.make("acc-echo"),
+    publisher: Ids.AccountName.make("echoes"),
+    agent_name: Ids.AgentName.make("helper"),
+    build_id: Ids.BuildId.make("b-1"),
+    namespace: "echoes-helper",
+    status: "running",
+    deployed_at: at,
+    undeployed_at: Option.none(),
+    spec: {}
+  }),
+  history: [],
+  message: new Conversation.Message({
+    message_id: Conversation.MessageId.make("msg-1"),
+    role: "user",
+    content,
+    attachments: [],
+    timestamp: at,
+    status: "complete"
+  })
+})
+
+/** Both forms of one reply: the chunks each gave, and how each ended. */
+const bothForms = (runtime: AgentRuntime.AgentRuntime["Type"], content: string) =>
+  Effect.gen(function*() {
+    const streamed: Array<string> = []
+    const streamEnd = yield* Effect.either(Stream.runForEach(runtime.reply(turn(content)), (c) => Effect.sync(() => streamed.push(c))))
+    const emitted: Array<string> = []
+    const eachEnd = yield* Effect.either(runtime.replyEach!(turn(content), (c) => Effect.sync(() => void emitted.push(c))))
+    return { streamed, emitted, streamEnd, eachEnd }
+  })
+
+describe("EchoAgent", () => {
+  it.effect("both forms echo the words in order, with their spaces", () =>
+    Effect.gen(function*() {
+      const r = yield* bothForms(EchoAgent.make(), "one  two three ")
+      expect(r.streamed).toEqual(["one  ", "two ", "three "])
+      expect(r.emitted).toEqual(r.streamed)
+      expect([Either.isRight(r.streamEnd), Either.isRight(r.eachEnd)]).toEqual([true, true])
+    }))
+
+  it.effect("both forms fail at the chunk holding failOn, after what came before", () =>
+    Effect.gen(function*() {
+      const r = yield* bothForms(EchoAgent.make({ failOn: "boom" }), "one two boom three")
+      expect(r.streamed).toEqual(["one ", "two "])
+      expect(r.emitted).toEqual(r.streamed)
+      expect(Either.getLeft(r.eachEnd)).toEqual(Either.getLeft(r.streamEnd))
+      expect(Either.isLeft(r.eachEnd)).toBe(true)
+    }))
+
+  it.live("both forms pause before each chunk", () =>
+    Effect.gen(function*() {
+      const started = Date.now()
+      const r = yield* bothForms(EchoAgent.make({ delay: "20 millis" }), "a b c")
+      expect(r.emitted).toEqual(["a ", "b ", "c"])
+      expect(r.emitted).toEqual(r.streamed)
+      // Three pauses for each form.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(120)
+    }))
+})
