@@ -11,7 +11,7 @@ import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
-import { AgentRuntime, type Conversation, type Deployment } from "@hosting/core"
+import { AgentRuntime, type Conversation, type Deployment, Tracing } from "@hosting/core"
 import { Chunk, Config, type ConfigError, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Redacted, Scope, Stream } from "effect"
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"
 
@@ -174,13 +174,13 @@ interface Reading<E> {
  * the agent to close the response; an answer that ends with neither `[DONE]`
  * nor a `finish_reason` broke off.
  *
- * One stage pulls the body and turns each read into the texts it completes
+ * One pull reads the body and turns each read into the texts it completes
  * (decoding, event parsing and the end checks in plain code): every chunk
  * of every reply passes here, and each stream operator chained instead would
  * cost each chunk a step of its own.
  */
-const fromEventStream = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading<E>) =>
-  Stream.unwrapScoped(Effect.map(Stream.toPull(body), (read) => {
+const eventPull = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading<E>) =>
+  Effect.map(Stream.toPull(body), (read) => {
     const events: Array<EventSourceMessage> = []
     let overflow: ParseError | undefined
     // `[DONE]` and a `finish_reason` both mark a proper end; without either, the answer broke off.
@@ -243,8 +243,24 @@ const fromEventStream = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading
         }
       })
     )
-    return Stream.repeatEffectChunkOption(pull)
-  }))
+    return pull
+  })
+
+/** The texts of an SSE answer as a stream (see `eventPull`). */
+const fromEventStream = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading<E>) =>
+  Stream.unwrapScoped(Effect.map(eventPull(body, reading), Stream.repeatEffectChunkOption))
+
+/** Hands every text a pull gives to `emit`, in order, until the pull ends. */
+const drain = (
+  pull: Effect.Effect<Chunk.Chunk<string>, Option.Option<AgentRuntime.AgentError>>,
+  emit: (text: string) => Effect.Effect<void>
+) => {
+  const next: Effect.Effect<void, AgentRuntime.AgentError> = Effect.matchEffect(pull, {
+    onFailure: Option.match({ onNone: () => Effect.void, onSome: Effect.fail }),
+    onSuccess: (texts) => Effect.zipRight(Effect.forEach(texts, emit, { discard: true }), next)
+  })
+  return next
+}
 
 /** The reply of an agent that ignored `stream: true` and answered one JSON completion. */
 const fromJsonAnswer = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError>) =>
@@ -348,8 +364,9 @@ export const make = (
         )
       })
 
-    const reply = (turn: AgentRuntime.Turn): Stream.Stream<string, AgentRuntime.AgentError> =>
-      Stream.unwrapScoped(Effect.gen(function*() {
+    /** Sends the turn and checks the answer's status; the request lives as long as the scope. */
+    const answer = (turn: AgentRuntime.Turn) =>
+      Effect.gen(function*() {
         // The request lives in a scope of its own within the reply's, so that a stalled agent's request can be aborted.
         const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
         const response = yield* client.execute(yield* request(turn)).pipe(
@@ -368,25 +385,43 @@ export const make = (
           heard: stalled.heard,
           failure: (error) => stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
         }
-        if (!isJson(response)) return fromEventStream(response.stream, reading)
-        return fromJsonAnswer(response.stream.pipe(
-          Stream.mapChunks((chunk) => {
-            reading.heard()
-            return chunk
-          }),
-          Stream.mapError(reading.failure)
-        ))
-      })).pipe(
-        Stream.withSpan("HttpAgentRuntime.reply", {
-          attributes: {
-            "hosting.deployment_id": turn.deployment.id,
-            "hosting.agent": `${turn.deployment.publisher}/${turn.deployment.agent_name}`,
-            "hosting.namespace": turn.deployment.namespace
-          }
-        })
-      )
+        return { response, reading }
+      })
 
-    return AgentRuntime.AgentRuntime.of({ reply })
+    /** The reply of an agent that answered one JSON completion instead of events. */
+    const jsonReply = (response: HttpClientResponse.HttpClientResponse, reading: Reading<unknown>) =>
+      fromJsonAnswer(response.stream.pipe(
+        Stream.mapChunks((chunk) => {
+          reading.heard()
+          return chunk
+        }),
+        Stream.mapError(reading.failure)
+      ))
+
+    const spanOf = (turn: AgentRuntime.Turn) => ({
+      attributes: {
+        "hosting.deployment_id": turn.deployment.id,
+        "hosting.agent": `${turn.deployment.publisher}/${turn.deployment.agent_name}`,
+        "hosting.namespace": turn.deployment.namespace
+      }
+    })
+
+    const reply = (turn: AgentRuntime.Turn): Stream.Stream<string, AgentRuntime.AgentError> =>
+      Stream.unwrapScoped(Effect.map(answer(turn), ({ reading, response }) =>
+        isJson(response) ? jsonReply(response, reading) : fromEventStream(response.stream, reading))).pipe(
+          Stream.withSpan("HttpAgentRuntime.reply", spanOf(turn))
+        )
+
+    // The same reply without a Stream around it (chat's path): the pull is drained into `emit`.
+    const replyEach = (turn: AgentRuntime.Turn, emit: (text: string) => Effect.Effect<void>) =>
+      Effect.scoped(Effect.flatMap(answer(turn), ({ reading, response }) =>
+        isJson(response)
+          ? Stream.runForEach(jsonReply(response, reading), emit)
+          : Effect.flatMap(eventPull(response.stream, reading), (pull) => drain(pull, emit)))).pipe(
+          Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn))
+        )
+
+    return AgentRuntime.AgentRuntime.of({ reply, replyEach })
   })
 
 /** The AgentRuntime over each deployment's HTTP endpoint, through the platform's `fetch`. */

@@ -57,8 +57,32 @@ const turn = (spec: Record<string, unknown> = {}, content = "Hello?"): AgentRunt
 })
 
 /** The runtime through its public layer, pointed at a fake agent. */
-const runtimeFor = (agent: FakeAgent.FakeAgent, config: HttpAgentRuntime.HttpAgentRuntimeConfig = {}) =>
-  Effect.provide(AgentRuntime.AgentRuntime, HttpAgentRuntime.layer({ endpointFor: () => agent.url, ...config }))
+const runtimeFor = (agent: FakeAgent.FakeAgent, config: HttpAgentRuntime.HttpAgentRuntimeConfig = {}, form: Form = "stream") =>
+  Effect.map(
+    Effect.provide(AgentRuntime.AgentRuntime, HttpAgentRuntime.layer({ endpointFor: () => agent.url, ...config })),
+    forms[form]
+  )
+
+/**
+ * The two forms of a reply: the runtime's stream, and its callback form
+ * (`replyEach`, which chat uses) seen as a stream, so that every check below
+ * runs on both.
+ */
+const forms = {
+  stream: (runtime: AgentRuntime.AgentRuntime["Type"]) => runtime,
+  callback: (runtime: AgentRuntime.AgentRuntime["Type"]): AgentRuntime.AgentRuntime["Type"] => ({
+    reply: (turn) =>
+      Stream.asyncScoped<string, AgentRuntime.AgentError>((emit) =>
+        runtime.replyEach!(turn, (text) => Effect.promise(() => emit.single(text))).pipe(
+          Effect.matchEffect({
+            onFailure: (error) => Effect.promise(() => emit.fail(error)),
+            onSuccess: () => Effect.promise(() => emit.end())
+          }),
+          Effect.forkScoped
+        ))
+  })
+}
+type Form = keyof typeof forms
 
 /** The chunks that arrived and the error that ended the reply. */
 const chunksThenError = (stream: Stream.Stream<string, AgentRuntime.AgentError>) =>
@@ -131,7 +155,7 @@ describe("HttpAgentRuntime: the request", () => {
   })
 })
 
-describe("HttpAgentRuntime against fake agents", () => {
+describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake agents (%s form)", (form) => {
   it.live("streams the SSE chunks in order and sends the history, the model and stream: true", () =>
     Effect.gen(function*() {
       const agent = yield* FakeAgent.make(async (x) => {
@@ -188,7 +212,7 @@ describe("HttpAgentRuntime against fake agents", () => {
           choices: [{ index: 0, message: { role: "assistant", content: "The whole answer at once." }, finish_reason: "stop" }]
         }))
       })
-      const runtime = yield* runtimeFor(agent)
+      const runtime = yield* runtimeFor(agent, {}, form)
       const chunks = yield* runtime.reply(turn()).pipe(Stream.runCollect)
       expect([...chunks]).toEqual(["The whole answer at once."])
       expect((agent.received[0]!.body as { model: string }).model).toBe("helper")
@@ -201,7 +225,7 @@ describe("HttpAgentRuntime against fake agents", () => {
         x.event(delta("Thinking"))
         await x.sleep(60_000)
       })
-      const runtime = yield* runtimeFor(agent, { idleTimeout: "200 millis" })
+      const runtime = yield* runtimeFor(agent, { idleTimeout: "200 millis" }, form)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Thinking"])
       expect(error).toBeInstanceOf(AgentRuntime.AgentError)
@@ -215,7 +239,7 @@ describe("HttpAgentRuntime against fake agents", () => {
       const agent = yield* FakeAgent.make(async (x) => {
         await x.sleep(60_000)
       })
-      const runtime = yield* runtimeFor(agent, { connectTimeout: "300 millis" })
+      const runtime = yield* runtimeFor(agent, { connectTimeout: "300 millis" }, form)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual([])
       expect(error.message).toBe("The agent did not answer within 300 ms")
@@ -231,7 +255,7 @@ describe("HttpAgentRuntime against fake agents", () => {
         await x.sleep(50)
         x.res.socket?.destroy()
       })
-      const runtime = yield* runtimeFor(agent)
+      const runtime = yield* runtimeFor(agent, {}, form)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["First", " second"])
       expect(error.message).toBe("The agent's reply broke off")
@@ -245,7 +269,7 @@ describe("HttpAgentRuntime against fake agents", () => {
         x.event(delta("Half an"))
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent)
+      const runtime = yield* runtimeFor(agent, {}, form)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Half an"])
       expect(error.message).toBe("The agent's reply broke off")
@@ -259,7 +283,7 @@ describe("HttpAgentRuntime against fake agents", () => {
         x.event(finish)
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent)
+      const runtime = yield* runtimeFor(agent, {}, form)
       expect([...yield* runtime.reply(turn()).pipe(Stream.runCollect)]).toEqual(["Short."])
     }).pipe(Effect.scoped))
 
@@ -270,7 +294,7 @@ describe("HttpAgentRuntime against fake agents", () => {
         x.event(delta("Let me"))
         x.event({ error: { message: "CUDA out of memory at /srv/model.py:42", type: "server_error" } })
       })
-      const runtime = yield* runtimeFor(agent)
+      const runtime = yield* runtimeFor(agent, {}, form)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Let me"])
       expect(error.message).toBe("The agent reported an error")
@@ -283,7 +307,7 @@ describe("HttpAgentRuntime against fake agents", () => {
         x.res.writeHead(500, { "content-type": "text/plain" })
         x.res.end("Traceback: secret internal path /srv/agent/main.py")
       })
-      const runtime = yield* runtimeFor(agent)
+      const runtime = yield* runtimeFor(agent, {}, form)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual([])
       expect(error.message).toBe("The agent answered 500")
@@ -323,7 +347,7 @@ describe("HttpAgentRuntime against fake agents", () => {
         x.event("[DONE]")
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent)
+      const runtime = yield* runtimeFor(agent, {}, form)
       const first = yield* Deferred.make<string>()
       const fiber = yield* runtime.reply(turn()).pipe(
         Stream.runForEach((chunk) => Deferred.succeed(first, chunk)),
