@@ -5,6 +5,7 @@
  */
 import { Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Scope } from "effect"
 import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
+import { EventBus } from "./EventBus.js"
 import {
   Attachment,
   type ConversationId,
@@ -28,6 +29,7 @@ import {
   type StorageError,
   TooManyAttachments
 } from "./Errors.js"
+import * as DeploymentCache from "./internal/deploymentCache.js"
 import * as GroupCommit from "./internal/groupCommit.js"
 import * as Heartbeats from "./internal/heartbeats.js"
 import { orFail } from "./internal/lookup.js"
@@ -172,6 +174,11 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const scope = yield* Effect.scope
     // Turns and the last writes of replies that arrive together share a transaction.
     const grouped = GroupCommit.make(tx, scope, { maxSize: 64 })
+    // With an event bus, deployments are read once and kept until their accounts change.
+    const deploymentById = Option.match(yield* Effect.serviceOption(EventBus), {
+      onNone: () => deployments.findById,
+      onSome: (events) => DeploymentCache.make(deployments, events, scope, { accounts: 1000, records: 10_000 }).findById
+    })
 
     /**
      * Runs `round` every `interval`, in a fiber of its own, while `busy`
@@ -270,7 +277,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     /** The deployment, for a member of the deploying account. */
     const deploymentOf = (principal: Principal, id: DeploymentId) =>
       Effect.gen(function*() {
-        const deployment = yield* deployments.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        const deployment = yield* deploymentById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
         if (Option.isNone(membershipIn(principal, deployment.account_id))) {
           return yield* new PermissionDenied({ details: `Only members of ${deployment.account} may chat with its deployments.` })
         }
