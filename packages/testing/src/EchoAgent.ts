@@ -34,12 +34,12 @@ export const make = (options: EchoOptions = {}) => {
   // With no pause and no failure to stage, no effect per word.
   const plain = !paused && options.failOn === undefined
   return AgentRuntime.AgentRuntime.of({
-    reply: ({ message }) =>
-      plain ? Stream.fromIterable(chunksOf(textOf(message))) : Stream.fromIterable(chunksOf(textOf(message))).pipe(Stream.mapEffect(next)),
+    reply: ({ message }) => {
+      const words = Stream.fromIterable(chunksOf(textOf(message)))
+      return plain ? words : words.pipe(Stream.mapEffect(next))
+    },
     replyEach: ({ message }, emit) =>
-      plain
-        ? Effect.forEach(chunksOf(textOf(message)), emit, { discard: true })
-        : Effect.forEach(chunksOf(textOf(message)), (chunk) => Effect.flatMap(next(chunk), emit), { discard: true })
+      Effect.forEach(chunksOf(textOf(message)), plain ? emit : (chunk) => Effect.flatMap(next(chunk), emit), { discard: true })
   })
 }
 

@@ -5,7 +5,7 @@
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { Chat, Conversation, Ports } from "@hosting/core"
 import { Seed, TestServices } from "@hosting/testing"
-import { Cause, Effect, Exit, Option } from "effect"
+import { Cause, Effect, Exit, Fiber, Option } from "effect"
 import { waitForReply } from "./replies.js"
 
 describe("sends arriving together", () => {
@@ -39,6 +39,20 @@ describe("sends arriving together", () => {
         const store = yield* Ports.ConversationStore
         expect((yield* store.messages(theirs)).map((m) => m.content)).toEqual(["the admin's", "the admin's"])
         expect((yield* store.messages(repeated)).length).toBe(2)
+      }))
+
+    it.effect("a send whose caller goes away once its turn is submitted still stores it and starts its reply", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = (yield* Seed.deployment(team)).id
+        const chat = yield* Chat.Chat
+        const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const sending = yield* Effect.fork(chat.send(team.principals.member, deployment, conversation, { content: "still here" }))
+        // The send runs up to its wait for the group's commit, then its caller leaves.
+        yield* Effect.yieldNow()
+        yield* Fiber.interrupt(sending)
+        const reply = yield* waitForReply(conversation)
+        expect([reply.status, reply.content]).toEqual(["complete", "still here"])
       }))
   })
 })
