@@ -35,7 +35,7 @@ const StatusLive = HttpApiBuilder.group(MinimalApi, "status", (handlers) =>
 
 /** Everything below HTTP: storage and objects in memory, a fake cluster, the echo agent and the use cases. */
 export const Core = UseCases.layer.pipe(
-  Layer.provideMerge(Ports.IdGeneratorRandom),
+  Layer.provideMerge(Ports.IdGeneratorTimeOrdered),
   Layer.provideMerge(EventBus.layerLocal),
   Layer.provideMerge(ReplyBus.layerLocal),
   Layer.provideMerge(EchoAgent.layer()),

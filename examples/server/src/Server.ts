@@ -165,7 +165,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
     })),
     Layer.provideMerge(agentRuntime(config)),
     Layer.provideMerge(objectStore(config)),
-    Layer.provideMerge(Ports.IdGeneratorRandom),
+    Layer.provideMerge(Ports.IdGeneratorTimeOrdered),
     Layer.provideMerge(cluster(config, fixtures?.data)),
     Layer.provideMerge(storageAndBuses(config))
   )

@@ -38,7 +38,7 @@ import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore,
 import { membershipIn, type Principal } from "./Principal.js"
 import { type Receiver, type Subscription, toStream } from "./Receiver.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
-import { latencyMs, randomTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
+import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
 import { TracesConfig } from "./Traces.js"
 import * as Tracing from "./Tracing.js"
 
@@ -338,7 +338,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
             publisher_id: deployment.publisher_id,
             agent_name: deployment.agent_name,
             account_id: deployment.account_id,
-            trace_id: randomTraceId(),
+            trace_id: newTraceId(),
             name: "chat",
             status,
             latency_ms: latencyMs(startNanos, end),

@@ -4,6 +4,7 @@
  * say what every implementation must do.
  */
 import { Context, type DateTime, Effect, Layer, type Option } from "effect"
+import { v7 as uuidV7 } from "uuid"
 import type { Account, Member, Membership, User } from "./Account.js"
 import type { AgentRecord, AgentSummary, Build } from "./Agent.js"
 import type { ConversationId, ConversationRecord, Message, MessageId, MessageStatus } from "./Conversation.js"
@@ -188,6 +189,17 @@ export class IdGenerator extends Context.Tag("@hosting/core/IdGenerator")<IdGene
 /** Random UUID v4 identifiers (Web Crypto). */
 export const IdGeneratorRandom: Layer.Layer<IdGenerator> = Layer.succeed(IdGenerator, {
   next: Effect.sync(() => globalThis.crypto.randomUUID())
+})
+
+/**
+ * UUID v7 identifiers (RFC 9562): a millisecond timestamp first, then random
+ * bits, increasing within one process. Stored as keys, new ids land at the
+ * end of an index instead of on a random page of it, so a write dirties
+ * fewer pages; the servers use these. They tell when they were made, to the
+ * millisecond.
+ */
+export const IdGeneratorTimeOrdered: Layer.Layer<IdGenerator> = Layer.succeed(IdGenerator, {
+  next: Effect.sync(() => uuidV7())
 })
 
 /** Conversations and their messages. */

@@ -3,6 +3,7 @@
  * agent exported, listed newest first for the members of the agent's account.
  */
 import { DateTime, Option, Schema } from "effect"
+import { v7 as uuidV7 } from "uuid"
 import { AccountId, AgentName } from "./Ids.js"
 
 /** `ok` or `error` (interface.md, Trace). */
@@ -94,8 +95,8 @@ export const latencyMs = (startNanos: bigint, endNanos: bigint): number =>
 export const timeOfNanos = (nanos: bigint): DateTime.Utc => DateTime.unsafeMake(Number(nanos / 1_000_000n))
 
 /**
- * An OpenTelemetry-style trace id: 32 lowercase hex digits, the 122 random
- * bits of a UUID v4 among them (Node makes UUIDs from a pool of random bytes,
- * far cheaper than asking for 16 random bytes each time).
+ * An OpenTelemetry-style trace id for a trace recorded here: 32 lowercase hex
+ * digits, those of a UUID v7 (a millisecond timestamp, then random bits), so
+ * that an agent's new traces are stored next to each other.
  */
-export const randomTraceId = (): string => globalThis.crypto.randomUUID().replaceAll("-", "")
+export const newTraceId = (): string => uuidV7().replaceAll("-", "")

@@ -52,7 +52,7 @@ describe("HTTP: server failures", () => {
     HttpApiBuilder.serve().pipe(
       Layer.provide(HostingHttp.layer()),
       Layer.provideMerge(UseCases.layer),
-      Layer.provideMerge(Ports.IdGeneratorRandom),
+      Layer.provideMerge(Ports.IdGeneratorTimeOrdered),
       Layer.provideMerge(EventBus.layerLocal),
       Layer.provideMerge(FakeCluster.layer()),
       Layer.provideMerge(EchoAgent.layer()),

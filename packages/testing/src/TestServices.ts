@@ -51,7 +51,7 @@ export const make = (options: TestServicesOptions = {}) =>
     Layer.provideMerge(options.agentLayer ?? EchoAgent.layer(options.echo)),
     Layer.provideMerge(ReplyBus.layerLocal),
     Layer.provideMerge(MemoryObjectStore.layer),
-    Layer.provideMerge(Ports.IdGeneratorRandom),
+    Layer.provideMerge(Ports.IdGeneratorTimeOrdered),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(options.clusterLayer ?? FakeCluster.layer(options.cluster)),
     Layer.provideMerge(options.storageLayer ?? MemoryStorage.layer)
