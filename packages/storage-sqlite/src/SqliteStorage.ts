@@ -1,13 +1,13 @@
 /**
- * Hosting storage on SQLite (better-sqlite3 through @effect/sql-sqlite-node),
- * in WAL mode with foreign keys enforced.
+ * Hosting storage on SQLite (better-sqlite3 under an `@effect/sql` client of
+ * our own, see internal/client.ts), in WAL mode with foreign keys enforced.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
-import { SqliteClient } from "@effect/sql-sqlite-node"
 import { SqlStorage } from "@hosting/storage-sql"
 import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
 import { dirname } from "node:path"
+import * as Client from "./internal/client.js"
 
 /** Where the database lives: a file path, or `:memory:`. */
 export interface SqliteStorageConfig {
@@ -24,7 +24,7 @@ const pragmas = Layer.effectDiscard(Effect.gen(function*() {
 const client = (config: SqliteStorageConfig) =>
   Layer.unwrapEffect(Effect.sync(() => {
     if (config.filename !== ":memory:") mkdirSync(dirname(config.filename), { recursive: true })
-    return SqliteClient.layer({ filename: config.filename })
+    return Client.layer({ filename: config.filename })
   }))
 
 /** Every storage port on a SQLite database, migrated at start; also exposes the SqlClient. */
@@ -61,7 +61,6 @@ export const checkFile = (filename: string): Effect.Effect<FileCheck, SqlError.S
       streamingReplies: Number(streaming?.n ?? 0)
     }
   }).pipe(
-    // The layer reads no configuration here (the filename is given), so a ConfigError would be a bug.
-    Effect.provide(SqliteClient.layer({ filename }).pipe(Layer.orDie)),
+    Effect.provide(Client.layer({ filename })),
     Effect.scoped
   )

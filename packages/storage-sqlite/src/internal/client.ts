@@ -1,0 +1,177 @@
+/**
+ * An `SqlClient` on one better-sqlite3 connection, built with `@effect/sql`'s
+ * own `SqlClient.make` (so statements, helpers, transactions and the migrator
+ * work as with any client), with less work around each statement than
+ * `@effect/sql-sqlite-node` does:
+ *
+ * - Prepared statements are kept in a plain `Map` (bounded), not in an
+ *   Effect `Cache`, whose lookup allocates a `Deferred` and reads the clock.
+ * - A statement outside a transaction does not take a semaphore turn. A
+ *   better-sqlite3 statement runs to its end synchronously, so it only has to
+ *   wait when another fiber holds a transaction open on the connection; it
+ *   checks that in the same synchronous step that runs it, and only then
+ *   waits for the transaction's end. (`@effect/sql-sqlite-node` took the
+ *   permit only to hand out the connection and ran the statement after
+ *   giving it back, so a transaction could begin in between.) A transaction
+ *   still takes the one permit, so transactions run one at a time.
+ * - No permit is ever lost to an interruption (see `afterTransaction`).
+ *
+ * See docs/decisions.md, "Our own SQLite client".
+ */
+import * as Reactivity from "@effect/experimental/Reactivity"
+import { SqlClient, type SqlConnection, SqlError, Statement } from "@effect/sql"
+import Database from "better-sqlite3"
+import { Context, Effect, Layer, Stream } from "effect"
+
+export interface ClientConfig {
+  /** A file path, or `:memory:`. */
+  readonly filename: string
+  /** How many prepared statements are kept (default 500); the oldest goes first. */
+  readonly statementCacheSize?: number
+}
+
+type Rows = ReadonlyArray<any>
+type Transform = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+
+const failure = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
+const prepareFailed = failure("Failed to prepare statement")
+const executeFailed = failure("Failed to execute statement")
+
+/** Opens the database; closed when `scope` closes. */
+const open = (config: ClientConfig) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        const db = new Database(config.filename)
+        db.pragma("journal_mode = WAL")
+        return db
+      },
+      catch: failure(`Failed to open the SQLite database ${config.filename}`)
+    }),
+    (db) => Effect.sync(() => db.close())
+  )
+
+/** The client on an open database, closed with the scope. */
+export const make = (config: ClientConfig) =>
+  Effect.gen(function*() {
+    const db = yield* open(config)
+    const capacity = config.statementCacheSize ?? 500
+    const prepared = new Map<string, Database.Statement>()
+
+    const prepare = (sql: string): Database.Statement => {
+      const found = prepared.get(sql)
+      if (found !== undefined) return found
+      const statement = db.prepare(sql)
+      if (prepared.size >= capacity) prepared.delete(prepared.keys().next().value!)
+      prepared.set(sql, statement)
+      return statement
+    }
+
+    /** Runs one statement to its end; throws what better-sqlite3 throws. */
+    const runNow = (
+      statement: Database.Statement,
+      params: ReadonlyArray<unknown>,
+      mode: "rows" | "raw" | "values",
+      safeIntegers: boolean
+    ): unknown => {
+      statement.safeIntegers(safeIntegers)
+      if (!statement.reader) {
+        const result = statement.run(...params)
+        return mode === "raw" ? result : []
+      }
+      if (mode !== "values") return statement.all(...params)
+      statement.raw(true)
+      try {
+        return statement.all(...params)
+      } finally {
+        statement.raw(false)
+      }
+    }
+
+    // One permit: held by a transaction from its BEGIN to its end.
+    const semaphore = yield* Effect.makeSemaphore(1)
+    let inTransaction = false
+
+    /**
+     * Runs `run` once the open transaction has ended, holding the permit
+     * meanwhile. Taking the permit and arranging its release are one
+     * uninterruptible step: effect 3.22's `withPermits` takes the permit
+     * where an interruption can still arrive before the release is
+     * arranged, and a permit lost so stops every later statement for good.
+     * The wait is short (a transaction's statements run back to back).
+     */
+    const afterTransaction = (run: () => Effect.Effect<unknown, SqlError.SqlError>) =>
+      Effect.uninterruptible(Effect.zipRight(semaphore.take(1), Effect.ensuring(Effect.suspend(run), semaphore.release(1))))
+
+    const execute = (
+      sql: string,
+      params: ReadonlyArray<unknown>,
+      mode: "rows" | "raw" | "values",
+      unprepared: boolean,
+      own: boolean
+    ): Effect.Effect<any, SqlError.SqlError> =>
+      Effect.withFiberRuntime((fiber) => {
+        const safeIntegers = Context.get(fiber.currentContext, SqlClient.SafeIntegers)
+        const run = () => {
+          let statement: Database.Statement
+          try {
+            statement = unprepared ? db.prepare(sql) : prepare(sql)
+          } catch (cause) {
+            return Effect.fail(prepareFailed(cause))
+          }
+          try {
+            return Effect.succeed(runNow(statement, params, mode, safeIntegers))
+          } catch (cause) {
+            return Effect.fail(executeFailed(cause))
+          }
+        }
+        // `own`: the statement belongs to the open transaction. Otherwise it waits for that transaction to end.
+        return own || !inTransaction ? run() : afterTransaction(run)
+      })
+
+    const connection = (own: boolean): SqlConnection.Connection => ({
+      execute: (sql, params, transformRows: Transform) =>
+        transformRows === undefined
+          ? execute(sql, params, "rows", false, own)
+          : Effect.map(execute(sql, params, "rows", false, own), (rows: Rows) => transformRows(rows)),
+      executeRaw: (sql, params) => execute(sql, params, "raw", false, own),
+      executeValues: (sql, params) => execute(sql, params, "values", false, own),
+      executeUnprepared: (sql, params, transformRows: Transform) =>
+        transformRows === undefined
+          ? execute(sql, params ?? [], "rows", true, own)
+          : Effect.map(execute(sql, params ?? [], "rows", true, own), (rows: Rows) => transformRows(rows)),
+      executeStream: () => Stream.dieMessage("executeStream is not implemented for SQLite")
+    })
+
+    const outside = connection(false)
+    const inside = connection(true)
+
+    // Uninterruptible for the reason `afterTransaction` gives.
+    const transactionAcquirer = Effect.uninterruptible(
+      Effect.gen(function*() {
+        yield* semaphore.take(1)
+        inTransaction = true
+        yield* Effect.addFinalizer(() =>
+          Effect.suspend(() => {
+            inTransaction = false
+            return semaphore.release(1)
+          })
+        )
+        return inside
+      })
+    )
+
+    const client = yield* SqlClient.make({
+      acquirer: Effect.succeed(outside),
+      transactionAcquirer,
+      compiler: Statement.makeCompilerSqlite(),
+      spanAttributes: [["db.system.name", "sqlite"]]
+    })
+    return client
+  })
+
+/** The `SqlClient` on the SQLite database at `config.filename`. */
+export const layer = (config: ClientConfig): Layer.Layer<SqlClient.SqlClient, SqlError.SqlError> =>
+  Layer.scoped(SqlClient.SqlClient, make(config)).pipe(
+    Layer.provide(Reactivity.layer)
+  )
