@@ -27,7 +27,7 @@ export interface ClientConfig {
   /** A file path, or `:memory:`. */
   readonly filename: string
   /** How many prepared statements are kept (default 500); the oldest goes first. */
-  readonly statementCacheSize?: number
+  readonly statementCacheSize?: number | undefined
 }
 
 type Rows = ReadonlyArray<any>
