@@ -12,7 +12,7 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 
 describe("SQLite on a file", () => {
-  it.live("WAL mode, foreign keys on, the migrations applied once, data kept across opens", () =>
+  it.live("WAL mode checkpointed every 10,000 pages, foreign keys on, the migrations applied once, data kept across opens", () =>
     Effect.gen(function*() {
       const dir = mkdtempSync(join(tmpdir(), "hosting-sqlite-"))
       const filename = join(dir, "nested", "hosting.db")
@@ -25,6 +25,8 @@ describe("SQLite on a file", () => {
           expect(mode!.journal_mode).toBe("wal")
           const [keys] = yield* sql<{ foreign_keys: number }>`PRAGMA foreign_keys`
           expect(keys!.foreign_keys).toBe(1)
+          const [checkpoint] = yield* sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`
+          expect(checkpoint!.wal_autocheckpoint).toBe(10000)
           const accounts = yield* Ports.AccountStore
           yield* accounts.ensure({
             id: Ids.AccountId.make("a-1"),
