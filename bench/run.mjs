@@ -9,7 +9,7 @@ import { spawnSync } from "node:child_process"
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createRequire } from "node:module"
 import os from "node:os"
-import { join } from "node:path"
+import { join, resolve } from "node:path"
 import { parseArgs } from "node:util"
 import { forgetServers, pinCpus, stopAll } from "./lib/proc.mjs"
 import { buildIsStale, distMain, root } from "./lib/targets.mjs"
@@ -58,6 +58,9 @@ options:
                    (default: full 1800, smoke 300)
   --cpus <s>/<l>   taskset CPU lists for servers / load generators (default: halves of the allowed CPUs)
   --json <file>    also write every measurement as JSON
+  --against <main.js>
+                   send: also measure another build of the example server (its dist/main.js, e.g. from a
+                   git worktree of an older commit), loaded in turn with this one as target "against"
   --keep           keep the temporary directories (databases, fixtures, the download's file)
   --list           list the workloads and exit
   -h, --help       this text`
@@ -76,6 +79,7 @@ const { values: options, positionals } = (() => {
         set: { type: "string", multiple: true },
         cpus: { type: "string" },
         json: { type: "string" },
+        against: { type: "string" },
         keep: { type: "boolean" },
         list: { type: "boolean" },
         help: { type: "boolean", short: "h" }
@@ -171,6 +175,8 @@ if (mode === "dist" && !existsSync(distMain)) {
   process.exit(1)
 }
 const stale = mode === "dist" && buildIsStale()
+const against = options.against === undefined ? undefined : resolve(options.against)
+if (against !== undefined && !existsSync(against)) refuse(`--against ${options.against}: no such file`)
 
 const cpuModel = (() => {
   try {
@@ -231,6 +237,7 @@ for (const workload of selected) {
     smoke: Boolean(options.smoke),
     mode,
     cpus,
+    against,
     dir: () => tmp,
     // A workload that ran out of time may still be unwinding: it stays quiet.
     log: (line) => ctx.scope.closed || console.log(`  . ${line}`)

@@ -1,7 +1,7 @@
 // Interleaved autocannon rounds, shared by the HTTP workloads: a warm-up per
 // target, then A B C A B C ..., each round run by the autocannon process
 // while the server's RSS is sampled.
-import { sampleRss } from "./proc.mjs"
+import { cpuMicros, sampleRss } from "./proc.mjs"
 import { fmt, median } from "./util.mjs"
 
 /**
@@ -22,9 +22,13 @@ export const interleave = async (ctx, load, targets, request, check) => {
   for (let round = 1; round <= scale.httpRounds; round++) {
     for (const target of targets) {
       const memory = sampleRss(target.pid, 250)
+      const cpuBefore = cpuMicros(target.pid)
       const result = await run(target, scale.durationS)
       result.rss = memory.stop().max
-      ctx.log(`round ${round} ${target.name}: ${fmt(result.perSecond)} req/s, p99 ${result.p99} ms`)
+      // The server's CPU per answered request: steadier than req/s on a machine whose speed drifts.
+      result.cpuPerRequestUs = result.ok > 0 ? (cpuMicros(target.pid) - cpuBefore) / result.ok : NaN
+      ctx.log(`round ${round} ${target.name}: ${fmt(result.perSecond)} req/s, p99 ${result.p99} ms, ` +
+        `${fmt(result.cpuPerRequestUs)} µs of server CPU per request`)
       if (check) result.check = await check(target, result.accepted)
       delete result.accepted
       rounds[target.name].push(result)
@@ -40,5 +44,6 @@ export const summarize = (rounds) =>
     p50: median(list.map((r) => r.p50)),
     p99: median(list.map((r) => r.p99)),
     rss: Math.max(...list.map((r) => r.rss)),
+    cpuPerRequestUs: median(list.map((r) => r.cpuPerRequestUs)),
     failures: list.reduce((n, r) => n + r.non2xx + r.errors + r.timeouts, 0)
   }]))

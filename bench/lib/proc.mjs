@@ -106,6 +106,21 @@ export const rss = (pid) => {
   }
 }
 
+/**
+ * CPU time a process has used (user + system), in microseconds, NaN once it
+ * is gone. /proc counts it in clock ticks of 10 ms (Linux's USER_HZ), so read
+ * it over seconds, not single requests.
+ */
+export const cpuMicros = (pid) => {
+  try {
+    // The fields after the command name, which may itself hold spaces: utime and stime are the 12th and 13th.
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ")
+    return (Number(fields[11]) + Number(fields[12])) * 10_000
+  } catch {
+    return NaN
+  }
+}
+
 /** Open file descriptors of a process (sockets included), NaN once it is gone. */
 export const fdCount = (pid) => {
   try {

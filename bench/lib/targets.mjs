@@ -57,11 +57,16 @@ export const writeBaselineSeed = (dir, { endpoint = null, agents = [], files = [
   return path
 }
 
-/** Starts the example server on a fresh SQLite file and object directory under `dir`. */
-export const startExample = (ctx, { dir, fixtures, env = {}, name = "example" }) =>
+/**
+ * Starts the example server on a fresh SQLite file and object directory under
+ * `dir`; `main` is another build's main.js (`--against`).
+ */
+export const startExample = (ctx, { dir, fixtures, env = {}, name = "example", main, database = "example.db" }) =>
   startServer({
     name,
-    args: ctx.mode === "source"
+    args: main !== undefined
+      ? [main]
+      : ctx.mode === "source"
       ? ["--import", "tsx", "--conditions=@hosting/source", sourceMain]
       : [distMain],
     cwd: root,
@@ -71,8 +76,8 @@ export const startExample = (ctx, { dir, fixtures, env = {}, name = "example" })
     env: {
       HOSTING_PORT: "0",
       HOSTING_HOST: "127.0.0.1",
-      HOSTING_DATABASE_URL: `sqlite:${join(dir, "example.db")}`,
-      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, database)}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, `${database}.objects`)}`,
       HOSTING_FIXTURES: fixtures,
       HOSTING_ECHO_DELAY_MS: "0",
       HOSTING_MESSAGE_LIMIT: "1000000",

@@ -43,6 +43,10 @@ export default {
     const { scale } = ctx
     const dir = ctx.dir()
     const example = await startExample(ctx, { dir, fixtures: writeFixtures(dir) })
+    // --against: another build of the server, on its own database, loaded in turn with this one.
+    const against = ctx.against === undefined
+      ? []
+      : [await startExample(ctx, { dir, fixtures: writeFixtures(dir), name: "against", main: ctx.against, database: "against.db" })]
     const seed = writeBaselineSeed(dir)
     const bare = await startBaseline(ctx, "bare", { dir, seed })
     const fastify = await startBaseline(ctx, "fastify", { dir, seed })
@@ -50,7 +54,7 @@ export default {
     const rounds = await interleave(
       ctx,
       load,
-      [example, bare, fastify],
+      [example, ...against, bare, fastify],
       () => ({
         mode: "send",
         prefix: `/api/v1${prefix}`,
@@ -73,10 +77,12 @@ export default {
     const everyReply = checks.example.accepted > 0 && checks.example.complete === checks.example.accepted
     return {
       detail: `one new conversation per send, ${scale.connections} connections, ${scale.httpRounds} rounds x ${scale.durationS} s`,
-      columns: ["target", "sends/s", "p50 ms", "p99 ms", "max RSS MB", "failed", "replies complete", "sends/s vs bare"],
-      rows: ["example", "bare", "fastify"].map((name) => [
-        name, fmt(s[name].perSecond), fmt(s[name].p50, 1), fmt(s[name].p99, 1), mb(s[name].rss), fmt(s[name].failures),
-        `${fmt(checks[name].complete)}/${fmt(checks[name].accepted)}`, ratio(s[name].perSecond, s.bare.perSecond)
+      columns: ["target", "sends/s", "p50 ms", "p99 ms", "CPU µs/send", "max RSS MB", "failed", "replies complete",
+        "sends/s vs bare"],
+      rows: Object.keys(rounds).map((name) => [
+        name, fmt(s[name].perSecond), fmt(s[name].p50, 1), fmt(s[name].p99, 1), fmt(s[name].cpuPerRequestUs),
+        mb(s[name].rss), fmt(s[name].failures), `${fmt(checks[name].complete)}/${fmt(checks[name].accepted)}`,
+        ratio(s[name].perSecond, s.bare.perSecond)
       ]),
       goals: [
         goal("sends/s on SQLite", fmt(s.example.perSecond), ">= 1,500", s.example.perSecond >= 1500),
