@@ -63,10 +63,10 @@ export default {
     return {
       detail: `${fmt(agents.length)} agents, ${fmt(bytes)}-byte JSON, ${scale.connections} connections, ` +
         `${scale.httpRounds} rounds x ${scale.durationS} s`,
-      columns: ["target", "req/s", "p50 ms", "p99 ms", "max RSS MB", "failed", "req/s vs bare"],
+      columns: ["target", "req/s", "p50 ms", "p99 ms", "CPU µs/req", "max RSS MB", "failed", "req/s vs bare"],
       rows: ["example", "bare", "fastify"].map((name) => [
-        name, fmt(s[name].perSecond), fmt(s[name].p50, 1), fmt(s[name].p99, 1), mb(s[name].rss), fmt(s[name].failures),
-        ratio(s[name].perSecond, s.bare.perSecond)
+        name, fmt(s[name].perSecond), fmt(s[name].p50, 1), fmt(s[name].p99, 1), fmt(s[name].cpuPerRequestUs),
+        mb(s[name].rss), fmt(s[name].failures), ratio(s[name].perSecond, s.bare.perSecond)
       ]),
       goals: [
         goal("req/s vs bare node:http + better-sqlite3", `${vsBare.toFixed(2)}x`, ">= 0.5x", vsBare >= 0.5),
