@@ -5,7 +5,7 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Deferred, Effect, Exit, Fiber } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, Stream } from "effect"
 import * as Client from "../src/internal/client.js"
 
 const withClient = <A, E>(effect: Effect.Effect<A, E, SqlClient.SqlClient>, statementCacheSize?: number) =>
@@ -103,13 +103,15 @@ describe("SQLite client", () => {
       }
     }), 2))
 
-  it.effect("values, raw and unprepared forms answer what better-sqlite3 gives", () =>
+  it.effect("values, raw, unprepared and stream forms answer what better-sqlite3 gives", () =>
     withClient(Effect.gen(function*() {
       const sql = yield* SqlClient.SqlClient
       const written = (yield* sql`INSERT INTO notes (text) VALUES ('a'), ('b')`.raw) as { changes: number }
       expect(written.changes).toBe(2)
       expect(yield* sql`SELECT id, text FROM notes ORDER BY id`.values).toEqual([[1, "a"], [2, "b"]])
       expect(yield* sql<{ text: string }>`SELECT text FROM notes WHERE id = ${2}`.unprepared).toEqual([{ text: "b" }])
+      expect(Chunk.toReadonlyArray(yield* Stream.runCollect(sql<{ text: string }>`SELECT text FROM notes ORDER BY id`.stream)))
+        .toEqual([{ text: "a" }, { text: "b" }])
       // A reader after the values form answers objects again.
       expect(yield* sql<{ text: string }>`SELECT id, text FROM notes ORDER BY id`).toEqual([{ id: 1, text: "a" }, { id: 2, text: "b" }])
     })))

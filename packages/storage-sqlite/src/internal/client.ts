@@ -129,18 +129,20 @@ export const make = (config: ClientConfig) =>
         return own || !inTransaction ? run() : afterTransaction(run)
       })
 
+    const rows = (sql: string, params: ReadonlyArray<unknown>, unprepared: boolean, own: boolean, transformRows: Transform) =>
+      transformRows === undefined
+        ? execute(sql, params, "rows", unprepared, own)
+        : Effect.map(execute(sql, params, "rows", unprepared, own), (found: Rows) => transformRows(found))
+
     const connection = (own: boolean): SqlConnection.Connection => ({
-      execute: (sql, params, transformRows: Transform) =>
-        transformRows === undefined
-          ? execute(sql, params, "rows", false, own)
-          : Effect.map(execute(sql, params, "rows", false, own), (rows: Rows) => transformRows(rows)),
+      execute: (sql, params, transformRows: Transform) => rows(sql, params, false, own, transformRows),
       executeRaw: (sql, params) => execute(sql, params, "raw", false, own),
       executeValues: (sql, params) => execute(sql, params, "values", false, own),
-      executeUnprepared: (sql, params, transformRows: Transform) =>
-        transformRows === undefined
-          ? execute(sql, params ?? [], "rows", true, own)
-          : Effect.map(execute(sql, params ?? [], "rows", true, own), (rows: Rows) => transformRows(rows)),
-      executeStream: () => Stream.dieMessage("executeStream is not implemented for SQLite")
+      executeUnprepared: (sql, params, transformRows: Transform) => rows(sql, params ?? [], true, own, transformRows),
+      // A better-sqlite3 cursor holds the connection busy while it is open, and a stream is read across
+      // other fibers' statements: the rows are read at once, then streamed.
+      executeStream: (sql, params, transformRows: Transform) =>
+        Stream.fromIterableEffect(rows(sql, params, false, own, transformRows))
     })
 
     const outside = connection(false)

@@ -3,24 +3,22 @@
  * what one of them meets never changes the outcome of another.
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
-import { Chat, Conversation, Ports } from "@hosting/core"
-import { Seed, TestServices } from "@hosting/testing"
+import { Ports } from "@hosting/core"
+import { TestServices } from "@hosting/testing"
 import { Cause, Effect, Exit, Fiber, Option } from "effect"
-import { waitForReply } from "./replies.js"
+import { chatSetup, newConversation, waitForReply } from "./replies.js"
 
 describe("sends arriving together", () => {
   withLayer(TestServices.make(), { excludeTestServices: true })((it) => {
     it.effect("share a transaction: a refused send and a repeated one change nothing for the others, whose replies complete", () =>
       Effect.gen(function*() {
-        const team = yield* Seed.team
-        const deployment = (yield* Seed.deployment(team)).id
-        const chat = yield* Chat.Chat
+        const { team, deployment, chat } = yield* chatSetup
         const { admin, member } = team.principals
-        const theirs = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
-        const repeated = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const theirs = newConversation()
+        const repeated = newConversation()
         yield* chat.send(admin, deployment, theirs, { content: "the admin's" })
         const first = yield* chat.send(member, deployment, repeated, { content: "once", client_message_id: "c-1" })
-        const fresh = Array.from({ length: 8 }, () => Conversation.ConversationId.make(globalThis.crypto.randomUUID()))
+        const fresh = Array.from({ length: 8 }, () => newConversation())
         const sends = [
           ...fresh.map((id, i) => chat.send(member, deployment, id, { content: `hello ${i}` })),
           chat.send(member, deployment, theirs, { content: "not mine" }),
@@ -43,10 +41,8 @@ describe("sends arriving together", () => {
 
     it.effect("a send whose caller goes away once its turn is submitted still stores it and starts its reply", () =>
       Effect.gen(function*() {
-        const team = yield* Seed.team
-        const deployment = (yield* Seed.deployment(team)).id
-        const chat = yield* Chat.Chat
-        const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const { team, deployment, chat } = yield* chatSetup
+        const conversation = newConversation()
         const sending = yield* Effect.fork(chat.send(team.principals.member, deployment, conversation, { content: "still here" }))
         // The send runs up to its wait for the group's commit, then its caller leaves.
         yield* Effect.yieldNow()

@@ -6,17 +6,15 @@ import { describe, expect, it, layer as withLayer } from "@effect/vitest"
 import { Chat, Conversation, Ports } from "@hosting/core"
 import { Seed, TestServices } from "@hosting/testing"
 import { DateTime, Effect, Exit, Layer, Option, Scope } from "effect"
-import { waitForReply } from "./replies.js"
+import { chatSetup, newConversation, waitForReply } from "./replies.js"
 
 
 describe("a failing agent", () => {
   withLayer(TestServices.make({ echo: { failOn: "boom" } }), { excludeTestServices: true })((it) => {
     it.effect("on agent failure the reply is stored as failed with what arrived before", () =>
       Effect.gen(function*() {
-        const team = yield* Seed.team
-        const deployment = (yield* Seed.deployment(team)).id
-        const chat = yield* Chat.Chat
-        const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const { team, deployment, chat } = yield* chatSetup
+        const conversation = newConversation()
         yield* chat.send(team.principals.member, deployment, conversation, { content: "one two boom three" })
         const reply = yield* waitForReply(conversation)
         expect([reply.status, reply.content]).toEqual(["failed", "one two "])
@@ -40,7 +38,7 @@ describe("stopping and starting", () => {
         })
       const team = yield* Seed.team.pipe(Effect.provide(storage))
       const deployment = (yield* Seed.deployment(team).pipe(Effect.provide(storage))).id
-      const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+      const conversation = newConversation()
       yield* run(Effect.gen(function*() {
         const chat = yield* Chat.Chat
         yield* chat.send(team.principals.member, deployment, conversation, {

@@ -3,10 +3,10 @@
  * form when present (it spares the Stream machinery), the Stream otherwise.
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
-import { AgentRuntime, Chat, Conversation } from "@hosting/core"
-import { Seed, TestServices } from "@hosting/testing"
+import { AgentRuntime, Chat } from "@hosting/core"
+import { TestServices } from "@hosting/testing"
 import { Context, Effect, Layer, Stream } from "effect"
-import { waitForReply } from "./replies.js"
+import { chatSetup, newConversation, waitForReply } from "./replies.js"
 
 const runtime = AgentRuntime.AgentRuntime.of({
   reply: () => Stream.make("from ", "the stream"),
@@ -17,15 +17,13 @@ describe("the forms of a reply", () => {
   withLayer(TestServices.make({ agentLayer: Layer.succeed(AgentRuntime.AgentRuntime, runtime) }), { excludeTestServices: true })((it) => {
     it.effect("chat takes the reply from replyEach when the runtime has it, from the stream otherwise", () =>
       Effect.gen(function*() {
-        const team = yield* Seed.team
-        const deployment = (yield* Seed.deployment(team)).id
-        const chat = yield* Chat.Chat
-        const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const { team, deployment, chat } = yield* chatSetup
+        const conversation = newConversation()
         yield* chat.send(team.principals.member, deployment, conversation, { content: "which form?" })
         const reply = yield* waitForReply(conversation)
         expect([reply.status, reply.content]).toEqual(["complete", "from the callback"])
         const streamOnly = { reply: runtime.reply }
-        const other = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+        const other = newConversation()
         yield* Effect.scoped(Effect.gen(function*() {
           const chatOnStream = Context.get(yield* Layer.build(Chat.Chat.Default), Chat.Chat)
           yield* chatOnStream.send(team.principals.member, deployment, other, { content: "which form?" })

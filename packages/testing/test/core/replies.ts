@@ -1,5 +1,17 @@
-import { Conversation, Ports } from "@hosting/core"
+import { Chat, Conversation, Ports } from "@hosting/core"
+import { Seed } from "@hosting/testing"
 import { Effect, Option } from "effect"
+
+/** A fresh conversation id, as a client would choose one. */
+export const newConversation = () => Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+
+/** A seeded team, one deployment of theirs and the chat service: where most chat tests start. */
+export const chatSetup = Effect.gen(function*() {
+  const team = yield* Seed.team
+  const deployment = (yield* Seed.deployment(team)).id
+  const chat = yield* Chat.Chat
+  return { team, deployment, chat }
+})
 
 /** The latest reply of a conversation once it ended (waits up to 5 s). */
 export const waitForReply = (conversation: Conversation.ConversationId) =>
