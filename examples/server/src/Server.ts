@@ -7,7 +7,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodeHttpServer, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { Chat, DeviceAuth, EventBus, Events, Files, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
-import { HostingHttp, PublicAgentCache, RateLimit, StaticSite } from "@hosting/http"
+import { EarlySend, HostingHttp, PublicAgentCache, RateLimit, StaticSite } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
@@ -196,7 +196,7 @@ const dashboard = (config: ServerConfig) =>
       ? Layer.empty
       : StaticSite.layer({ directory }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))))
 
-/** The API (and the dashboard) served by the HttpServer in context; gives the API's PublicAgentCache and RateLimiter. */
+/** The API (and the dashboard) served by the HttpServer in context; gives the API's PublicAgentCache, RateLimiter and EarlySend. */
 export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(dashboard(config)),
@@ -224,13 +224,19 @@ const announce = (config: ServerConfig) =>
 const shutdownGraceMs = 3000
 
 /**
- * Answers anonymous agent reads that the API's cache holds on Node's request
- * event, before the request reaches Effect's router: the same answer the
- * route gives (PublicAgentCache.answer decides), for a fraction of the work.
- * Such a read is charged to its client address like a routed one, so the
- * address's rate limit holds on this path too. Everything else goes on as usual.
+ * Answers two kinds of request on Node's request event, before they reach
+ * Effect's router, with the answer the route gives for a fraction of the
+ * work: anonymous agent reads that the API's cache holds (PublicAgentCache.answer
+ * decides; such a read is charged to its client address like a routed one,
+ * so the address's rate limit holds on this path too), and plain sends
+ * (EarlySend decides). Everything else goes on as usual.
  */
-const answerEarly = (server: Server, cache: PublicAgentCache.PublicAgentCache["Type"], limiter: RateLimit.Service) => {
+const answerEarly = (
+  server: Server,
+  cache: PublicAgentCache.PublicAgentCache["Type"],
+  limiter: RateLimit.Service,
+  send: EarlySend.Service
+) => {
   const emit = server.emit
   server.emit = function(this: Server, event: string | symbol, ...args: Array<unknown>) {
     if (event === "request") {
@@ -247,6 +253,7 @@ const answerEarly = (server: Server, cache: PublicAgentCache.PublicAgentCache["T
         response.end(answer.body)
         return true
       }
+      if (send.answer(request, response)) return true
     }
     return (emit as (this: Server, event: string | symbol, ...args: Array<unknown>) => boolean).call(this, event, ...args)
   } as Server["emit"]
@@ -324,7 +331,8 @@ const listen = (config: ServerConfig) => {
   const early = Layer.effectDiscard(Effect.gen(function*() {
     const cache = yield* PublicAgentCache.PublicAgentCache
     const limiter = yield* RateLimit.RateLimiter
-    if (server !== undefined) answerEarly(server, cache, limiter)
+    const send = yield* EarlySend.EarlySend
+    if (server !== undefined) answerEarly(server, cache, limiter, send)
   }))
   return { layer: Layer.provideMerge(reaper, node), early }
 }

@@ -15,7 +15,8 @@ import * as UrlParams from "@effect/platform/UrlParams"
 import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
-import { Cause, Effect, Option, type Schema } from "effect"
+import { Cause, Deferred, Effect, Either, Exit, FiberId, Option, type Schema } from "effect"
+import type { Readable } from "node:stream"
 import * as BodyLimits from "./BodyLimits.js"
 import { internalDetails } from "./ErrorMapping.js"
 
@@ -38,13 +39,28 @@ export const json = (status: number, error: string, details: string, headers?: R
 export const decodeDetails = (error: HttpApiError.HttpApiDecodeError): string =>
   error.issues.length === 0 ? "The request is not valid." : `Invalid request: ${SchemaIssues.formatIssues(error.issues)}`
 
-const isBodyTooLarge = (error: HttpServerError.RequestError) =>
-  error.cause instanceof Error && error.cause.message === "maxBytes exceeded"
+const hasMessage = (cause: unknown, error: Error) => cause instanceof Error && cause.message === error.message
 
-/** The answer for any failure or defect of a request; interruptions stay interruptions. */
-export const causeResponse = <E>(
-  cause: Cause.Cause<E>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest> =>
+/**
+ * The answer to a body that could not be read as JSON, by the cause of the
+ * failed reading. Causes are told apart by their messages: the platform's
+ * own past its limit has only that to go by.
+ */
+export const bodyDecodeResponse = (cause: unknown): HttpServerResponse.HttpServerResponse =>
+  hasMessage(cause, tooLarge)
+    ? json(413, "payload_too_large", "The request body is larger than this route accepts.")
+    : hasMessage(cause, tooDeep)
+    ? json(400, "invalid_json", `The request body nests arrays or objects more than ${maxJsonDepth} levels deep.`)
+    : json(400, "invalid_json", "The request body is not valid JSON.")
+
+/**
+ * The answer for a failure or defect; `routeNotFound` answers the one
+ * failure that depends on the request. Interruptions stay interruptions.
+ */
+const answerOf = <E, R>(
+  cause: Cause.Cause<E>,
+  routeNotFound: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
   Effect.gen(function*() {
     if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
     const error = Cause.squash(cause)
@@ -62,23 +78,29 @@ export const causeResponse = <E>(
         : json(413, "payload_too_large", "The request body is larger than this route accepts.")
     }
     if (HttpServerError.isServerError(error)) {
-      const request = yield* HttpServerRequest.HttpServerRequest
-      switch (error._tag) {
-        case "RouteNotFound":
-          return json(404, "not_found", `No route for ${request.method} ${new URL(request.url, "http://x").pathname}.`)
-        case "RequestError":
-          if (error.reason === "Decode") {
-            return isBodyTooLarge(error)
-              ? json(413, "payload_too_large", "The request body is larger than this route accepts.")
-              : error.cause === tooDeep
-              ? json(400, "invalid_json", `The request body nests arrays or objects more than ${maxJsonDepth} levels deep.`)
-              : json(400, "invalid_json", "The request body is not valid JSON.")
-          }
-      }
+      if (error._tag === "RouteNotFound") return yield* routeNotFound
+      if (error._tag === "RequestError" && error.reason === "Decode") return bodyDecodeResponse(error.cause)
     }
     yield* Effect.logError("request failed", cause)
     return json(500, "internal_error", internalDetails)
   })
+
+/** The answer for any failure or defect of a request; interruptions stay interruptions. */
+export const causeResponse = <E>(
+  cause: Cause.Cause<E>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, HttpServerRequest.HttpServerRequest> =>
+  answerOf(
+    cause,
+    Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
+      json(404, "not_found", `No route for ${request.method} ${new URL(request.url, "http://x").pathname}.`))
+  )
+
+/**
+ * `causeResponse` for a request answered outside the router (as the early
+ * send does), where no route can be missing: such a failure is a defect.
+ */
+export const failureResponse = <E>(cause: Cause.Cause<E>): Effect.Effect<HttpServerResponse.HttpServerResponse, E> =>
+  answerOf(cause, Effect.as(Effect.logError("request failed", cause), json(500, "internal_error", internalDetails)))
 
 /** Deepest nesting of arrays and objects a JSON body may have: decoding and error messages recurse into it. */
 export const maxJsonDepth = 64
@@ -102,63 +124,78 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
 
 const tooDeep = new Error(`nested more than ${maxJsonDepth} levels deep`)
 
-/** What the platform's reading of a body fails with past its limit (`isBodyTooLarge` recognises it). */
+/**
+ * A request body parsed as JSON (an empty body is `null`), refused before
+ * parsing when it nests deeper than `maxJsonDepth`; the failure is the cause
+ * `bodyDecodeResponse` answers.
+ */
+export const parseJson = (body: string): Effect.Effect<unknown, unknown> =>
+  nestsDeeperThan(body, maxJsonDepth)
+    ? Effect.fail(tooDeep)
+    : Effect.try({ try: (): unknown => (body === "" ? null : JSON.parse(body)), catch: (cause) => cause })
+
+/** What the platform's reading of a body fails with past its limit (`bodyDecodeResponse` recognises it by its message). */
 const tooLarge = new Error("maxBytes exceeded")
 
 /**
- * The body of a request as text, failing past `limit` bytes. Unlike the
- * platform's reading, which destroys the connection of a body past its
- * limit (a client still sending then loses the 413), the rest of such a
- * body flows on and is dropped, so the client can finish and read the answer.
+ * Reads a body as text, failing past `limit` bytes, and calls `done` once
+ * with the text or the failure's cause. Unlike the platform's reading,
+ * which destroys the connection of a body past its limit (a client still
+ * sending then loses the 413), the rest of such a body flows on and is
+ * dropped, so the client can finish and read the answer.
  */
-const readText = (request: HttpServerRequest.HttpServerRequest, limit: number) =>
-  Effect.async<string, HttpServerError.RequestError>((resume) => {
-    const source = NodeHttpServerRequest.toIncomingMessage(request)
-    const chunks: Array<Buffer> = []
-    let bytes = 0
-    const stop = () => {
-      source.off("data", onData)
-      source.off("end", onEnd)
-      source.off("error", onError)
-    }
-    const fail = (cause: unknown) => {
-      stop()
-      resume(Effect.fail(new HttpServerError.RequestError({ request, reason: "Decode", cause })))
-    }
-    function onData(chunk: Buffer) {
-      bytes += chunk.length
-      if (bytes <= limit) return void chunks.push(chunk)
-      fail(tooLarge)
-      // Without a reader the stream would stop; flowing, it drops what still comes.
-      source.resume()
-    }
-    function onEnd() {
-      stop()
-      resume(Effect.succeed(Buffer.concat(chunks).toString("utf8")))
-    }
-    function onError(error: Error) {
-      fail(error)
-    }
-    source.on("data", onData)
-    source.once("end", onEnd)
-    source.once("error", onError)
-    return Effect.sync(stop)
-  })
+export const readBody = (source: Readable, limit: number, done: (result: Either.Either<string, unknown>) => void): void => {
+  const chunks: Array<Buffer> = []
+  let bytes = 0
+  const stop = () => {
+    source.off("data", onData)
+    source.off("end", onEnd)
+    source.off("error", onError)
+  }
+  const fail = (cause: unknown) => {
+    stop()
+    done(Either.left(cause))
+  }
+  function onData(chunk: Buffer) {
+    bytes += chunk.length
+    if (bytes <= limit) return void chunks.push(chunk)
+    fail(tooLarge)
+    // Without a reader the stream would stop; flowing, it drops what still comes.
+    source.resume()
+  }
+  function onEnd() {
+    stop()
+    done(Either.right(Buffer.concat(chunks).toString("utf8")))
+  }
+  function onError(error: Error) {
+    fail(error)
+  }
+  source.on("data", onData)
+  source.once("end", onEnd)
+  source.once("error", onError)
+}
 
 /**
- * The request with its body read as text by `readText` (once, however often
- * it is asked for): `text`, `urlParamsBody`, and a `json` that refuses a body
+ * The request with its body read as text by `readBody` (once, however often
+ * it is asked for, and on to its end even when the fiber that started the
+ * reading is interrupted): `text`, `urlParamsBody`, and a `json` that refuses a body
  * nested deeper than `maxJsonDepth` before parsing it, so that nothing
  * downstream recurses into it. Other readings (multipart, the raw stream)
  * stay the platform's, under its limit.
  */
 const withBodyLimits = (request: HttpServerRequest.HttpServerRequest, limit: number): HttpServerRequest.HttpServerRequest => {
   const decodeError = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
-  const text = Effect.runSync(Effect.cached(readText(request, limit)))
-  const json = Effect.flatMap(text, (body) =>
-    nestsDeeperThan(body, maxJsonDepth)
-      ? Effect.fail(decodeError(tooDeep))
-      : Effect.try({ try: (): unknown => (body === "" ? null : JSON.parse(body)), catch: decodeError }))
+  let reading: Deferred.Deferred<string, HttpServerError.RequestError> | undefined
+  const text = Effect.suspend(() => {
+    if (reading === undefined) {
+      const deferred = Deferred.unsafeMake<string, HttpServerError.RequestError>(FiberId.none)
+      reading = deferred
+      readBody(NodeHttpServerRequest.toIncomingMessage(request), limit, (result) =>
+        Deferred.unsafeDone(deferred, Either.isRight(result) ? Exit.succeed(result.right) : Exit.fail(decodeError(result.left))))
+    }
+    return Deferred.await(reading)
+  })
+  const json = Effect.flatMap(text, (body) => Effect.mapError(parseJson(body), decodeError))
   const urlParamsBody = Effect.flatMap(text, (body) =>
     Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(body)), catch: decodeError }))
   const body: Record<PropertyKey, unknown> = { text, json, urlParamsBody }

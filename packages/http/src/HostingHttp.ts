@@ -10,6 +10,7 @@ import * as AgentsHttp from "./AgentsHttp.js"
 import * as Auth from "./Auth.js"
 import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
+import * as EarlySend from "./EarlySend.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
@@ -31,6 +32,9 @@ export interface HostingHttpOptions {
   /** Requests allowed per credential and per client address (default: no limit). */
   readonly rateLimit?: RateLimit.RateLimitOptions | undefined
 }
+
+/** Largest request body accepted when `maxBodyBytes` is not given. */
+const defaultMaxBodyBytes = 2 * 1024 * 1024
 
 const streamLimits = (options: HostingHttpOptions) =>
   StreamLimits.layer({ maxPerCredential: options.maxStreamsPerToken ?? 0 })
@@ -81,7 +85,7 @@ const extrasUsing = (options: HostingHttpOptions, limiter: Layer.Layer<RateLimit
   Layer.mergeAll(
     HttpApiBuilder.middlewareOpenApi({ path: `${HostingApi.basePath}/openapi.json` }),
     ReferencePage.layer(`${HostingApi.basePath}/docs`),
-    ErrorResponses.layer({ maxBodyBytes: options.maxBodyBytes ?? 2 * 1024 * 1024 }),
+    ErrorResponses.layer({ maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes }),
     RateLimit.middleware.pipe(Layer.provide(limiter))
   )
 
@@ -90,9 +94,14 @@ export const extras = (options: HostingHttpOptions = {}) => extrasUsing(options,
 
 /**
  * HostingApi plus its extras, ready for `HttpApiBuilder.serve`. It also gives
- * the RateLimiter, for a server that answers requests before routing.
+ * the RateLimiter and the EarlySend, for a server that answers requests
+ * before routing.
  */
 export const layer = (options: HostingHttpOptions = {}) => {
   const limiter = RateLimit.layer(options.rateLimit)
-  return extrasUsing(options, limiter).pipe(Layer.provideMerge(apiWith(options)), Layer.provideMerge(limiter))
+  return extrasUsing(options, limiter).pipe(
+    Layer.provideMerge(apiWith(options)),
+    Layer.provideMerge(EarlySend.layer({ maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes }).pipe(Layer.provide(limiter))),
+    Layer.provideMerge(limiter)
+  )
 }

@@ -208,26 +208,43 @@ const withHeaders = (response: HttpServerResponse.HttpServerResponse, decision: 
   decision === undefined ? response : HttpServerResponse.setHeaders(response, headersOf(decision))
 
 /**
- * The API-level middleware that applies the limiter to every request. The
- * app's failures are answered here (as ErrorResponses does) so that the
- * status that tells whether a credential is valid is known.
+ * Charges one request to the limiter, then answers it with `answered`
+ * unless it is refused: to its credential (`credential`, as `credentialOf`
+ * gives it) when that authenticated before, else to its client address. A
+ * new credential is remembered once its answer is not a 401. The answer
+ * carries the `RateLimit-*` headers of the bucket charged.
  */
-export const middleware = HttpApiBuilder.middleware(Effect.map(RateLimiter, (limiter) => (app) =>
-  !limiter.enabled ? app : Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const answered = Effect.catchAllCause(app, causeResponse)
-    const credential = credentialOf(request)
+export const charge = <E, R>(
+  limiter: Service,
+  credential: string | undefined,
+  address: () => string,
+  answered: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+  Effect.gen(function*() {
     const key = credential === undefined ? undefined : yield* Identity.hashToken(credential)
     if (key !== undefined && limiter.isKnown(key)) {
       const decision = limiter.takeCredential(key)
       if (decision !== undefined && !decision.allowed) return refusedResponse(decision, "credential")
       return withHeaders(yield* answered, decision)
     }
-    const address = limiter.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"])
-    const decision = limiter.takeAddress(address)
+    const decision = limiter.takeAddress(address())
     if (decision !== undefined && !decision.allowed) return refusedResponse(decision, "address")
     const response = yield* answered
     if (key !== undefined && response.status !== 401) limiter.remember(key)
     return withHeaders(response, decision)
   })
+
+/**
+ * The API-level middleware that applies the limiter to every request. The
+ * app's failures are answered here (as ErrorResponses does) so that the
+ * status that tells whether a credential is valid is known.
+ */
+export const middleware = HttpApiBuilder.middleware(Effect.map(RateLimiter, (limiter) => (app) =>
+  !limiter.enabled ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    charge(
+      limiter,
+      credentialOf(request),
+      () => limiter.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]),
+      Effect.catchAllCause(app, causeResponse)
+    ))
 ))
