@@ -6,7 +6,7 @@
 // reply is live, not a catch-up), then all send at once and the stamped
 // replies are timed.
 import { randomUUID } from "node:crypto"
-import { sampleRss, startServer, startWorkers } from "../lib/proc.mjs"
+import { cpuMicros, sampleRss, startServer, startWorkers } from "../lib/proc.mjs"
 import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
 import { fmt, goal, mb, median, percentile, ratio } from "../lib/util.mjs"
 
@@ -23,6 +23,7 @@ const round = async (ctx, workers, target, count) => {
     (i) => ({ ids: split(ids, workers.count, i) })
   )
   const memory = sampleRss(target.pid, 100)
+  const cpuBefore = cpuMicros(target.pid)
   const streamMs = scale.chunks * scale.intervalMs
   const answers = await workers.all(
     { cmd: "replies-go", prefix, token, content: `measure chunks=${scale.chunks} interval=${scale.intervalMs}`,
@@ -30,6 +31,8 @@ const round = async (ctx, workers, target, count) => {
     streamMs + 90_000
   )
   const rss = memory.stop().max
+  // The server's CPU over the sends and the streaming of their replies, per chunk delivered.
+  const cpu = cpuMicros(target.pid) - cpuBefore
   await workers.all({ cmd: "close" }, 30_000)
   const latencies = answers.flatMap((a) => Array.from(a.latencies))
   // Chunks the agent wrote once every client had its sends answered: the replies streaming, no send competing.
@@ -50,6 +53,7 @@ const round = async (ctx, workers, target, count) => {
     max: percentile(latencies, 100),
     streamingChunks: streaming.length,
     p99Streaming: streaming.length > 0 ? percentile(streaming, 99) : NaN,
+    cpuPerChunk: cpu / Math.max(1, sum(answers, "chunks")),
     rss
   }
 }
@@ -92,7 +96,8 @@ export default {
         rounds[target.name].push(result)
         ctx.log(`round ${r} ${target.name}: ${fmt(result.completed)}/${fmt(result.conversations)} replies complete, ` +
           `${fmt(result.chunks)}/${fmt(result.expectedChunks)} chunks, p99 ${fmt(result.p99, 1)} ms ` +
-          `(${fmt(result.p99Streaming, 1)} ms over the ${fmt(result.streamingChunks)} written after every send was answered)` +
+          `(${fmt(result.p99Streaming, 1)} ms over the ${fmt(result.streamingChunks)} written after every send was answered), ` +
+          `${fmt(result.cpuPerChunk, 0)} µs of server CPU per chunk` +
           (result.openErrors.length ? `; errors opening: ${result.openErrors.join("; ")}` : "") +
           (result.sendErrors ? `; ${fmt(result.sendErrors)} sends failed: ${result.sendErrorSamples.join("; ")}` : ""))
       }
@@ -107,6 +112,7 @@ export default {
       p50: median(list.map((r) => r.p50)),
       p99: median(list.map((r) => r.p99)),
       p99Streaming: median(list.map((r) => r.p99Streaming)),
+      cpuPerChunk: median(list.map((r) => r.cpuPerChunk)),
       max: Math.max(...list.map((r) => r.max)),
       rss: Math.max(...list.map((r) => r.rss))
     }]))
@@ -115,11 +121,12 @@ export default {
       detail: `${fmt(scale.conversations)} conversations, replies of ${scale.chunks} chunks ${scale.intervalMs} ms apart ` +
         `from the bench agent, ${scale.sseWorkers} client processes, ${scale.replyRounds} rounds`,
       columns: ["target", "conversations", "replies complete", "chunks", "p50 ms", "p99 ms", "max ms",
-        "p99 after the sends ms", "max RSS MB", "p99 vs bare"],
+        "p99 after the sends ms", "CPU µs/chunk", "max RSS MB", "p99 vs bare"],
       rows: targets.map(({ name }) => [
         name, fmt(s[name].conversations), `${fmt(s[name].completed)}/${fmt(s[name].total)}`,
         `${fmt(s[name].chunks)}/${fmt(s[name].expectedChunks)}`, fmt(s[name].p50, 1), fmt(s[name].p99, 1),
-        fmt(s[name].max, 1), fmt(s[name].p99Streaming, 1), mb(s[name].rss), ratio(s[name].p99, s.bare.p99)
+        fmt(s[name].max, 1), fmt(s[name].p99Streaming, 1), fmt(s[name].cpuPerChunk, 0), mb(s[name].rss),
+        ratio(s[name].p99, s.bare.p99)
       ]),
       goals: [
         goal("concurrent conversations streaming", fmt(e.conversations), ">= 1,000", e.conversations >= 1000),
@@ -131,7 +138,9 @@ export default {
       notes: [
         "latency = client arrival - the time the bench agent wrote the chunk (both wall clock, one machine)",
         "p99 after the sends: chunks written once every send of the round was answered (all replies streaming, no send " +
-        "being served); the goal is judged on every chunk"
+        "being served); the goal is judged on every chunk",
+        "CPU µs/chunk: the server's CPU time from the sends to the last reply's end, over the chunks delivered (sends and " +
+        "replies included)"
       ],
       raw: rounds
     }
