@@ -129,7 +129,7 @@ const agentRuntime = (config: ServerConfig) => {
     case "echo":
       return EchoAgent.layer({ delay: Duration.millis(config.echoDelayMs) })
     case "http":
-      return HttpAgentRuntime.layer()
+      return HttpAgentRuntime.layerNode()
   }
 }
 

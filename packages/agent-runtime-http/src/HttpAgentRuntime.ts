@@ -6,6 +6,7 @@
  * message is safe to show and whose cause keeps the raw error for the log;
  * interrupting the reply aborts the request, which closes the connection.
  */
+import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
@@ -428,8 +429,18 @@ export const make = (
 export const layer = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRuntime.AgentRuntime> =>
   Layer.effect(AgentRuntime.AgentRuntime, make(config)).pipe(Layer.provide(FetchHttpClient.layer))
 
-/** The AgentRuntime with its config read through Effect's `Config` (the environment by default). */
+/**
+ * The AgentRuntime through Node's own `http` client, with keep-alive
+ * connections to the agents. On Node it costs less per chunk than `fetch`,
+ * whose web streams every chunk passes through (the example server's
+ * reply bench: 238 to 199 µs of server CPU per chunk delivered).
+ */
+export const layerNode = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRuntime.AgentRuntime> =>
+  Layer.effect(AgentRuntime.AgentRuntime, make(config)).pipe(Layer.provide(NodeHttpClient.layer))
+
+/** The AgentRuntime (`layer`, or `layerNode` as `build`) with its config read through Effect's `Config` (the environment by default). */
 export const layerConfig = (
-  config: Config.Config.Wrap<HttpAgentRuntimeConfig>
+  config: Config.Config.Wrap<HttpAgentRuntimeConfig>,
+  build: (config: HttpAgentRuntimeConfig) => Layer.Layer<AgentRuntime.AgentRuntime> = layer
 ): Layer.Layer<AgentRuntime.AgentRuntime, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), build))

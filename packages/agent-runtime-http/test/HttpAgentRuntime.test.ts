@@ -57,11 +57,22 @@ const turn = (spec: Record<string, unknown> = {}, content = "Hello?"): AgentRunt
 })
 
 /** The runtime through its public layer, pointed at a fake agent. */
-const runtimeFor = (agent: FakeAgent.FakeAgent, config: HttpAgentRuntime.HttpAgentRuntimeConfig = {}, form: Form = "stream") =>
+const runtimeFor = (
+  agent: FakeAgent.FakeAgent,
+  config: HttpAgentRuntimeConfig = {},
+  form: Form = "stream",
+  client: Client = "fetch"
+) =>
   Effect.map(
-    Effect.provide(AgentRuntime.AgentRuntime, HttpAgentRuntime.layer({ endpointFor: () => agent.url, ...config })),
+    Effect.provide(AgentRuntime.AgentRuntime, clients[client]({ endpointFor: () => agent.url, ...config })),
     forms[form]
   )
+
+type HttpAgentRuntimeConfig = HttpAgentRuntime.HttpAgentRuntimeConfig
+
+/** The runtime over `fetch` (`layer`) and over Node's client (`layerNode`): every check below runs on both. */
+const clients = { fetch: HttpAgentRuntime.layer, node: HttpAgentRuntime.layerNode }
+type Client = keyof typeof clients
 
 /**
  * The two forms of a reply: the runtime's stream, and its callback form
@@ -155,7 +166,12 @@ describe("HttpAgentRuntime: the request", () => {
   })
 })
 
-describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake agents (%s form)", (form) => {
+describe.each([
+  ["stream", "fetch"],
+  ["callback", "fetch"],
+  ["stream", "node"],
+  ["callback", "node"]
+] as const)("HttpAgentRuntime against fake agents (%s form, %s client)", (form, client) => {
   it.live("streams the SSE chunks in order and sends the history, the model and stream: true", () =>
     Effect.gen(function*() {
       const agent = yield* FakeAgent.make(async (x) => {
@@ -177,7 +193,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         x.event("[DONE]")
         x.res.end()
       })
-      const runtime = yield* AgentRuntime.AgentRuntime.pipe(Effect.provide(HttpAgentRuntime.layer()))
+      const runtime = yield* AgentRuntime.AgentRuntime.pipe(Effect.provide(clients[client]()))
       const history = [message("user", "Salut"), message("assistant", "Salut !"), message("assistant", "Sal", { status: "failed" })]
       const chunks = yield* runtime.reply({
         deployment: deployment({ endpoint: agent.url, model: "tiny-model" }),
@@ -212,7 +228,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
           choices: [{ index: 0, message: { role: "assistant", content: "The whole answer at once." }, finish_reason: "stop" }]
         }))
       })
-      const runtime = yield* runtimeFor(agent, {}, form)
+      const runtime = yield* runtimeFor(agent, {}, form, client)
       const chunks = yield* runtime.reply(turn()).pipe(Stream.runCollect)
       expect([...chunks]).toEqual(["The whole answer at once."])
       expect((agent.received[0]!.body as { model: string }).model).toBe("helper")
@@ -225,7 +241,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         x.event(delta("Thinking"))
         await x.sleep(60_000)
       })
-      const runtime = yield* runtimeFor(agent, { idleTimeout: "200 millis" }, form)
+      const runtime = yield* runtimeFor(agent, { idleTimeout: "200 millis" }, form, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Thinking"])
       expect(error).toBeInstanceOf(AgentRuntime.AgentError)
@@ -239,7 +255,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
       const agent = yield* FakeAgent.make(async (x) => {
         await x.sleep(60_000)
       })
-      const runtime = yield* runtimeFor(agent, { connectTimeout: "300 millis" }, form)
+      const runtime = yield* runtimeFor(agent, { connectTimeout: "300 millis" }, form, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual([])
       expect(error.message).toBe("The agent did not answer within 300 ms")
@@ -255,7 +271,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         await x.sleep(50)
         x.res.socket?.destroy()
       })
-      const runtime = yield* runtimeFor(agent, {}, form)
+      const runtime = yield* runtimeFor(agent, {}, form, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["First", " second"])
       expect(error.message).toBe("The agent's reply broke off")
@@ -269,7 +285,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         x.event(delta("Half an"))
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form)
+      const runtime = yield* runtimeFor(agent, {}, form, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Half an"])
       expect(error.message).toBe("The agent's reply broke off")
@@ -283,7 +299,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         x.event(finish)
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form)
+      const runtime = yield* runtimeFor(agent, {}, form, client)
       expect([...yield* runtime.reply(turn()).pipe(Stream.runCollect)]).toEqual(["Short."])
     }).pipe(Effect.scoped))
 
@@ -294,7 +310,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         x.event(delta("Let me"))
         x.event({ error: { message: "CUDA out of memory at /srv/model.py:42", type: "server_error" } })
       })
-      const runtime = yield* runtimeFor(agent, {}, form)
+      const runtime = yield* runtimeFor(agent, {}, form, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Let me"])
       expect(error.message).toBe("The agent reported an error")
@@ -307,7 +323,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         x.res.writeHead(500, { "content-type": "text/plain" })
         x.res.end("Traceback: secret internal path /srv/agent/main.py")
       })
-      const runtime = yield* runtimeFor(agent, {}, form)
+      const runtime = yield* runtimeFor(agent, {}, form, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual([])
       expect(error.message).toBe("The agent answered 500")
@@ -319,7 +335,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
     Effect.gen(function*() {
       const port = yield* closedPort
       const runtime = yield* AgentRuntime.AgentRuntime.pipe(
-        Effect.provide(HttpAgentRuntime.layer({ endpointFor: () => `http://127.0.0.1:${port}` }))
+        Effect.provide(clients[client]({ endpointFor: () => `http://127.0.0.1:${port}` }))
       )
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual([])
@@ -329,7 +345,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
 
   it.live("an endpoint that is not an http(s) URL fails without a request", () =>
     Effect.gen(function*() {
-      const runtime = yield* AgentRuntime.AgentRuntime.pipe(Effect.provide(HttpAgentRuntime.layer()))
+      const runtime = yield* AgentRuntime.AgentRuntime.pipe(Effect.provide(clients[client]()))
       const error = yield* runtime.reply(turn({ endpoint: "file:///etc/passwd" })).pipe(Stream.runDrain, Effect.flip)
       expect(error.message).toBe("The agent's endpoint is not a valid http(s) URL")
     }))
@@ -347,7 +363,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
         x.event("[DONE]")
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form)
+      const runtime = yield* runtimeFor(agent, {}, form, client)
       const first = yield* Deferred.make<string>()
       const fiber = yield* runtime.reply(turn()).pipe(
         Stream.runForEach((chunk) => Deferred.succeed(first, chunk)),
@@ -407,7 +423,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime against fake ag
       })
       const program = Effect.flatMap(AgentRuntime.AgentRuntime, (runtime) =>
         runtime.reply(turn({}, "echo from a real agent")).pipe(Stream.mkString))
-      const viaHttp = yield* program.pipe(Effect.provide(HttpAgentRuntime.layer({ endpointFor: () => agent.url })))
+      const viaHttp = yield* program.pipe(Effect.provide(clients[client]({ endpointFor: () => agent.url })))
       const viaEcho = yield* program.pipe(Effect.provide(EchoAgent.layer()))
       expect(viaHttp).toBe(viaEcho)
     }).pipe(Effect.scoped))
