@@ -15,6 +15,7 @@ import type * as HttpClientResponse from "@effect/platform/HttpClientResponse"
 import { AgentRuntime, type Conversation, type Deployment, Tracing } from "@hosting/core"
 import { Chunk, Config, type ConfigError, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Redacted, Scope, Stream } from "effect"
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"
+import { Readable } from "node:stream"
 
 /** How the runtime finds and calls the agent of a deployment. */
 export interface HttpAgentRuntimeConfig {
@@ -164,6 +165,52 @@ const pieceOf = (event: EventSourceMessage): Piece => {
   return finish !== undefined && finish !== null ? { _tag: "Finished" } : nothing
 }
 
+/** A response body as pulls: each gives the bytes that arrived, fails with `None` at the end. */
+type Body<E> = Effect.Effect<Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E>>, never, Scope.Scope>
+
+/**
+ * Pulls on a Node response body (Node's own client) without a Stream in
+ * between: each pull takes every chunk already buffered, or waits for the
+ * next. A reply's every chunk passes here.
+ */
+const nodeBody = (source: Readable): Body<Error> =>
+  Effect.sync(() => {
+    let failure: Error | undefined
+    source.once("error", (error) => void (failure = error))
+    const pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<Error>> = Effect.suspend(() => {
+      const chunks: Array<Uint8Array> = []
+      for (let chunk = source.read(); chunk !== null; chunk = source.read()) chunks.push(chunk)
+      if (chunks.length > 0) return Effect.succeed(Chunk.unsafeFromArray(chunks))
+      if (failure !== undefined) return Effect.fail(Option.some(failure))
+      if (source.readableEnded) return Effect.fail(Option.none())
+      if (source.destroyed) return Effect.fail(Option.some(new Error("the response was closed before its end")))
+      return Effect.async<void>((resume) => {
+        const wake = () => {
+          stop()
+          resume(Effect.void)
+        }
+        const stop = () => {
+          source.off("readable", wake)
+          source.off("end", wake)
+          source.off("error", wake)
+          source.off("close", wake)
+        }
+        source.on("readable", wake)
+        source.on("end", wake)
+        source.on("error", wake)
+        source.on("close", wake)
+        return Effect.sync(stop)
+      }).pipe(Effect.zipRight(pull))
+    })
+    return pull
+  })
+
+/** The body's pulls: straight from Node's response when the client is Node's, else through its stream. */
+const bodyOf = (response: HttpClientResponse.HttpClientResponse): Body<unknown> => {
+  const source = (response as { readonly source?: unknown }).source
+  return source instanceof Readable ? nodeBody(source) : Stream.toPull(response.stream)
+}
+
 /** How a reply reads its answer's bytes: each read is `heard`, each failure of the body `failure`. */
 interface Reading<E> {
   readonly heard: () => void
@@ -180,8 +227,8 @@ interface Reading<E> {
  * of every reply passes here, and each stream operator chained instead would
  * cost each chunk a step of its own.
  */
-const eventPull = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading<E>) =>
-  Effect.map(Stream.toPull(body), (read) => {
+const eventPull = <E>(body: Body<E>, reading: Reading<E>) =>
+  Effect.map(body, (read) => {
     const events: Array<EventSourceMessage> = []
     let overflow: ParseError | undefined
     // `[DONE]` and a `finish_reason` both mark a proper end; without either, the answer broke off.
@@ -248,7 +295,7 @@ const eventPull = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading<E>) =
   })
 
 /** The texts of an SSE answer as a stream (see `eventPull`). */
-const fromEventStream = <E>(body: Stream.Stream<Uint8Array, E>, reading: Reading<E>) =>
+const fromEventStream = <E>(body: Body<E>, reading: Reading<E>) =>
   Stream.unwrapScoped(Effect.map(eventPull(body, reading), Stream.repeatEffectChunkOption))
 
 /** Hands every text a pull gives to `emit`, in order, until the pull ends. */
@@ -409,7 +456,7 @@ export const make = (
 
     const reply = (turn: AgentRuntime.Turn): Stream.Stream<string, AgentRuntime.AgentError> =>
       Stream.unwrapScoped(Effect.map(answer(turn), ({ reading, response }) =>
-        isJson(response) ? jsonReply(response, reading) : fromEventStream(response.stream, reading))).pipe(
+        isJson(response) ? jsonReply(response, reading) : fromEventStream(bodyOf(response), reading))).pipe(
           Stream.withSpan("HttpAgentRuntime.reply", spanOf(turn))
         )
 
@@ -418,7 +465,7 @@ export const make = (
       Effect.scoped(Effect.flatMap(answer(turn), ({ reading, response }) =>
         isJson(response)
           ? Stream.runForEach(jsonReply(response, reading), emit)
-          : Effect.flatMap(eventPull(response.stream, reading), (pull) => drain(pull, emit)))).pipe(
+          : Effect.flatMap(eventPull(bodyOf(response), reading), (pull) => drain(pull, emit)))).pipe(
           Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn))
         )
 
