@@ -567,8 +567,18 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const open = (id: ConversationId, lastEventId: Option.Option<string>, receiver: Receiver<ReplyItem>) =>
       Effect.gen(function*() {
         const streamScope = yield* Effect.scope
-        // Subscribe before the snapshot, so that nothing falls between them.
-        const subscription = yield* bus.subscribe(id)
+        /**
+         * The bus's events in order, each as it is published; while the
+         * snapshot is read and sent, or a gap is filled from storage, they
+         * wait in `waiting` (undefined once the stream is live).
+         */
+        let waiting: Array<ReplyEvent> | undefined = []
+        let deliver: (event: ReplyEvent) => void = () => {}
+        // Listen before the snapshot, so that nothing falls between them.
+        yield* bus.listen(id, (event) => {
+          if (waiting !== undefined) waiting.push(event)
+          else deliver(event)
+        })
       const latest = Option.map(yield* conversations.latestReply(id), (m) => current(m, id))
       const resume = Option.flatMap(lastEventId, (raw) => Option.fromNullable(resumeId.exec(raw)))
       const sent = new Map<string, { offset: number; ended: boolean }>()
@@ -622,51 +632,72 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           }
           return Option.none<string>()
         })
-      const translate = (event: ReplyEvent): Effect.Effect<ReadonlyArray<ReplyItem>, StorageError> =>
-        Effect.gen(function*() {
-          if (event._tag === "CancelRequested") return []
-          const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
-          sent.set(event.message_id, state)
-          if (state.ended) return []
-          switch (event._tag) {
-            case "Delta": {
-              const end = event.offset + event.delta.length
-              if (end <= state.offset) return []
-              let start = Math.max(event.offset, state.offset)
-              let delta = event.delta.slice(start - event.offset)
-              if (event.offset > state.offset) {
-                const gap = yield* missing(event.message_id, state.offset, event.offset)
-                if (Option.isSome(gap)) {
-                  start = state.offset
-                  delta = gap.value + delta
-                } else {
-                  yield* Effect.logWarning(`chat: reply ${event.message_id} skipped from ${state.offset} to ${event.offset} on a stream`)
-                }
-              }
-              state.offset = end
-              return [{ _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index: start, delta }]
-            }
-            case "Completed":
-              state.ended = true
-              return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
-            case "Failed":
-              state.ended = true
-              return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]
+      /** The items of an event; undefined for a delta that starts past what this stream sent (a gap `fill` reads). */
+      const translateNow = (event: ReplyEvent): ReadonlyArray<ReplyItem> | undefined => {
+        if (event._tag === "CancelRequested") return []
+        const state = sent.get(event.message_id) ?? { offset: 0, ended: false }
+        sent.set(event.message_id, state)
+        if (state.ended) return []
+        switch (event._tag) {
+          case "Delta": {
+            const end = event.offset + event.delta.length
+            if (end <= state.offset) return []
+            if (event.offset > state.offset) return undefined
+            const start = state.offset
+            state.offset = end
+            return [{ _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index: start, delta: event.delta.slice(start - event.offset) }]
           }
+          case "Completed":
+            state.ended = true
+            return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
+          case "Failed":
+            state.ended = true
+            return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]
+        }
+      }
+      /** The items of an event, the text of a gap read from storage first. */
+      const translate = (event: ReplyEvent): Effect.Effect<ReadonlyArray<ReplyItem>, StorageError> =>
+        Effect.suspend(() => {
+          const now = translateNow(event)
+          if (now !== undefined || event._tag !== "Delta") return Effect.succeed(now ?? [])
+          const state = sent.get(event.message_id)!
+          return Effect.flatMap(missing(event.message_id, state.offset, event.offset), (gap) => {
+            const from = state.offset
+            const end = event.offset + event.delta.length
+            state.offset = end
+            const delta = (index: number, text: string): ReadonlyArray<ReplyItem> => [
+              { _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index, delta: text }
+            ]
+            return Option.isSome(gap)
+              ? Effect.succeed(delta(from, gap.value + event.delta))
+              : Effect.as(
+                Effect.logWarning(`chat: reply ${event.message_id} skipped from ${from} to ${event.offset} on a stream`),
+                delta(event.offset, event.delta)
+              )
+          })
         })
         if (head.length > 0) receiver.push(head)
-        // One fiber per stream carries the bus's events to the receiver; a storage failure ends the stream (the client resumes).
-        const live = Effect.gen(function*() {
-          while (true) {
-            const items = yield* Effect.flatMap(subscription.take, translate)
+        // Delivers the waiting events, in order, then lets the stream go live; a storage failure ends the stream (the client resumes).
+        const fill: Effect.Effect<void> = Effect.gen(function*() {
+          while (waiting !== undefined && waiting.length > 0) {
+            const items = yield* translate(waiting.shift()!)
             if (items.length > 0) receiver.push(items)
           }
-        })
-        yield* live.pipe(
-          Effect.catchAll((error) => Effect.zipRight(Effect.logError("chat: a reply stream failed", error), Effect.sync(() => receiver.end()))),
-          Effect.interruptible,
-          Effect.forkIn(streamScope)
+          waiting = undefined
+        }).pipe(
+          Effect.catchAll((error) => Effect.zipRight(Effect.logError("chat: a reply stream failed", error), Effect.sync(() => receiver.end())))
         )
+        const fills = yield* FiberSet.make<void>()
+        const run = yield* FiberSet.runtime(fills)<never>()
+        deliver = (event) => {
+          const items = translateNow(event)
+          if (items === undefined) {
+            waiting = [event]
+            run(fill)
+          } else if (items.length > 0) receiver.push(items)
+        }
+        if (waiting.length > 0) run(fill)
+        else waiting = undefined
         const beating = Heartbeats.beating(() => receiver.push(heartbeat))
         receivers.add(receiver)
         yield* heartbeats.add(beating)

@@ -19,39 +19,63 @@ export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
   readonly publish: (conversation: ConversationId, event: ReplyEvent) => Effect.Effect<void>
   /** Subscribes for the life of the scope; `take` waits for the next event. */
   readonly subscribe: (conversation: ConversationId) => Effect.Effect<{ readonly take: Effect.Effect<ReplyEvent> }, never, Scope.Scope>
+  /**
+   * Calls `listener` with every event of the conversation, in order, for the
+   * life of the scope, as the event is published: no fiber waits for it. The
+   * listener must return at once and never throw.
+   */
+  readonly listen: (conversation: ConversationId, listener: (event: ReplyEvent) => void) => Effect.Effect<void, never, Scope.Scope>
   readonly subscribers: Effect.Effect<number>
 }>() {}
 
 /**
- * Within one process: each conversation keeps its subscribers' queues. Buses
- * that span processes deliver into one of these.
+ * Within one process: each conversation keeps its listeners (a subscriber's
+ * is the offer to its queue). Buses that span processes deliver into one of
+ * these.
  */
 export const makeLocal = (): ReplyBus["Type"] => {
-  const byConversation = new Map<ConversationId, Set<Queue.Queue<ReplyEvent>>>()
+  type Listener = (event: ReplyEvent) => void
+  const byConversation = new Map<ConversationId, Set<Listener>>()
   let open = 0
+  const listen = (conversation: ConversationId, listener: Listener) =>
+    Effect.acquireRelease(
+      Effect.sync(() => {
+        // A listener of its own, so that the same function may listen twice.
+        const own: Listener = (event) => listener(event)
+        let set = byConversation.get(conversation)
+        if (set === undefined) byConversation.set(conversation, (set = new Set()))
+        set.add(own)
+        open++
+        return own
+      }),
+      (own) =>
+        Effect.sync(() => {
+          const set = byConversation.get(conversation)
+          set?.delete(own)
+          if (set?.size === 0) byConversation.delete(conversation)
+          open--
+        })
+    ).pipe(Effect.asVoid)
   return ReplyBus.of({
     publish: (conversation, event) =>
-      Effect.sync(() => {
-        for (const queue of byConversation.get(conversation) ?? []) queue.unsafeOffer(event)
+      Effect.suspend(() => {
+        // A listener that throws is its own failure: the others and the publisher go on.
+        let failure: unknown
+        for (const listener of byConversation.get(conversation) ?? []) {
+          try {
+            listener(event)
+          } catch (error) {
+            failure = error
+          }
+        }
+        return failure === undefined ? Effect.void : Effect.logError("a reply listener failed", failure)
       }),
     subscribe: (conversation) =>
-      Effect.acquireRelease(
-        Effect.map(Queue.unbounded<ReplyEvent>(), (queue) => {
-          let set = byConversation.get(conversation)
-          if (set === undefined) byConversation.set(conversation, (set = new Set()))
-          set.add(queue)
-          open++
-          return queue
-        }),
-        (queue) =>
-          Effect.suspend(() => {
-            const set = byConversation.get(conversation)
-            set?.delete(queue)
-            if (set?.size === 0) byConversation.delete(conversation)
-            open--
-            return Queue.shutdown(queue)
-          })
-      ).pipe(Effect.map((queue) => ({ take: Queue.take(queue) }))),
+      Effect.acquireRelease(Queue.unbounded<ReplyEvent>(), Queue.shutdown).pipe(
+        Effect.tap((queue) => listen(conversation, (event) => void queue.unsafeOffer(event))),
+        Effect.map((queue) => ({ take: Queue.take(queue) }))
+      ),
+    listen,
     subscribers: Effect.sync(() => open)
   })
 }

@@ -146,6 +146,7 @@ export const replyBus = (
       return ReplyBus.ReplyBus.of({
         publish: (conversation, event) => Effect.forEach(envelopes(conversation, event), notify, { discard: true }),
         subscribe: local.subscribe,
+        listen: local.listen,
         subscribers: local.subscribers
       })
     })
