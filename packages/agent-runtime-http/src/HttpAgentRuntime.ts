@@ -480,10 +480,10 @@ export const layer = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRun
  * The AgentRuntime through Node's own `http` client. On Node it costs less
  * per chunk than `fetch`, whose web streams every chunk passes through (the
  * example server's reply bench: 238 to 199 µs of server CPU per chunk
- * delivered). Each reply has a connection of its own: the request is
- * aborted when the reply's scope closes, and on a kept-alive connection an
- * abort that comes after the response ended reaches the next request's
- * socket.
+ * delivered). Each reply has a connection of its own (Node's default
+ * agent): the request is aborted when the reply's scope closes, and with a
+ * keep-alive agent an abort that came after the response had ended was
+ * seen to fail the pooled socket with an error nothing handled.
  */
 export const layerNode = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRuntime.AgentRuntime> =>
   Layer.effect(AgentRuntime.AgentRuntime, make(config)).pipe(Layer.provide(NodeHttpClient.layer))
