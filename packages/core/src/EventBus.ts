@@ -4,6 +4,7 @@
  * merged signal can only delay delivery, never drop or repeat an event.
  */
 import { Context, Effect, Layer, Queue, type Scope } from "effect"
+import * as Members from "./internal/members.js"
 import type { AccountId } from "./Ids.js"
 
 /** A subscription: `take` waits for the next signal; signals that pile up collapse into one. */
@@ -25,35 +26,21 @@ export class EventBus extends Context.Tag("@hosting/core/EventBus")<EventBus, {
  * queues. Buses that span processes deliver into one of these.
  */
 export const makeLocal = (): EventBus["Type"] => {
-  const byAccount = new Map<AccountId, Set<Queue.Queue<void>>>()
-  let open = 0
+  const subscribers = Members.make<AccountId, Queue.Queue<void>>()
   return EventBus.of({
     publish: (accounts) =>
       Effect.sync(() => {
         for (const account of new Set(accounts)) {
           // One pending signal is enough: the reader drains the log when it wakes.
-          for (const queue of byAccount.get(account) ?? []) queue.unsafeOffer(undefined)
+          for (const queue of subscribers.of(account)) queue.unsafeOffer(undefined)
         }
       }),
     subscribe: (account) =>
-      Effect.acquireRelease(
-        Effect.map(Queue.sliding<void>(1), (queue) => {
-          let set = byAccount.get(account)
-          if (set === undefined) byAccount.set(account, (set = new Set()))
-          set.add(queue)
-          open++
-          return queue
-        }),
-        (queue) =>
-          Effect.suspend(() => {
-            const set = byAccount.get(account)
-            set?.delete(queue)
-            if (set?.size === 0) byAccount.delete(account)
-            open--
-            return Queue.shutdown(queue)
-          })
-      ).pipe(Effect.map((queue): Wakeups => ({ take: Queue.take(queue) }))),
-    subscribers: Effect.sync(() => open)
+      Effect.acquireRelease(Queue.sliding<void>(1), Queue.shutdown).pipe(
+        Effect.tap((queue) => subscribers.add(account, queue)),
+        Effect.map((queue): Wakeups => ({ take: Queue.take(queue) }))
+      ),
+    subscribers: subscribers.count
   })
 }
 

@@ -6,6 +6,7 @@
  */
 import { Context, Effect, Layer, Queue, type Scope } from "effect"
 import type { ConversationId, MessageId } from "./Conversation.js"
+import * as Members from "./internal/members.js"
 
 /** What happens to a reply. `offset` is the position of `delta` in the reply's content. */
 export type ReplyEvent =
@@ -35,33 +36,16 @@ export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
  */
 export const makeLocal = (): ReplyBus["Type"] => {
   type Listener = (event: ReplyEvent) => void
-  const byConversation = new Map<ConversationId, Set<Listener>>()
-  let open = 0
+  const listeners = Members.make<ConversationId, Listener>()
+  // A listener of its own for each call, so that the same function may listen twice.
   const listen = (conversation: ConversationId, listener: Listener) =>
-    Effect.acquireRelease(
-      Effect.sync(() => {
-        // A listener of its own, so that the same function may listen twice.
-        const own: Listener = (event) => listener(event)
-        let set = byConversation.get(conversation)
-        if (set === undefined) byConversation.set(conversation, (set = new Set()))
-        set.add(own)
-        open++
-        return own
-      }),
-      (own) =>
-        Effect.sync(() => {
-          const set = byConversation.get(conversation)
-          set?.delete(own)
-          if (set?.size === 0) byConversation.delete(conversation)
-          open--
-        })
-    ).pipe(Effect.asVoid)
+    listeners.add(conversation, (event: ReplyEvent) => listener(event))
   return ReplyBus.of({
     publish: (conversation, event) =>
       Effect.suspend(() => {
         // A listener that throws is its own failure: the others and the publisher go on.
         let failure: unknown
-        for (const listener of byConversation.get(conversation) ?? []) {
+        for (const listener of listeners.of(conversation)) {
           try {
             listener(event)
           } catch (error) {
@@ -76,7 +60,7 @@ export const makeLocal = (): ReplyBus["Type"] => {
         Effect.map((queue) => ({ take: Queue.take(queue) }))
       ),
     listen,
-    subscribers: Effect.sync(() => open)
+    subscribers: listeners.count
   })
 }
 
