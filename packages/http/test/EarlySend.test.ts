@@ -229,6 +229,30 @@ describe("the early send answers as the send route does", () => {
         expect(answers[1]!.headers["ratelimit-remaining"]).toBe(String(perToken - 1))
       }))
 
+    it.effect("a client that goes away before its answer leaves the server answering the next send", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const { id } = yield* Seed.deployment(team)
+        mode = "early"
+        const before = taken
+        const p = yield* port
+        // The whole request, then the connection cut at once.
+        yield* Effect.async<void>((resume) => {
+          const request = json(team.tokens.member, "{\"content\":\"gone\"}")
+          const req = httpRequest({ host: "127.0.0.1", port: p, method: "POST", path: `/api/v1${messages(id)}`, headers: request.headers })
+          req.on("error", () => resume(Effect.void))
+          req.end(request.body, () => {
+            req.destroy()
+            resume(Effect.void)
+          })
+        })
+        const next = yield* send(messages(id), json(team.tokens.member, "{\"content\":\"still here\"}"))
+        mode = "routed"
+        expect(next.status).toBe(200)
+        // The cut request reached the early send too, unless the cut came before its headers were read.
+        expect(taken - before).toBeGreaterThanOrEqual(1)
+      }))
+
     it.effect("requests it does not take go to the router: other types, no or another credential, oversize or chunked bodies, escapes, queries", () =>
       Effect.gen(function*() {
         const cases: Array<[string, Case, number]> = [
