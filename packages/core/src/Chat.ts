@@ -632,6 +632,10 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           }
           return Option.none<string>()
         })
+      /** A delta item of the stream: `text` at `index`, the reply's content reaching `end`. */
+      const deltaItem = (messageId: MessageId, end: number, index: number, text: string): ReadonlyArray<ReplyItem> => [
+        { _tag: "Delta", id: `${messageId}:${end}`, message_id: messageId, index, delta: text }
+      ]
       /** The items of an event; undefined for a delta that starts past what this stream sent (a gap `fill` reads). */
       const translateNow = (event: ReplyEvent): ReadonlyArray<ReplyItem> | undefined => {
         if (event._tag === "CancelRequested") return []
@@ -645,7 +649,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
             if (event.offset > state.offset) return undefined
             const start = state.offset
             state.offset = end
-            return [{ _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index: start, delta: event.delta.slice(start - event.offset) }]
+            return deltaItem(event.message_id, end, start, event.delta.slice(start - event.offset))
           }
           case "Completed":
             state.ended = true
@@ -665,14 +669,11 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
             const from = state.offset
             const end = event.offset + event.delta.length
             state.offset = end
-            const delta = (index: number, text: string): ReadonlyArray<ReplyItem> => [
-              { _tag: "Delta", id: `${event.message_id}:${end}`, message_id: event.message_id, index, delta: text }
-            ]
             return Option.isSome(gap)
-              ? Effect.succeed(delta(from, gap.value + event.delta))
+              ? Effect.succeed(deltaItem(event.message_id, end, from, gap.value + event.delta))
               : Effect.as(
                 Effect.logWarning(`chat: reply ${event.message_id} skipped from ${from} to ${event.offset} on a stream`),
-                delta(event.offset, event.delta)
+                deltaItem(event.message_id, end, event.offset, event.delta)
               )
           })
         })

@@ -17,6 +17,9 @@ export const bearerToken = (header: string | undefined): Option.Option<string> =
   return match ? Option.some(match[1]!) : Option.none()
 }
 
+/** The credential of a non-empty `Authorization` header (see `credentialOf`). */
+export const headerCredential = (header: string): string => `header:${header}`
+
 /**
  * The credential a request carries, as authentication reads it: the
  * `Authorization` header when present (even malformed), else the session
@@ -24,7 +27,7 @@ export const bearerToken = (header: string | undefined): Option.Option<string> =
  */
 export const credentialOf = (request: HttpServerRequest.HttpServerRequest): string | undefined => {
   const header = request.headers["authorization"]
-  if (header !== undefined && header !== "") return `header:${header}`
+  if (header !== undefined && header !== "") return headerCredential(header)
   const session = BrowserSession.sessionOf(request)
   return session === undefined ? undefined : `session:${session}`
 }

@@ -22,7 +22,7 @@ import { ChatApi, HostingApi } from "@hosting/api"
 import { Chat, type Conversation, type Deployment, Identity } from "@hosting/core"
 import { Context, Effect, Either, FiberId, Layer, Option, ParseResult, Runtime, Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
-import { bearerToken } from "./Auth.js"
+import { bearerToken, headerCredential } from "./Auth.js"
 import * as BodyLimits from "./BodyLimits.js"
 import { sendAs } from "./ChatHttp.js"
 import { handle } from "./ErrorMapping.js"
@@ -76,6 +76,8 @@ export const make = (options: { readonly maxBodyBytes: number }): Effect.Effect<
     const identity = yield* Identity.Identity
     const limiter = yield* RateLimit.RateLimiter
     const run = Runtime.runFork(yield* Effect.runtime<never>())
+    // The route's body limit: the same for every path the route matches.
+    const limit = BodyLimits.limitFor("POST", `${HostingApi.basePath}/deployments/d/messaging/conversations/c/messages`, options.maxBodyBytes)
 
     /** What the routed send does once its body is read, in the order it does it. */
     const answered = (token: string, params: { deploymentId: string; conversationId: string }, body: Either.Either<string, unknown>) =>
@@ -101,16 +103,16 @@ export const make = (options: { readonly maxBodyBytes: number }): Effect.Effect<
       const headers = request.headers
       const authorization = headers["authorization"]
       const token = bearerToken(authorization)
-      if (Option.isNone(token) || !readsAsJson(headers["content-type"]) || headers["transfer-encoding"] !== undefined) return false
+      if (authorization === undefined || Option.isNone(token) || !readsAsJson(headers["content-type"]) || headers["transfer-encoding"] !== undefined) return false
       const declared = headers["content-length"] === undefined ? Number.NaN : Number(headers["content-length"])
-      if (!(declared >= 0 && declared <= BodyLimits.limitFor("POST", url, options.maxBodyBytes))) return false
+      if (!(declared >= 0 && declared <= limit)) return false
       const params = { deploymentId: match[1]!, conversationId: match[2]! }
       readBody(request, declared, (body) => {
         const program = answered(token.value, params, body)
         const charged = limiter.enabled
           ? RateLimit.charge(
             limiter,
-            `header:${authorization}`,
+            headerCredential(authorization),
             () => limiter.clientAddress(request.socket.remoteAddress, headers["x-forwarded-for"]),
             program
           )
