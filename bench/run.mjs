@@ -28,7 +28,7 @@ const scales = {
   full: {
     agents: 1000, connections: 50, warmupS: 3, durationS: 10, httpRounds: 5, verifyS: 60,
     subscribers: 10_000, eventRounds: 3, eventsPerRound: 5, churnCycles: 5,
-    conversations: 1000, chunks: 20, intervalMs: 100, replyRounds: 3,
+    conversations: 1000, chunks: 50, intervalMs: 100, replyRounds: 3,
     startRounds: 5, fileMB: 200, downloadRounds: 3, downloadMBs: 100,
     sseWorkers: 4, workloadS: 1800
   },
@@ -59,8 +59,8 @@ options:
   --cpus <s>/<l>   taskset CPU lists for servers / load generators (default: halves of the allowed CPUs)
   --json <file>    also write every measurement as JSON
   --against <main.js>
-                   send: also measure another build of the example server (its dist/main.js, e.g. from a
-                   git worktree of an older commit), loaded in turn with this one as target "against"
+                   send, replies: also measure another build of the example server (its dist/main.js, e.g.
+                   from a git worktree of an older commit), loaded in turn with this one as target "against"
   --keep           keep the temporary directories (databases, fixtures, the download's file)
   --list           list the workloads and exit
   -h, --help       this text`

@@ -5,8 +5,9 @@
 // this machine in the same run.
 //
 // Environment: BASELINE_DB (SQLite file), BASELINE_SEED (JSON seed written by
-// the runner), BASELINE_AGENT (echo | http), BASELINE_PORT (0), BASELINE_HOST
-// (127.0.0.1), BASELINE_HEARTBEAT_MS (25000). Prints
+// the runner), BASELINE_AGENT (echo | http | relay; see store.mjs),
+// BASELINE_PORT (0), BASELINE_HOST (127.0.0.1), BASELINE_HEARTBEAT_MS
+// (25000). Prints
 // `listening on http://HOST:PORT/api/v1` when ready; stops on SIGTERM/SIGINT.
 import { createReadStream, statSync } from "node:fs"
 import { createServer } from "node:http"

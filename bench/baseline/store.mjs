@@ -8,6 +8,7 @@
 import Database from "better-sqlite3"
 import { createHash, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
+import { Agent, request } from "node:http"
 
 const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i
 
@@ -189,6 +190,50 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
     }
   }
 
+  // The `relay` agent mode: the least a Node server can do per chunk. Node's
+  // own client on kept-alive connections, each read parsed as it arrives
+  // and published, the reply stored once, at its end. Not a rival design
+  // (what arrived is lost if the process dies mid-reply): a floor to read the
+  // other targets' per-chunk costs against.
+  const relayAgent = new Agent({ keepAlive: true, maxSockets: Infinity })
+  const relayReply = (conversation, reply, endpoint, history) => {
+    const settle = (status, error) => {
+      if (reply.status === "streaming") finish(conversation, reply, status, error)
+    }
+    const body = JSON.stringify({ model: "bench", messages: history, stream: true })
+    const req = request(`${endpoint.replace(/\/$/, "")}/v1/chat/completions`, {
+      method: "POST",
+      agent: relayAgent,
+      headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), accept: "text/event-stream" }
+    }, (res) => {
+      res.setEncoding("utf8")
+      let buffer = ""
+      let done = false
+      res.on("data", (text) => {
+        buffer += text
+        let end
+        while ((end = buffer.indexOf("\n\n")) >= 0) {
+          const event = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          for (const line of event.split("\n")) {
+            if (!line.startsWith("data:")) continue
+            const data = line.slice(5).trim()
+            if (data === "[DONE]") done = true
+            else {
+              const choice = JSON.parse(data).choices?.[0]
+              if (choice?.delta?.content) delta(conversation, reply, choice.delta.content)
+              if (choice?.finish_reason) done = true
+            }
+          }
+        }
+      })
+      res.on("end", () => settle(done ? "complete" : "failed", "The agent's reply broke off"))
+      res.on("error", (error) => settle("failed", error.message))
+    })
+    req.on("error", (error) => settle("failed", error.message))
+    req.end(body)
+  }
+
   const sendTransaction = db.transaction((user, deploymentId, conversation, content, timestamp) => {
     const existing = q.conversation.get(conversation)
     if (existing && (existing.user_id !== user || existing.deployment !== deploymentId)) {
@@ -218,11 +263,11 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
     const { reply, ...sent } = result.body
     latest.set(conversation, reply)
     setImmediate(() => {
-      if (agent === "http" && deployment.endpoint) {
+      if ((agent === "http" || agent === "relay") && deployment.endpoint) {
         const history = q.history.all(conversation)
           .filter((m) => m.status === "complete")
           .map((m) => ({ role: m.role, content: m.content }))
-        httpReply(conversation, reply, deployment.endpoint, history)
+        ;(agent === "relay" ? relayReply : httpReply)(conversation, reply, deployment.endpoint, history)
       } else {
         echoReply(conversation, reply, content)
       }

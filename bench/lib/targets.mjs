@@ -87,16 +87,16 @@ export const startExample = (ctx, { dir, fixtures, env = {}, name = "example", m
     }
   })
 
-/** Starts a baseline (`bare` or `fastify`) on its own SQLite file under `dir`. */
-export const startBaseline = (ctx, kind, { dir, seed, env = {} }) =>
+/** Starts a baseline (`bare` or `fastify`) on its own SQLite file under `dir`; `name` tells two of one kind apart. */
+export const startBaseline = (ctx, kind, { dir, seed, env = {}, name = kind }) =>
   startServer({
-    name: kind,
+    name,
     args: [join(benchDir, "baseline", `${kind}.mjs`)],
     cwd: benchDir,
     cpus: ctx.cpus.server,
     scope: ctx.scope,
     timeoutMs: 30_000,
-    env: { BASELINE_DB: join(dir, `${kind}.db`), BASELINE_SEED: seed, ...env }
+    env: { BASELINE_DB: join(dir, `${name}.db`), BASELINE_SEED: seed, ...env }
   })
 
 /**
