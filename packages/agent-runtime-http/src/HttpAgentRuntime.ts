@@ -165,112 +165,79 @@ const pieceOf = (event: EventSourceMessage): Piece => {
   return finish !== undefined && finish !== null ? { _tag: "Finished" } : nothing
 }
 
-/** A response body as pulls: each gives the bytes that arrived, fails with `None` at the end. */
-type Body<E> = Effect.Effect<Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<E>>, never, Scope.Scope>
-
-/**
- * Pulls on a Node response body (Node's own client) without a Stream in
- * between: each pull takes every chunk already buffered, or waits for the
- * next. A reply's every chunk passes here.
- */
-const nodeBody = (source: Readable): Body<Error> =>
-  Effect.sync(() => {
-    let failure: Error | undefined
-    source.once("error", (error) => void (failure = error))
-    const pull: Effect.Effect<Chunk.Chunk<Uint8Array>, Option.Option<Error>> = Effect.suspend(() => {
-      const chunks: Array<Uint8Array> = []
-      for (let chunk = source.read(); chunk !== null; chunk = source.read()) chunks.push(chunk)
-      if (chunks.length > 0) return Effect.succeed(Chunk.unsafeFromArray(chunks))
-      if (failure !== undefined) return Effect.fail(Option.some(failure))
-      if (source.readableEnded) return Effect.fail(Option.none())
-      if (source.destroyed) return Effect.fail(Option.some(new Error("the response was closed before its end")))
-      return Effect.async<void>((resume) => {
-        const wake = () => {
-          stop()
-          resume(Effect.void)
-        }
-        const stop = () => {
-          source.off("readable", wake)
-          source.off("end", wake)
-          source.off("error", wake)
-          source.off("close", wake)
-        }
-        source.on("readable", wake)
-        source.on("end", wake)
-        source.on("error", wake)
-        source.on("close", wake)
-        return Effect.sync(stop)
-      }).pipe(Effect.zipRight(pull))
-    })
-    return pull
-  })
-
-/** The body's pulls: straight from Node's response when the client is Node's, else through its stream. */
-const bodyOf = (response: HttpClientResponse.HttpClientResponse): Body<unknown> => {
-  const source = (response as { readonly source?: unknown }).source
-  return source instanceof Readable ? nodeBody(source) : Stream.toPull(response.stream)
-}
-
 /** How a reply reads its answer's bytes: each read is `heard`, each failure of the body `failure`. */
-interface Reading<E> {
+interface Reading {
   readonly heard: () => void
-  readonly failure: (error: E) => AgentRuntime.AgentError
+  readonly failure: (error: unknown) => AgentRuntime.AgentError
 }
 
 /**
- * The text chunks of an SSE answer. It ends at `[DONE]` without waiting for
- * the agent to close the response; an answer that ends with neither `[DONE]`
- * nor a `finish_reason` broke off.
- *
- * One pull reads the body and turns each read into the texts it completes
- * (decoding, event parsing and the end checks in plain code): every chunk
- * of every reply passes here, and each stream operator chained instead would
- * cost each chunk a step of its own.
+ * Reads an SSE answer as its bytes arrive, in plain code: `feed` gives the
+ * texts each piece of bytes completes, `end` those the decoder still held at
+ * the body's end. Once the answer said `[DONE]` or failed, it is `stopped`
+ * and takes nothing more. `outcome` is how the answer ended: `undefined` for
+ * a proper end (`[DONE]`, or a `finish_reason` before the body's end), else
+ * its error; an answer with neither broke off.
  */
-const eventPull = <E>(body: Body<E>, reading: Reading<E>) =>
-  Effect.map(body, (read) => {
-    const events: Array<EventSourceMessage> = []
-    let overflow: ParseError | undefined
-    // `[DONE]` and a `finish_reason` both mark a proper end; without either, the answer broke off.
-    let ended = false
-    const parser = createParser({
-      onEvent: (event) => events.push(event),
-      // Unknown fields and bad `retry` values are noise a lenient reader skips; only overflow is fatal.
-      onError: (error) => {
-        if (error.type === "max-buffer-size-exceeded") overflow = error
-      },
-      maxBufferSize: maxAnswerBytes
-    })
-    const decoder = new TextDecoder()
-    /** Why the answer stops: its `[DONE]`, or a failure (after the texts before it in the same read). */
-    let stop: "done" | AgentRuntime.AgentError | undefined
-    const textsOf = (text: string): Array<string> => {
-      parser.feed(text)
-      const texts: Array<string> = []
-      for (const event of events.splice(0)) {
-        const piece = pieceOf(event)
-        if (piece._tag === "Text") texts.push(piece.text)
-        else if (piece._tag === "Finished") ended = true
-        else if (piece._tag === "Done") {
-          ended = true
-          stop = "done"
-          return texts
-        } else if (piece._tag === "Failed") {
-          stop = piece.error
-          return texts
-        }
+const eventReader = () => {
+  const events: Array<EventSourceMessage> = []
+  let overflow: ParseError | undefined
+  let ended = false
+  const parser = createParser({
+    onEvent: (event) => events.push(event),
+    // Unknown fields and bad `retry` values are noise a lenient reader skips; only overflow is fatal.
+    onError: (error) => {
+      if (error.type === "max-buffer-size-exceeded") overflow = error
+    },
+    maxBufferSize: maxAnswerBytes
+  })
+  const decoder = new TextDecoder()
+  let stop: "done" | AgentRuntime.AgentError | undefined
+  const textsOf = (text: string): Array<string> => {
+    const texts: Array<string> = []
+    if (stop !== undefined) return texts
+    parser.feed(text)
+    for (const event of events.splice(0)) {
+      const piece = pieceOf(event)
+      if (piece._tag === "Text") texts.push(piece.text)
+      else if (piece._tag === "Finished") ended = true
+      else if (piece._tag === "Done") {
+        ended = true
+        stop = "done"
+        return texts
+      } else if (piece._tag === "Failed") {
+        stop = piece.error
+        return texts
       }
-      if (overflow !== undefined) stop = unreadable(overflow)
-      return texts
     }
-    const end = Effect.fail(Option.none())
-    /** The stream's last pull: its end, or why it stopped. */
-    const last = (): Effect.Effect<never, Option.Option<AgentRuntime.AgentError>> =>
-      stop === "done" || (stop === undefined && ended) ? end : Effect.fail(Option.some(stop ?? brokeOff()))
+    if (overflow !== undefined) stop = unreadable(overflow)
+    return texts
+  }
+  return {
+    feed: (bytes: Uint8Array) => textsOf(decoder.decode(bytes, { stream: true })),
+    end: () => textsOf(decoder.decode()),
+    stopped: () => stop !== undefined,
+    outcome: (): AgentRuntime.AgentError | undefined =>
+      stop === "done" || (stop === undefined && ended) ? undefined : stop ?? brokeOff()
+  }
+}
+
+/**
+ * The texts of an SSE answer as pulls: one pull reads the body and gives
+ * the texts that read completes. It ends at `[DONE]` without waiting for the
+ * agent to close the response.
+ */
+const eventPull = (body: Stream.Stream<Uint8Array, unknown>, reading: Reading) =>
+  Effect.map(Stream.toPull(body), (read) => {
+    const reader = eventReader()
     /** After the texts of the read that stopped the answer, the pull only ends or fails. */
     let finished = false
+    const last = (): Effect.Effect<never, Option.Option<AgentRuntime.AgentError>> => {
+      const error = reader.outcome()
+      return Effect.fail(error === undefined ? Option.none() : Option.some(error))
+    }
     const emit = (texts: Array<string>) => {
-      if (stop !== undefined) finished = true
+      if (reader.stopped()) finished = true
       return texts.length > 0 ? Effect.succeed(Chunk.unsafeFromArray(texts)) : finished ? last() : pull
     }
     const pull: Effect.Effect<Chunk.Chunk<string>, Option.Option<AgentRuntime.AgentError>> = Effect.suspend(() =>
@@ -279,15 +246,15 @@ const eventPull = <E>(body: Body<E>, reading: Reading<E>) =>
           // The body ended: what the decoder still holds, then the end checks.
           onNone: () => {
             finished = true
-            return emit(textsOf(decoder.decode()))
+            return emit(reader.end())
           },
           onSome: (error) => Effect.fail(Option.some(reading.failure(error)))
         }),
         onSuccess: (chunk) => {
           reading.heard()
-          let text = ""
-          for (const bytes of chunk) text += decoder.decode(bytes, { stream: true })
-          return emit(textsOf(text))
+          const texts: Array<string> = []
+          for (const bytes of chunk) texts.push(...reader.feed(bytes))
+          return emit(texts)
         }
       })
     )
@@ -295,19 +262,73 @@ const eventPull = <E>(body: Body<E>, reading: Reading<E>) =>
   })
 
 /** The texts of an SSE answer as a stream (see `eventPull`). */
-const fromEventStream = <E>(body: Body<E>, reading: Reading<E>) =>
+const fromEventStream = (body: Stream.Stream<Uint8Array, unknown>, reading: Reading) =>
   Stream.unwrapScoped(Effect.map(eventPull(body, reading), Stream.repeatEffectChunkOption))
 
-/** Hands every text a pull gives to `emit`, in order, until the pull ends. */
-const drain = (
-  pull: Effect.Effect<Chunk.Chunk<string>, Option.Option<AgentRuntime.AgentError>>,
-  emit: (text: string) => Effect.Effect<void>
-) => {
-  const next: Effect.Effect<void, AgentRuntime.AgentError> = Effect.matchEffect(pull, {
-    onFailure: Option.match({ onNone: () => Effect.void, onSome: Effect.fail }),
-    onSuccess: (texts) => Effect.zipRight(Effect.forEach(texts, emit, { discard: true }), next)
+/** Hands every text of an SSE answer to `emit`, in order, until the answer ends. */
+const drainEvents = (body: Stream.Stream<Uint8Array, unknown>, reading: Reading, emit: (text: string) => void) =>
+  Effect.scoped(Effect.flatMap(eventPull(body, reading), (pull) => {
+    const next: Effect.Effect<void, AgentRuntime.AgentError> = Effect.matchEffect(pull, {
+      onFailure: Option.match({ onNone: () => Effect.void, onSome: Effect.fail }),
+      onSuccess: (texts) => {
+        Chunk.forEach(texts, (text) => emit(text))
+        return next
+      }
+    })
+    return next
+  }))
+
+/**
+ * `drainEvents` on a Node response body, driven by the body's own data
+ * events: no fiber turn per read, which every chunk of every reply would
+ * pay. Interrupting it stops reading.
+ */
+const pushEvents = (source: Readable, reading: Reading, emit: (text: string) => void) =>
+  Effect.async<void, AgentRuntime.AgentError>((resume) => {
+    const reader = eventReader()
+    let settled = false
+    const settle = (result: Effect.Effect<void, AgentRuntime.AgentError>) => {
+      if (settled) return
+      settled = true
+      detach()
+      resume(result)
+    }
+    const finish = () => {
+      const error = reader.outcome()
+      settle(error === undefined ? Effect.void : Effect.fail(error))
+    }
+    const give = (texts: Array<string>) => {
+      for (const text of texts) emit(text)
+    }
+    const onData = (bytes: Uint8Array) => {
+      reading.heard()
+      give(reader.feed(bytes))
+      if (reader.stopped()) finish()
+    }
+    const onEnd = () => {
+      give(reader.end())
+      finish()
+    }
+    const onError = (error: unknown) => settle(Effect.fail(reading.failure(error)))
+    const onClose = () => onError(new Error("the response was closed before its end"))
+    const detach = () => {
+      source.off("data", onData)
+      source.off("end", onEnd)
+      source.off("error", onError)
+      source.off("close", onClose)
+    }
+    source.on("data", onData)
+    source.on("end", onEnd)
+    source.on("error", onError)
+    source.on("close", onClose)
+    if (source.destroyed && !source.readableEnded) onClose()
+    return Effect.sync(detach)
   })
-  return next
+
+/** The Node response under a platform response, when the client is Node's. */
+const nodeSource = (response: HttpClientResponse.HttpClientResponse): Readable | undefined => {
+  const source = (response as { readonly source?: unknown }).source
+  return source instanceof Readable ? source : undefined
 }
 
 /** The reply of an agent that ignored `stream: true` and answered one JSON completion. */
@@ -429,7 +450,7 @@ export const make = (
         )
         if (response.status < 200 || response.status >= 300) return yield* Effect.fail(yield* statusError(response, idleTimeout))
         const stalled = yield* watchIdle(idleTimeout, Scope.close(requestScope, Exit.void))
-        const reading: Reading<unknown> = {
+        const reading: Reading = {
           heard: stalled.heard,
           failure: (error) => stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
         }
@@ -437,7 +458,7 @@ export const make = (
       })
 
     /** The reply of an agent that answered one JSON completion instead of events. */
-    const jsonReply = (response: HttpClientResponse.HttpClientResponse, reading: Reading<unknown>) =>
+    const jsonReply = (response: HttpClientResponse.HttpClientResponse, reading: Reading) =>
       fromJsonAnswer(response.stream.pipe(
         Stream.mapChunks((chunk) => {
           reading.heard()
@@ -456,18 +477,17 @@ export const make = (
 
     const reply = (turn: AgentRuntime.Turn): Stream.Stream<string, AgentRuntime.AgentError> =>
       Stream.unwrapScoped(Effect.map(answer(turn), ({ reading, response }) =>
-        isJson(response) ? jsonReply(response, reading) : fromEventStream(bodyOf(response), reading))).pipe(
+        isJson(response) ? jsonReply(response, reading) : fromEventStream(response.stream, reading))).pipe(
           Stream.withSpan("HttpAgentRuntime.reply", spanOf(turn))
         )
 
-    // The same reply without a Stream around it (chat's path): the pull is drained into `emit`.
-    const replyEach = (turn: AgentRuntime.Turn, emit: (text: string) => Effect.Effect<void>) =>
-      Effect.scoped(Effect.flatMap(answer(turn), ({ reading, response }) =>
-        isJson(response)
-          ? Stream.runForEach(jsonReply(response, reading), emit)
-          : Effect.flatMap(eventPull(bodyOf(response), reading), (pull) => drain(pull, emit)))).pipe(
-          Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn))
-        )
+    // The same reply without a Stream around it (chat's path): each text goes to `emit` as it is read.
+    const replyEach = (turn: AgentRuntime.Turn, emit: (text: string) => void) =>
+      Effect.scoped(Effect.flatMap(answer(turn), ({ reading, response }) => {
+        if (isJson(response)) return Stream.runForEach(jsonReply(response, reading), (text) => Effect.sync(() => emit(text)))
+        const source = nodeSource(response)
+        return source === undefined ? drainEvents(response.stream, reading, emit) : pushEvents(source, reading, emit)
+      })).pipe(Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn)))
 
     return AgentRuntime.AgentRuntime.of({ reply, replyEach })
   })

@@ -84,7 +84,7 @@ const forms = {
   callback: (runtime: AgentRuntime.AgentRuntime["Type"]): AgentRuntime.AgentRuntime["Type"] => ({
     reply: (turn) =>
       Stream.asyncScoped<string, AgentRuntime.AgentError>((emit) =>
-        runtime.replyEach!(turn, (text) => Effect.promise(() => emit.single(text))).pipe(
+        runtime.replyEach!(turn, (text) => void emit.single(text)).pipe(
           Effect.matchEffect({
             onFailure: (error) => Effect.promise(() => emit.fail(error)),
             onSuccess: () => Effect.promise(() => emit.end())

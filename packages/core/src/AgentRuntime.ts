@@ -24,9 +24,10 @@ export class AgentRuntime extends Context.Tag("@hosting/core/AgentRuntime")<Agen
   readonly reply: (turn: Turn) => Stream.Stream<string, AgentError>
   /**
    * Optional: the same reply, each chunk handed to `emit` in order, ending
-   * when the reply does; interrupting it stops the agent's work. Chat uses
-   * it when present: it spares each reply the machinery of a `Stream`, which
-   * is a large part of the cost of a short reply.
+   * when the reply does; interrupting it stops the agent's work. `emit`
+   * returns at once and never throws, so a runtime may call it from plain
+   * code (a socket's data callback) with no fiber turn per chunk. Chat uses
+   * it when present: it spares each chunk the machinery of a `Stream`.
    */
-  readonly replyEach?: (turn: Turn, emit: (chunk: string) => Effect.Effect<void>) => Effect.Effect<void, AgentError>
+  readonly replyEach?: (turn: Turn, emit: (chunk: string) => void) => Effect.Effect<void, AgentError>
 }>() {}

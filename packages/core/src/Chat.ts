@@ -3,7 +3,7 @@
  * reply streamed by a supervised background fiber that stores it as it
  * arrives, the reply stream, cancellation and message history.
  */
-import { Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Scope } from "effect"
+import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Scope } from "effect"
 import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
 import { EventBus } from "./EventBus.js"
 import {
@@ -358,16 +358,16 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           Effect.zipRight(publish(reply.conversation, { _tag: "Failed", message_id: reply.message_id, error })),
           Effect.catchAll((e: StorageError) => Effect.logError("chat: could not store the end of a reply", e))
         )
-      const delta = (chunk: string) =>
-        Effect.suspend(() => {
-          const offset = reply.content.length
-          reply.content += chunk
-          return publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
-        })
+      // Called by the runtime as each chunk arrives, from plain code: no fiber turn per chunk.
+      const delta = (chunk: string) => {
+        const offset = reply.content.length
+        reply.content += chunk
+        bus.unsafePublish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
+      }
       const agentTurn = { deployment, history, message: turn }
       const stream = runtime.replyEach !== undefined
         ? runtime.replyEach(agentTurn, delta)
-        : forEachChunk(runtime.reply(agentTurn), (chunks) => Effect.forEach(chunks, delta, { discard: true }))
+        : forEachChunk(runtime.reply(agentTurn), (chunks) => Effect.sync(() => Chunk.forEach(chunks, delta)))
       // A cancel taken by another process arrives on the bus; this process stops the reply itself.
       const cancelRequests = Effect.gen(function*() {
         const requests = yield* bus.subscribe(reply.conversation)

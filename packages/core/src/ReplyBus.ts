@@ -4,7 +4,7 @@
  * reply, the failure), so a subscriber that joins late can combine a
  * snapshot with what follows without a gap.
  */
-import { Context, Effect, Layer, Queue, type Scope } from "effect"
+import { Context, Effect, Layer, Queue, Runtime, type Scope } from "effect"
 import type { ConversationId, MessageId } from "./Conversation.js"
 import * as Members from "./internal/members.js"
 
@@ -18,6 +18,12 @@ export type ReplyEvent =
 
 export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
   readonly publish: (conversation: ConversationId, event: ReplyEvent) => Effect.Effect<void>
+  /**
+   * `publish` from plain code, returning at once: the events of both reach
+   * every listener in the order they were published. A reply's chunks come
+   * this way, straight from the socket that brought them.
+   */
+  readonly unsafePublish: (conversation: ConversationId, event: ReplyEvent) => void
   /** Subscribes for the life of the scope; `take` waits for the next event. */
   readonly subscribe: (conversation: ConversationId) => Effect.Effect<{ readonly take: Effect.Effect<ReplyEvent> }, never, Scope.Scope>
   /**
@@ -31,29 +37,30 @@ export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
 
 /**
  * Within one process: each conversation keeps its listeners (a subscriber's
- * is the offer to its queue). Buses that span processes deliver into one of
- * these.
+ * is the offer to its queue), called as each event is published. A listener
+ * that throws is logged through `runtime` (the layer's own, so its logger);
+ * the others and the publisher go on. Buses that span processes deliver
+ * into one of these.
  */
-export const makeLocal = (): ReplyBus["Type"] => {
+export const makeLocal = (runtime: Runtime.Runtime<never> = Runtime.defaultRuntime): ReplyBus["Type"] => {
   type Listener = (event: ReplyEvent) => void
   const listeners = Members.make<ConversationId, Listener>()
   // A listener of its own for each call, so that the same function may listen twice.
   const listen = (conversation: ConversationId, listener: Listener) =>
     listeners.add(conversation, (event: ReplyEvent) => listener(event))
+  const logFailure = Runtime.runFork(runtime)
+  const unsafePublish = (conversation: ConversationId, event: ReplyEvent) => {
+    for (const listener of listeners.of(conversation)) {
+      try {
+        listener(event)
+      } catch (error) {
+        logFailure(Effect.logError("a reply listener failed", error))
+      }
+    }
+  }
   return ReplyBus.of({
-    publish: (conversation, event) =>
-      Effect.suspend(() => {
-        // A listener that throws is its own failure: the others and the publisher go on.
-        let failure: unknown
-        for (const listener of listeners.of(conversation)) {
-          try {
-            listener(event)
-          } catch (error) {
-            failure = error
-          }
-        }
-        return failure === undefined ? Effect.void : Effect.logError("a reply listener failed", failure)
-      }),
+    publish: (conversation, event) => Effect.sync(() => unsafePublish(conversation, event)),
+    unsafePublish,
     subscribe: (conversation) =>
       Effect.acquireRelease(Queue.unbounded<ReplyEvent>(), Queue.shutdown).pipe(
         Effect.tap((queue) => listen(conversation, (event) => void queue.unsafeOffer(event))),
@@ -65,4 +72,4 @@ export const makeLocal = (): ReplyBus["Type"] => {
 }
 
 /** The bus of one process. */
-export const layerLocal: Layer.Layer<ReplyBus> = Layer.sync(ReplyBus, makeLocal)
+export const layerLocal: Layer.Layer<ReplyBus> = Layer.effect(ReplyBus, Effect.map(Effect.runtime<never>(), makeLocal))

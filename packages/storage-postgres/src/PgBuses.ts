@@ -12,7 +12,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Conversation, EventBus, type Ids, Ports, ReplyBus } from "@hosting/core"
-import { Deferred, Duration, Effect, Layer, Schedule, Stream } from "effect"
+import { Deferred, Duration, Effect, Layer, Queue, Schedule, Stream } from "effect"
 
 /** Channel names; a deployment may run several platforms on one database by changing the prefix. */
 export interface PgBusOptions {
@@ -40,10 +40,13 @@ const channel = (name: string, onPayload: (payload: string) => Effect.Effect<voi
       turn.withPermits(1)(connection.execute("SELECT pg_notify($1, $2)", [name, payload], undefined)).pipe(
         Effect.catchAll((error) => Effect.logWarning(`notification on ${name} failed`, error))
       )
-    const probe = `probe:${globalThis.crypto.randomUUID()}`
+    const probe = `${probePrefix}${globalThis.crypto.randomUUID()}`
     const ready = yield* Deferred.make<void>()
     yield* pg.listen(name).pipe(
-      Stream.runForEach((payload) => (payload === probe ? Deferred.succeed(ready, undefined) : onPayload(payload))),
+      // Every process probes its channel at start; another's probe is not for us.
+      Stream.runForEach((payload) =>
+        payload === probe ? Deferred.succeed(ready, undefined) : payload.startsWith(probePrefix) ? Effect.void : onPayload(payload)
+      ),
       Effect.catchAll((error) => Effect.logError(`listening on ${name} failed`, error)),
       Effect.forkScoped
     )
@@ -54,6 +57,9 @@ const channel = (name: string, onPayload: (payload: string) => Effect.Effect<voi
     )
     return notify
   })
+
+/** How a channel's start probe begins; no notification of a bus begins so (they are JSON). */
+const probePrefix = "probe:"
 
 /** Groups of account ids whose JSON stays under the payload limit. */
 const batches = (ids: ReadonlyArray<string>): ReadonlyArray<ReadonlyArray<string>> => {
@@ -131,7 +137,7 @@ export const replyBus = (
   Layer.scoped(
     ReplyBus.ReplyBus,
     Effect.gen(function*() {
-      const local = ReplyBus.makeLocal()
+      const local = ReplyBus.makeLocal(yield* Effect.runtime<never>())
       const conversations = yield* Ports.ConversationStore
       const deliver = (payload: string) =>
         Effect.gen(function*() {
@@ -143,8 +149,20 @@ export const replyBus = (
           if (stored !== undefined) yield* local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content })
         }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a reply notification could not be delivered", cause)))
       const notify = yield* channel(`${options.channelPrefix ?? "hosting"}_replies`, deliver)
+      // Publications wait in one queue, in order, for the one fiber that sends them: a reply's chunks are published
+      // from plain code as they arrive, and no publisher waits for a notification's round trip.
+      const outbox = yield* Queue.unbounded<string>()
+      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(outbox), notify)))
+      // At the end, what is still waiting goes out before the connection is given back.
+      yield* Effect.addFinalizer(() =>
+        Effect.flatMap(Queue.takeAll(outbox), (payloads) => Effect.forEach(payloads, notify, { discard: true }))
+      )
+      const unsafePublish = (conversation: Conversation.ConversationId, event: ReplyBus.ReplyEvent) => {
+        for (const payload of envelopes(conversation, event)) outbox.unsafeOffer(payload)
+      }
       return ReplyBus.ReplyBus.of({
-        publish: (conversation, event) => Effect.forEach(envelopes(conversation, event), notify, { discard: true }),
+        publish: (conversation, event) => Effect.sync(() => unsafePublish(conversation, event)),
+        unsafePublish,
         subscribe: local.subscribe,
         listen: local.listen,
         subscribers: local.subscribers

@@ -39,7 +39,9 @@ export const make = (options: EchoOptions = {}) => {
       return plain ? words : words.pipe(Stream.mapEffect(next))
     },
     replyEach: ({ message }, emit) =>
-      Effect.forEach(chunksOf(textOf(message)), plain ? emit : (chunk) => Effect.flatMap(next(chunk), emit), { discard: true })
+      plain
+        ? Effect.sync(() => chunksOf(textOf(message)).forEach((chunk) => emit(chunk)))
+        : Effect.forEach(chunksOf(textOf(message)), (chunk) => Effect.map(next(chunk), emit), { discard: true })
   })
 }
 

@@ -41,7 +41,7 @@ const bothForms = (runtime: AgentRuntime.AgentRuntime["Type"], content: string) 
     const streamed: Array<string> = []
     const streamEnd = yield* Effect.either(Stream.runForEach(runtime.reply(turn(content)), (c) => Effect.sync(() => streamed.push(c))))
     const emitted: Array<string> = []
-    const eachEnd = yield* Effect.either(runtime.replyEach!(turn(content), (c) => Effect.sync(() => void emitted.push(c))))
+    const eachEnd = yield* Effect.either(runtime.replyEach!(turn(content), (c) => void emitted.push(c)))
     return { streamed, emitted, streamEnd, eachEnd }
   })
 

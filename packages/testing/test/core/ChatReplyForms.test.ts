@@ -10,7 +10,7 @@ import { chatSetup, newConversation, waitForReply } from "./replies.js"
 
 const runtime = AgentRuntime.AgentRuntime.of({
   reply: () => Stream.make("from ", "the stream"),
-  replyEach: (_, emit) => Effect.forEach(["from ", "the ", "callback"], emit, { discard: true })
+  replyEach: (_, emit) => Effect.sync(() => ["from ", "the ", "callback"].forEach((chunk) => emit(chunk)))
 })
 
 describe("the forms of a reply", () => {

@@ -8,7 +8,7 @@
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { type Chat, Conversation, Ports, ReplyBus } from "@hosting/core"
 import { TestServices } from "@hosting/testing"
-import { DateTime, Duration, Effect, Option } from "effect"
+import { Context, DateTime, Duration, Effect, Layer, Logger, Option } from "effect"
 import { chatSetup, newConversation, waitForReply } from "./replies.js"
 
 /** A conversation whose latest reply is `content`, streaming, received by no process here. */
@@ -99,6 +99,32 @@ describe("reply streams: live events and gaps", () => {
         yield* bus.listen(conversation, (event) => void heard.push(event._tag))
         yield* bus.publish(conversation, { _tag: "CancelRequested", message_id: Conversation.MessageId.make("m") })
         expect(heard).toEqual(["CancelRequested"])
+      }))
+
+    it.scoped("unsafePublish reaches the listeners before it returns, in order with publish; a listener that throws is logged by the bus's logger", () =>
+      Effect.gen(function*() {
+        const logged: Array<unknown> = []
+        const capture = Logger.make(({ message }) => void logged.push(message))
+        const bus = Context.get(
+          yield* Layer.build(ReplyBus.layerLocal.pipe(Layer.provide(Logger.replace(Logger.defaultLogger, capture)))),
+          ReplyBus.ReplyBus
+        )
+        const conversation = newConversation()
+        const id = Conversation.MessageId.make("m")
+        const heard: Array<string> = []
+        yield* bus.listen(conversation, (event) => void heard.push(event._tag === "Delta" ? event.delta : event._tag))
+        bus.unsafePublish(conversation, { _tag: "Delta", message_id: id, offset: 0, delta: "a" })
+        expect(heard).toEqual(["a"])
+        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 1, delta: "b" })
+        bus.unsafePublish(conversation, { _tag: "Completed", message_id: id, content: "ab" })
+        expect(heard).toEqual(["a", "b", "Completed"])
+        yield* bus.listen(conversation, () => {
+          throw new Error("a broken listener")
+        })
+        bus.unsafePublish(conversation, { _tag: "CancelRequested", message_id: id })
+        expect(heard).toEqual(["a", "b", "Completed", "CancelRequested"])
+        for (let i = 0; i < 100 && logged.length === 0; i++) yield* Effect.sleep("5 millis")
+        expect(logged.flat()).toContain("a reply listener failed")
       }))
   })
 })

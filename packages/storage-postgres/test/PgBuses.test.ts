@@ -1,0 +1,50 @@
+/**
+ * The reply bus across processes on PostgreSQL: two buses on one database
+ * stand for two server processes. What one publishes reaches the other's
+ * listeners in publication order, whether it came from plain code
+ * (`unsafePublish`) or from an effect; publications still queued when a
+ * bus closes are sent before it lets go of its connection.
+ */
+import { Conversation, ReplyBus } from "@hosting/core"
+import { PgBuses, PostgresStorage, TestDatabase } from "@hosting/storage-postgres"
+import { Context, Effect, Exit, Layer, Scope } from "effect"
+import { afterAll, describe, expect, it } from "vitest"
+
+const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
+afterAll(() => database?.drop())
+
+/** One process's reply bus on the test database, built in `scope`. */
+const busIn = (url: string, scope: Scope.Scope) =>
+  Layer.buildWithScope(PgBuses.replyBus().pipe(Layer.provide(PostgresStorage.layer({ url, maxConnections: 2 }))), scope).pipe(
+    Effect.map((context) => Context.get(context, ReplyBus.ReplyBus))
+  )
+
+describe.skipIf(database === undefined)(`reply bus on postgres: needs a server (${TestDatabase.skipReason})`, () => {
+  it("chunks published from plain code reach another process in order, with what an effect publishes between them, and none is lost when the publisher closes", async () => {
+    const url = database!.url
+    const heard = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const receiving = yield* busIn(url, yield* Effect.scope)
+      const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+      const id = Conversation.MessageId.make("msg-1")
+      const heard: Array<string> = []
+      yield* receiving.listen(conversation, (event) =>
+        void heard.push(event._tag === "Delta" ? event.delta : event._tag))
+      const publishing = yield* Scope.make()
+      const sender = yield* busIn(url, publishing)
+      const words = Array.from({ length: 200 }, (_, i) => `w${i} `)
+      let offset = 0
+      for (const [i, word] of words.entries()) {
+        const event = { _tag: "Delta", message_id: id, offset, delta: word } as const
+        if (i === 100) yield* sender.publish(conversation, event)
+        else sender.unsafePublish(conversation, event)
+        offset += word.length
+      }
+      sender.unsafePublish(conversation, { _tag: "Completed", message_id: id, content: words.join("") })
+      // Closed at once: what is still queued goes out first.
+      yield* Scope.close(publishing, Exit.void)
+      for (let i = 0; i < 200 && heard.at(-1) !== "Completed"; i++) yield* Effect.sleep("10 millis")
+      return heard
+    })))
+    expect(heard).toEqual([...Array.from({ length: 200 }, (_, i) => `w${i} `), "Completed"])
+  })
+})
