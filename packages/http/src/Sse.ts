@@ -59,14 +59,18 @@ export const retryFrame = `retry: ${retryMs}\n\n`
 const utf8 = new TextEncoder()
 
 /**
- * Frames of pushed batches, encoded once: a service hands the same batch to
- * every stream that stands at the same place, so the bytes are kept by the
- * batch's identity for as long as the batch lives.
+ * Frames of pushed batches, as bytes or as text (Node writes text into the
+ * socket without a buffer of its own).
  */
 export interface Encoder<A> {
-  readonly encode: (items: ReadonlyArray<A>) => Uint8Array
+  readonly encode: (items: ReadonlyArray<A>) => Uint8Array | string
 }
 
+/**
+ * Frames encoded once: a service hands the same batch to every stream that
+ * stands at the same place, so the bytes are kept by the batch's identity
+ * for as long as the batch lives.
+ */
 export const framesOf = <A>(toFrame: (item: A) => string): Encoder<A> => {
   const encoded = new WeakMap<ReadonlyArray<A>, Uint8Array>()
   return {
@@ -86,12 +90,12 @@ export const framesOf = <A>(toFrame: (item: A) => string): Encoder<A> => {
 /** Encoder of the account event stream: its batches go to every stream of the account. */
 export const eventFrames = framesOf(frameEvent)
 
-/** Encoder of reply streams: each batch goes to the streams of one conversation, usually one, so nothing is kept. */
+/** Encoder of reply streams: each batch goes to the streams of one conversation, usually one, so it stays text. */
 export const replyFrames: Encoder<Chat.ReplyItem> = {
   encode: (items) => {
     let text = ""
     for (const item of items) text += frameReply(item)
-    return utf8.encode(text)
+    return text
   }
 }
 
@@ -122,7 +126,7 @@ const handedOff = <A, E, R>(
     // The request's scope, which the server made (a closeable one) and closes unless it is ejected.
     const scope = (yield* Effect.scope) as Scope.CloseableScope
     // Frames pushed before the head is written wait here.
-    let pending: Array<Uint8Array> | undefined = prefix === "" ? [] : [utf8.encode(prefix)]
+    let pending: Array<Uint8Array | string> | undefined = prefix === "" ? [] : [prefix]
     let ended = false
     const receiver: Receiver.Receiver<A> = {
       push: (items) => {
