@@ -12,6 +12,8 @@ export interface Received {
   readonly path: string
   readonly headers: IncomingHttpHeaders
   readonly body: unknown
+  /** The client's port: requests on one kept-alive connection share it. */
+  readonly clientPort: number | undefined
 }
 
 /** What a script can do with the exchange it answers. */
@@ -92,7 +94,7 @@ export const make = (script: (exchange: Exchange) => Promise<void> | void): Effe
             finished = true
           })
         }
-        received.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body })
+        received.push({ method: req.method ?? "", path: req.url ?? "", headers: req.headers, body, clientPort: req.socket.remotePort })
         const write = (chunk: string | Uint8Array) => {
           if (!res.destroyed && !res.writableEnded) res.write(chunk)
         }

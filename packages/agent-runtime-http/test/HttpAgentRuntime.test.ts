@@ -428,3 +428,48 @@ describe.each([
       expect(viaHttp).toBe(viaEcho)
     }).pipe(Effect.scoped))
 })
+
+describe.each(["stream", "callback"] as const)("HttpAgentRuntime.layerNode: kept-alive connections (%s form)", (form) => {
+  it.live("replies one after another share one connection to the agent", () =>
+    Effect.gen(function*() {
+      const agent = yield* FakeAgent.make((x) => {
+        x.startEvents()
+        x.event(delta(`reply ${agent.received.length}`))
+        x.event("[DONE]")
+        x.res.end()
+      })
+      const runtime = yield* runtimeFor(agent, {}, form, "node")
+      const replies = []
+      for (let i = 0; i < 3; i++) {
+        replies.push(yield* runtime.reply(turn()).pipe(Stream.mkString))
+        // The next turn comes later: the connection goes back to the pool once the answer's end is read.
+        yield* Effect.sleep("20 millis")
+      }
+      expect(replies).toEqual(["reply 1", "reply 2", "reply 3"])
+      const ports = agent.received.map((r) => r.clientPort)
+      expect(new Set(ports).size).toBe(1)
+    }).pipe(Effect.scoped))
+
+  it.live("a request cut by the agent on a reused connection, before any answer, is sent again on a new one", () =>
+    Effect.gen(function*() {
+      const used = new Set<number | undefined>()
+      const agent = yield* FakeAgent.make((x) => {
+        const port = x.req.socket.remotePort
+        // The second request on a connection meets it closing, as when the agent's keep-alive timeout ends just then.
+        if (used.has(port)) return void x.req.socket.resetAndDestroy()
+        used.add(port)
+        x.startEvents()
+        x.event(delta("answered"))
+        x.event("[DONE]")
+        x.res.end()
+      })
+      const runtime = yield* runtimeFor(agent, {}, form, "node")
+      expect(yield* runtime.reply(turn()).pipe(Stream.mkString)).toBe("answered")
+      yield* Effect.sleep("20 millis")
+      expect(yield* runtime.reply(turn()).pipe(Stream.mkString)).toBe("answered")
+      const ports = agent.received.map((r) => r.clientPort)
+      expect(ports).toHaveLength(3)
+      expect(ports[1]).toBe(ports[0])
+      expect(ports[2]).not.toBe(ports[0])
+    }).pipe(Effect.scoped))
+})
