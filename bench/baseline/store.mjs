@@ -142,6 +142,32 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
     finish(conversation, reply, "complete")
   }
 
+  // The agent's OpenAI-compatible events, fed as text arrives: each chunk is published; `done` once
+  // `[DONE]` or a `finish_reason` came.
+  const agentEvents = (conversation, reply) => {
+    let buffer = ""
+    let done = false
+    const feed = (text) => {
+      buffer += text
+      let end
+      while ((end = buffer.indexOf("\n\n")) >= 0) {
+        const event = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        for (const line of event.split("\n")) {
+          if (!line.startsWith("data:")) continue
+          const data = line.slice(5).trim()
+          if (data === "[DONE]") done = true
+          else {
+            const choice = JSON.parse(data).choices?.[0]
+            if (choice?.delta?.content) delta(conversation, reply, choice.delta.content)
+            if (choice?.finish_reason) done = true
+          }
+        }
+      }
+    }
+    return { feed, done: () => done }
+  }
+
   // The agent's OpenAI-compatible stream, stored every 100 ms and at the end.
   const httpReply = async (conversation, reply, endpoint, history) => {
     let flushed = 0
@@ -160,28 +186,9 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
       })
       if (!response.ok) throw new Error(`The agent answered ${response.status}`)
       const decoder = new TextDecoder()
-      let buffer = ""
-      let done = false
-      for await (const bytes of response.body) {
-        buffer += decoder.decode(bytes, { stream: true })
-        let end
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const event = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          for (const line of event.split("\n")) {
-            if (!line.startsWith("data:")) continue
-            const data = line.slice(5).trim()
-            if (data === "[DONE]") {
-              done = true
-              continue
-            }
-            const choice = JSON.parse(data).choices?.[0]
-            if (choice?.delta?.content) delta(conversation, reply, choice.delta.content)
-            if (choice?.finish_reason) done = true
-          }
-        }
-      }
-      if (!done) throw new Error("The agent's reply broke off")
+      const events = agentEvents(conversation, reply)
+      for await (const bytes of response.body) events.feed(decoder.decode(bytes, { stream: true }))
+      if (!events.done()) throw new Error("The agent's reply broke off")
       finish(conversation, reply, "complete")
     } catch (error) {
       finish(conversation, reply, "failed", error.message)
@@ -207,27 +214,9 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
       headers: { "content-type": "application/json", "content-length": Buffer.byteLength(body), accept: "text/event-stream" }
     }, (res) => {
       res.setEncoding("utf8")
-      let buffer = ""
-      let done = false
-      res.on("data", (text) => {
-        buffer += text
-        let end
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const event = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          for (const line of event.split("\n")) {
-            if (!line.startsWith("data:")) continue
-            const data = line.slice(5).trim()
-            if (data === "[DONE]") done = true
-            else {
-              const choice = JSON.parse(data).choices?.[0]
-              if (choice?.delta?.content) delta(conversation, reply, choice.delta.content)
-              if (choice?.finish_reason) done = true
-            }
-          }
-        }
-      })
-      res.on("end", () => settle(done ? "complete" : "failed", "The agent's reply broke off"))
+      const events = agentEvents(conversation, reply)
+      res.on("data", events.feed)
+      res.on("end", () => settle(events.done() ? "complete" : "failed", "The agent's reply broke off"))
       res.on("error", (error) => settle("failed", error.message))
     })
     req.on("error", (error) => settle("failed", error.message))
