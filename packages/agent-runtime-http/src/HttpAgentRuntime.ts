@@ -531,12 +531,12 @@ interface Agents {
 }
 
 /**
- * Sends with Node's own client on kept-alive connections. The request is
- * destroyed when the scope closes before the answer was received whole (an
- * interrupt, a stall, `[DONE]` before the end); after a whole answer the
- * connection goes back to the pool. A request that went out on a pooled
- * connection the agent was closing at that moment (reset before any answer)
- * is sent once more on a new one: the agent never saw it.
+ * Sends with Node's own client on kept-alive connections. After an answer
+ * that ended well its connection goes back to the pool; when the scope
+ * closes otherwise (an interrupt, a stall, a failed answer) the request is
+ * destroyed. A request that went out on a pooled connection the agent was
+ * closing at that moment (reset before any answer) is sent once more on a
+ * new one: the agent never saw it.
  */
 const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send => (url, body) =>
   Effect.flatMap(Effect.scope, (scope) =>
