@@ -266,23 +266,11 @@ const eventPull = (body: Stream.Stream<Uint8Array, unknown>, reading: Reading) =
 const fromEventStream = (body: Stream.Stream<Uint8Array, unknown>, reading: Reading) =>
   Stream.unwrapScoped(Effect.map(eventPull(body, reading), Stream.repeatEffectChunkOption))
 
-/** Hands every text of an SSE answer to `emit`, in order, until the answer ends. */
-const drainEvents = (body: Stream.Stream<Uint8Array, unknown>, reading: Reading, emit: (text: string) => void) =>
-  Effect.scoped(Effect.flatMap(eventPull(body, reading), (pull) => {
-    const next: Effect.Effect<void, AgentRuntime.AgentError> = Effect.matchEffect(pull, {
-      onFailure: Option.match({ onNone: () => Effect.void, onSome: Effect.fail }),
-      onSuccess: (texts) => {
-        Chunk.forEach(texts, (text) => emit(text))
-        return next
-      }
-    })
-    return next
-  }))
-
 /**
- * `drainEvents` on a Node response body, driven by the body's own data
- * events: no fiber turn per read, which every chunk of every reply would
- * pay. Interrupting it stops reading.
+ * Hands every text of an SSE answer on a Node response body to `emit`, in
+ * order, driven by the body's own data events: no fiber turn per read,
+ * which every chunk of every reply would pay. Ends as `eventPull` does;
+ * interrupting it stops reading.
  */
 const pushEvents = (source: Readable, reading: Reading, emit: (text: string) => void) =>
   Effect.async<void, AgentRuntime.AgentError>((resume) => {
@@ -477,12 +465,14 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
 
   // The same reply without a Stream around it (chat's path): each text goes to `emit` as it is read.
   const replyEach = (turn: AgentRuntime.Turn, emit: (text: string) => void) =>
-    Effect.scoped(Effect.flatMap(answer(turn), ({ answer, reading }) => {
-      if (isJson(answer)) return Stream.runForEach(jsonReply(answer, reading), (text) => Effect.sync(() => emit(text)))
-      return answer.source === undefined
-        ? drainEvents(answer.stream, reading, emit)
-        : pushEvents(answer.source, reading, emit)
-    })).pipe(Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn)))
+    Effect.scoped(Effect.flatMap(answer(turn), ({ answer, reading }) =>
+      answer.source !== undefined && !isJson(answer)
+        ? pushEvents(answer.source, reading, emit)
+        // The platform's body (fetch), or one JSON completion: the stream's chunks, each text handed on.
+        : Stream.runForEachChunk(
+          isJson(answer) ? jsonReply(answer, reading) : fromEventStream(answer.stream, reading),
+          (texts) => Effect.sync(() => Chunk.forEach(texts, (text) => emit(text)))
+        ))).pipe(Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn)))
 
   return AgentRuntime.AgentRuntime.of({ reply, replyEach })
 }

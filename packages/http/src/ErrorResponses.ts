@@ -41,6 +41,8 @@ export const decodeDetails = (error: HttpApiError.HttpApiDecodeError): string =>
 
 const hasMessage = (cause: unknown, error: Error) => cause instanceof Error && cause.message === error.message
 
+const payloadTooLarge = () => json(413, "payload_too_large", "The request body is larger than this route accepts.")
+
 /**
  * The answer to a body that could not be read as JSON, by the cause of the
  * failed reading. Causes are told apart by their messages: the platform's
@@ -48,18 +50,19 @@ const hasMessage = (cause: unknown, error: Error) => cause instanceof Error && c
  */
 export const bodyDecodeResponse = (cause: unknown): HttpServerResponse.HttpServerResponse =>
   hasMessage(cause, tooLarge)
-    ? json(413, "payload_too_large", "The request body is larger than this route accepts.")
+    ? payloadTooLarge()
     : hasMessage(cause, tooDeep)
     ? json(400, "invalid_json", `The request body nests arrays or objects more than ${maxJsonDepth} levels deep.`)
     : json(400, "invalid_json", "The request body is not valid JSON.")
 
 /**
  * The answer for a failure or defect; `routeNotFound` answers the one
- * failure that depends on the request. Interruptions stay interruptions.
+ * failure that depends on the request (without it, that failure is a
+ * defect like any other). Interruptions stay interruptions.
  */
-const answerOf = <E, R>(
+const answerOf = <E, R = never>(
   cause: Cause.Cause<E>,
-  routeNotFound: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
+  routeNotFound?: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
   Effect.gen(function*() {
     if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
@@ -75,10 +78,10 @@ const answerOf = <E, R>(
         ? json(400, "invalid_request", "The request body is not valid multipart/form-data.")
         : error.reason === "InternalError"
         ? json(500, "internal_error", internalDetails)
-        : json(413, "payload_too_large", "The request body is larger than this route accepts.")
+        : payloadTooLarge()
     }
     if (HttpServerError.isServerError(error)) {
-      if (error._tag === "RouteNotFound") return yield* routeNotFound
+      if (error._tag === "RouteNotFound" && routeNotFound !== undefined) return yield* routeNotFound
       if (error._tag === "RequestError" && error.reason === "Decode") return bodyDecodeResponse(error.cause)
     }
     yield* Effect.logError("request failed", cause)
@@ -100,7 +103,7 @@ export const causeResponse = <E>(
  * send does), where no route can be missing: such a failure is a defect.
  */
 export const failureResponse = <E>(cause: Cause.Cause<E>): Effect.Effect<HttpServerResponse.HttpServerResponse, E> =>
-  answerOf(cause, Effect.as(Effect.logError("request failed", cause), json(500, "internal_error", internalDetails)))
+  answerOf(cause)
 
 /** Deepest nesting of arrays and objects a JSON body may have: decoding and error messages recurse into it. */
 export const maxJsonDepth = 64
