@@ -134,6 +134,8 @@ describe.skipIf(!hasChromium)(title, () => {
     expect(await focused.textContent()).toBe("Skip to content")
     expect(await focused.isVisible()).toBe(true)
     await page.keyboard.press("Enter")
+    // Following the link changes the URL after the key press returns: wait for it (bounded), then check it.
+    await page.waitForURL(/#main$/, { timeout: 5000 }).catch(() => {})
     expect(page.url()).toMatch(/#main$/)
   })
 
