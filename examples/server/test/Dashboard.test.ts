@@ -5,6 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { request } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { runToExit, type Running, start } from "./process.js"
@@ -80,6 +81,42 @@ describe("example server: the dashboard at /", () => {
       expect(text).not.toContain("not served")
       expect(text).not.toContain("SECRET")
     }
+  })
+
+  it("a path with '.' or '..' segments, raw or escaped, is a 400 and never reaches a route or the page", async () => {
+    // node:http sends the path as written; fetch would resolve the dots first.
+    const send = (method: string, path: string) =>
+      new Promise<{ status: number; type: string; body: string }>((resolve, reject) => {
+        const url = new URL(root)
+        const req = request({ host: url.hostname, port: url.port, method, path, headers: { authorization: "Bearer t" } }, (res) => {
+          let body = ""
+          res.setEncoding("utf8")
+          res.on("data", (chunk: string) => (body += chunk))
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, type: res.headers["content-type"] ?? "", body }))
+        })
+        req.on("error", reject)
+        req.end(method === "POST" ? JSON.stringify({ content: "hi" }) : undefined)
+      })
+    const paths = [
+      "/api/v1/deployments/dep-1/files/../../../../etc/passwd",
+      "/api/v1/deployments/dep-1/files/%2e%2e/%2E%2e/x",
+      "/api/v1/agents/acme/helper/./config",
+      "/api/v1/deployments/dep-1/files/.%2e\\.%2e\\x",
+      "/assets/../index.html",
+      "/x/../api/v1/agents"
+    ]
+    for (const path of paths) {
+      const response = await send("GET", path)
+      expect(response.status, path).toBe(400)
+      expect(response.type, path).toContain("application/json")
+      expect(JSON.parse(response.body), path).toEqual({ error: "invalid_request", details: expect.stringContaining("'..'") })
+    }
+    const conversation = crypto.randomUUID()
+    const sent = await send("POST", `/api/v1/deployments/../messaging/conversations/${conversation}/messages`)
+    expect(sent.status).toBe(400)
+    // Dots inside a name or in the query are not segments.
+    expect((await send("GET", "/favicon.svg")).status).toBe(200)
+    expect((await send("GET", "/api/v1/agents/acme/helper?next=../x")).status).toBe(401) // routed: the token is unknown
   })
 
   it("a HOSTING_DASHBOARD folder without index.html stops the start with a clear line", async () => {

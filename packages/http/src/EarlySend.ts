@@ -25,6 +25,7 @@ import type { IncomingMessage, ServerResponse } from "node:http"
 import { bearerToken, headerCredential } from "./Auth.js"
 import * as BodyLimits from "./BodyLimits.js"
 import { sendAs } from "./ChatHttp.js"
+import * as DotSegments from "./DotSegments.js"
 import { handle } from "./ErrorMapping.js"
 import { bodyDecodeResponse, failureResponse, parseJson, readBody } from "./ErrorResponses.js"
 import * as RateLimit from "./RateLimit.js"
@@ -99,7 +100,7 @@ export const make = (options: { readonly maxBodyBytes: number }): Effect.Effect<
       if (request.method !== "POST") return false
       const url = request.url ?? ""
       const match = route.exec(url)
-      if (match === null) return false
+      if (match === null || DotSegments.hasDotSegment(url)) return false
       const headers = request.headers
       const authorization = headers["authorization"]
       const token = bearerToken(authorization)

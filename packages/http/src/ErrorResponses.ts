@@ -18,6 +18,7 @@ import { SchemaIssues } from "@hosting/core"
 import { Cause, Deferred, Effect, Either, Exit, FiberId, Option, type Schema } from "effect"
 import type { Readable } from "node:stream"
 import * as BodyLimits from "./BodyLimits.js"
+import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
 
 const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
@@ -237,8 +238,16 @@ const limitBody = (maxBodyBytes: number) => <E, R>(app: Effect.Effect<HttpServer
     return yield* limitRead(app, limit)
   })
 
-/** The API-level middleware that applies the body limit and turns every failure into the error body. */
+/** Refuses a path with `.` or `..` segments (DotSegments) before it is routed or served a page. */
+const refuseDotSegments = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+    DotSegments.hasDotSegment(request.url) ? Effect.succeed(json(400, "invalid_request", DotSegments.details)) : app)
+
+/**
+ * The middleware in front of every route and page: refuses dot segments,
+ * applies the body limit and turns every failure into the error body.
+ */
 export const layer = (options: { readonly maxBodyBytes: number }) =>
   HttpApiBuilder.middleware((app) =>
-    limitBody(options.maxBodyBytes)(app).pipe(Effect.catchAllCause(causeResponse))
+    refuseDotSegments(limitBody(options.maxBodyBytes)(app)).pipe(Effect.catchAllCause(causeResponse))
   )
