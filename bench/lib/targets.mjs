@@ -17,8 +17,9 @@ export const token = "bench-token"
 export const auth = { authorization: `Bearer ${token}` }
 export const deployment = "dep-1"
 
-/** True when some package's sources changed after the example server was built. */
-export const buildIsStale = () => serverDirs().some((dir) => isStale(dir, distMain))
+/** True when the server's or some package's sources changed after the example server was built (the dashboard aside). */
+export const buildIsStale = () =>
+  serverDirs().some((dir) => dir !== join(root, "examples", "dashboard") && isStale(dir, distMain))
 
 /**
  * Writes the example server's fixtures into `dir`: alice with the bench
