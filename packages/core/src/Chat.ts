@@ -38,6 +38,7 @@ import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore,
 import { membershipIn, type Principal } from "./Principal.js"
 import { type Receiver, type Subscription, toStream } from "./Receiver.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
+import { withoutNul } from "./Text.js"
 import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
 import { TracesConfig } from "./Traces.js"
 import * as Tracing from "./Tracing.js"
@@ -107,6 +108,8 @@ const firstTitle = (content: string, attachments: ReadonlyArray<Attachment>) => 
 
 interface RunningReply {
   readonly conversation: ConversationId
+  /** The conversation's owner: the only one who sees the turn's trace. */
+  readonly owner: Principal["user"]["id"]
   readonly message_id: MessageId
   /** What arrived so far (ahead of storage by at most one flush interval). */
   content: string
@@ -338,6 +341,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
             publisher_id: deployment.publisher_id,
             agent_name: deployment.agent_name,
             account_id: deployment.account_id,
+            owner_id: Option.some(reply.owner),
             trace_id: newTraceId(),
             name: "chat",
             status,
@@ -359,7 +363,9 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           Effect.catchAll((e: StorageError) => Effect.logError("chat: could not store the end of a reply", e))
         )
       // Called by the runtime as each chunk arrives, from plain code: no fiber turn per chunk.
-      const delta = (chunk: string) => {
+      // A NUL from the agent becomes U+FFFD: no stored text holds one (Text.ts).
+      const delta = (text: string) => {
+        const chunk = withoutNul(text)
         const offset = reply.content.length
         reply.content += chunk
         bus.unsafePublish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
@@ -471,6 +477,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         yield* stopReply(conversationId)
         const reply: RunningReply = {
           conversation: conversationId,
+          owner: principal.user.id,
           message_id: outcome.reply.message_id,
           content: "",
           stored: 0,

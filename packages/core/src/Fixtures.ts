@@ -235,6 +235,7 @@ export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
           publisher_id: publisherId,
           agent_name: AgentName.make(agentName),
           account_id: publisherId,
+          owner_id: Option.none(),
           trace_id: trace.trace_id,
           name: trace.name,
           status: trace.status,

@@ -1,10 +1,12 @@
 /**
  * Observability traces: one record per agent turn or per root span that an
  * agent exported, listed newest first for the members of the agent's account.
+ * The trace of a chat turn holds the conversation's text, so only the
+ * conversation's owner sees it.
  */
 import { DateTime, Option, Schema } from "effect"
 import { v7 as uuidV7 } from "uuid"
-import { AccountId, AgentName } from "./Ids.js"
+import { AccountId, AgentName, UserId } from "./Ids.js"
 
 /** `ok` or `error` (interface.md, Trace). */
 export const TraceStatus = Schema.Literal("ok", "error")
@@ -31,12 +33,19 @@ export class Trace extends Schema.Class<Trace>("Trace")({
 /**
  * A trace as stored. It belongs to the agent `publisher_id/agent_name` and
  * was produced for `account_id`: the deploying account for chat turns, the
- * agent's own account for exported spans. Only members of `account_id` see it.
+ * agent's own account for exported spans. Only members of `account_id` see
+ * it, and of those, when `owner_id` is set, only that user.
  */
 export class TraceRecord extends Trace.extend<TraceRecord>("TraceRecord")({
   publisher_id: AccountId,
   agent_name: AgentName,
-  account_id: AccountId
+  account_id: AccountId,
+  /**
+   * The one user who may see the trace: the owner of the conversation a
+   * chat turn belongs to (its input and output are the conversation's
+   * text). None for exported spans, which every member sees.
+   */
+  owner_id: Schema.OptionFromNullOr(UserId)
 }) {}
 
 /** The API view of a stored trace. */
@@ -57,6 +66,8 @@ export interface TraceQuery {
   readonly agent_name: AgentName
   /** Only traces produced for these accounts. */
   readonly account_ids: ReadonlyArray<AccountId>
+  /** Who reads: traces with an owner are left out unless this user owns them. */
+  readonly viewer: UserId
   /** Inclusive lower bound of `timestamp`. */
   readonly start: Option.Option<DateTime.Utc>
   /** Inclusive upper bound of `timestamp`. */

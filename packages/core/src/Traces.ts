@@ -55,8 +55,9 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
 
     /**
      * An agent's traces that the caller may see, newest first: those produced
-     * for the caller's accounts. Members of the agent's account, and members of
-     * an account that deploys it, may list; anyone else gets 403.
+     * for the caller's accounts, less the chat turns of other users'
+     * conversations. Members of the agent's account, and members of an
+     * account that deploys it, may list; anyone else gets 403.
      */
     const list = Tracing.fn("Traces.list")(function*(
       principal: Principal,
@@ -90,6 +91,7 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
         publisher_id: publisher.id,
         agent_name: name,
         account_ids: mine,
+        viewer: principal.user.id,
         start: Option.fromNullable(input.start_time),
         end: Option.fromNullable(input.end_time),
         status: Option.fromNullable(input.status),
@@ -150,7 +152,8 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
         }
         acceptedSpans += spans
         for (const trace of Otlp.tracesOf(resource)) {
-          records.push(new TraceRecord({ ...trace, ...agent.right, account_id: agent.right.publisher_id }))
+          // Exported spans are the agent's own record of its work: every member of its account sees them.
+          records.push(new TraceRecord({ ...trace, ...agent.right, account_id: agent.right.publisher_id, owner_id: Option.none() }))
         }
       }
       if (acceptedSpans === 0 && refusals.length > 0) return yield* Effect.fail(refusals[0]!)

@@ -11,7 +11,7 @@ import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { Ids, Ports, Trace } from "@hosting/core"
 import { Seed } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
-import { deployedAgent, newConversationId, send, settledHistory } from "./ChatHelpers.js"
+import { conversationPath, deployedAgent, newConversationId, send, settledHistory } from "./ChatHelpers.js"
 import { expectErrorBody, layer, port, raw, registerBody } from "./HttpTestServer.js"
 
 const tracesPath = (account: string, agent = "helper") => `/agents/${account}/${agent}/observability/traces`
@@ -25,6 +25,7 @@ const seedTraces = (team: Seed.Team, count: number, status: (i: number) => Trace
         publisher_id: account.id,
         agent_name: Ids.AgentName.make("helper"),
         account_id: account.id,
+        owner_id: Option.none(),
         trace_id: `t-${String(i).padStart(3, "0")}`,
         name: "chat",
         status: status(i),
@@ -187,6 +188,37 @@ describe("HTTP: observability", () => {
         expect(Date.parse(turn.timestamp)).toBeGreaterThanOrEqual(before - 5)
         // The deploying account's traces are its own: an outsider still gets 403.
         expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.outsider })).status).toBe(403)
+      }))
+
+    it.effect("a chat turn's trace is listed only to the conversation's owner; exported spans to every member", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = yield* deployedAgent(team)
+        const conversation = newConversationId()
+        expect((yield* send(team.tokens.member, deployment, conversation, { content: "my private question" })).status).toBe(200)
+        yield* settledHistory(team.tokens.member, deployment, conversation)
+        let mine = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        for (let i = 0; i < 100 && mine.body.total === 0; i++) {
+          yield* Effect.sleep("20 millis")
+          mine = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        }
+        expect([mine.body.total, mine.body.traces[0]?.input]).toEqual([1, "my private question"])
+        // The other members, the owner of the account among them, are refused the conversation itself...
+        const history = `${conversationPath(deployment, conversation)}/messages`
+        expect((yield* raw("GET", history, { token: team.tokens.owner })).status).toBe(404)
+        // ...and do not read it through its trace either.
+        for (const person of ["owner", "admin"] as const) {
+          const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens[person] })
+          expect([person, page.status, page.body.total, page.body.traces]).toEqual([person, 200, 0, []])
+        }
+        // What the agent exports itself is the agent's record, seen by every member.
+        const spans = yield* spansOf(`${team.account}/helper`, (tracer) => agentTurn(tracer, "exported", false))
+        expect((yield* exportSpans(team.tokens.owner, spans)).code).toBe(0)
+        for (const person of ["owner", "admin", "member"] as const) {
+          const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens[person] })
+          expect([person, ...page.body.traces.map((t: any) => t.name).sort()])
+            .toEqual(person === "member" ? [person, "chat", "exported"] : [person, "exported"])
+        }
       }))
 
     it.effect("OTLP: spans exported by the OpenTelemetry SDK's OTLP/HTTP exporter become traces, one per root span", () =>

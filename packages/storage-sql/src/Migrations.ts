@@ -191,6 +191,14 @@ const pendingFiles = Effect.gen(function*() {
   yield* sql`CREATE INDEX files_pending ON files (created_at) WHERE status = 'pending'`
 })
 
+const traceOwners = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // The trace of a chat turn holds the conversation's text: only its owner may read it (null: every member).
+  yield* sql`ALTER TABLE traces ADD COLUMN owner_id TEXT`
+  // Older turns did not record whose conversation they were: they are hidden from everyone ('' is no user's id).
+  yield* sql`UPDATE traces SET owner_id = '' WHERE name = 'chat'`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -199,7 +207,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0004_traces": traces,
   "0005_reply_leases": replyLeases,
   "0006_device_codes": deviceCodes,
-  "0007_pending_files": pendingFiles
+  "0007_pending_files": pendingFiles,
+  "0008_trace_owners": traceOwners
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

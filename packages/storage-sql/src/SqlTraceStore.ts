@@ -11,6 +11,7 @@ interface TraceRow {
   readonly publisher_id: string
   readonly agent_name: string
   readonly account_id: string
+  readonly owner_id: string | null
   readonly trace_id: string
   readonly name: string
   readonly status: Trace.TraceStatus
@@ -25,6 +26,7 @@ const toRecord = (row: TraceRow) =>
     publisher_id: Ids.AccountId.make(row.publisher_id),
     agent_name: Ids.AgentName.make(row.agent_name),
     account_id: Ids.AccountId.make(row.account_id),
+    owner_id: Option.map(Option.fromNullable(row.owner_id), (id) => Ids.UserId.make(id, trusted)),
     trace_id: row.trace_id,
     name: row.name,
     status: row.status,
@@ -49,6 +51,7 @@ const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
     sql`publisher_id = ${q.publisher_id}`,
     sql`agent_name = ${q.agent_name}`,
     sql.in("account_id", q.account_ids),
+    sql.or([sql`owner_id IS NULL`, sql`owner_id = ${q.viewer}`]),
     ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
     ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
     ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`))
@@ -56,7 +59,7 @@ const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
 
 /** One page of traces, newest first (exported so that tests can check the plan uses the index). */
 export const pageStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
-  sql<TraceRow>`SELECT publisher_id, agent_name, account_id, trace_id, name, status, latency_ms, input, output, started_at
+  sql<TraceRow>`SELECT publisher_id, agent_name, account_id, owner_id, trace_id, name, status, latency_ms, input, output, started_at
     FROM traces WHERE ${whereOf(sql, q)} ORDER BY started_at DESC, trace_id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
 
 /** How many traces match the filters. */
@@ -74,6 +77,7 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
         agent_name: t.agent_name,
         trace_id: t.trace_id,
         account_id: t.account_id,
+        owner_id: Option.getOrNull(t.owner_id),
         name: t.name,
         status: t.status,
         latency_ms: t.latency_ms,
@@ -82,7 +86,7 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
         started_at: timeText(t.timestamp)
       })))
     }
-      ON CONFLICT (publisher_id, agent_name, trace_id) DO UPDATE SET account_id = excluded.account_id, name = excluded.name,
+      ON CONFLICT (publisher_id, agent_name, trace_id) DO UPDATE SET account_id = excluded.account_id, owner_id = excluded.owner_id, name = excluded.name,
         status = excluded.status, latency_ms = excluded.latency_ms, input = excluded.input, output = excluded.output,
         started_at = excluded.started_at`
 

@@ -18,6 +18,7 @@ describe("sqlite: traces index", () => {
           publisher_id: Ids.AccountId.make("acct-1"),
           agent_name: Ids.AgentName.make("helper"),
           account_ids: [Ids.AccountId.make("acct-1"), Ids.AccountId.make("acct-2")],
+          viewer: Ids.UserId.make("user-1"),
           start: Option.some(DateTime.unsafeMake("2026-11-01T00:00:00Z")),
           end: Option.some(DateTime.unsafeMake("2026-11-02T00:00:00Z")),
           status: Option.some("error" as const),

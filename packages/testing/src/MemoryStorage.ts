@@ -465,6 +465,7 @@ export const make = Effect.gen(function*() {
         const matching = [...state.traces.values()]
           .filter((t) =>
             t.publisher_id === q.publisher_id && t.agent_name === q.agent_name && q.account_ids.includes(t.account_id) &&
+            unlessNone(t.owner_id, (owner) => owner === q.viewer) &&
             unlessNone(q.start, (start) => millis(t.timestamp) >= millis(start)) &&
             unlessNone(q.end, (end) => millis(t.timestamp) <= millis(end)) &&
             unlessNone(q.status, (status) => t.status === status)

@@ -716,6 +716,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             publisher_id: publisher.id,
             agent_name: agentName,
             account_id: account.id,
+            owner_id: Option.none(),
             trace_id: id,
             name: "chat",
             status,
@@ -730,6 +731,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
               publisher_id: publisher.id,
               agent_name: agentName,
               account_ids: accounts.map((a) => a.id),
+              viewer: Ids.UserId.make("viewer"),
               start: Option.none(),
               end: Option.none(),
               status: Option.none(),
@@ -795,6 +797,34 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect([page.total, page.traces.map((t) => t.trace_id)]).toEqual([7, ["t-4", "t-3"]])
             const beyond = yield* query(publisher, agentName, [publisher], { limit: 2, offset: 7 })
             expect([beyond.total, beyond.traces]).toEqual([7, []])
+          }))
+
+        it.effect("a trace with an owner is read only by its owner, in the page and the total; one without by every viewer", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.TraceStore
+            const publisher = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            const alice = Ids.UserId.make(uniqueName("alice"))
+            const bob = Ids.UserId.make(uniqueName("bob"))
+            const mine = new Trace.TraceRecord({
+              ...traceOf(publisher, agentName, publisher, "t-alice", "2026-11-01T10:00:00.000Z"),
+              owner_id: Option.some(alice)
+            })
+            yield* store.append([
+              mine,
+              new Trace.TraceRecord({ ...traceOf(publisher, agentName, publisher, "t-bob", "2026-11-01T11:00:00.000Z"), owner_id: Option.some(bob) }),
+              traceOf(publisher, agentName, publisher, "t-shared", "2026-11-01T12:00:00.000Z")
+            ])
+            const seenBy = (viewer: Ids.UserId) =>
+              Effect.map(query(publisher, agentName, [publisher], { viewer }), (page) => [page.total, page.traces.map((t) => t.trace_id)])
+            expect(yield* seenBy(alice)).toEqual([2, ["t-shared", "t-alice"]])
+            expect(yield* seenBy(bob)).toEqual([2, ["t-shared", "t-bob"]])
+            expect(yield* seenBy(Ids.UserId.make(uniqueName("carol")))).toEqual([1, ["t-shared"]])
+            const [read] = (yield* query(publisher, agentName, [publisher], { viewer: alice, status: Option.some("ok"), limit: 1, offset: 1 })).traces
+            expect(read?.owner_id).toEqual(Option.some(alice))
+            // Stored again (an exporter's retry), a trace takes the visibility it is stored with.
+            yield* store.append([new Trace.TraceRecord({ ...mine, owner_id: Option.some(bob) })])
+            expect(yield* seenBy(alice)).toEqual([1, ["t-shared"]])
           }))
       })
 

@@ -215,7 +215,7 @@ describe("Fixtures", () => {
         expect(Option.getOrThrow(yield* files.find(Deployment.DeploymentId.make(deployment), "f-notes")).created_at).toEqual(stored.created_at)
         const accountId = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(Ids.AccountName.make(account))).id
         const page = yield* (yield* Ports.TraceStore).query({
-          publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId],
+          publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId], viewer: Ids.UserId.make(user),
           start: Option.none(), end: Option.none(), status: Option.none(), limit: 10, offset: 0
         })
         expect(page.traces.map((t) => [t.trace_id, t.latency_ms, t.input, t.output])).toEqual([["t-1", 12.5, "hi", "hello"]])
@@ -226,7 +226,7 @@ describe("Fixtures", () => {
         })))
         expect(missing.message).toContain(ghost)
         expect((yield* (yield* Ports.TraceStore).query({
-          publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId],
+          publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId], viewer: Ids.UserId.make(user),
           start: Option.none(), end: Option.none(), status: Option.none(), limit: 10, offset: 0
         })).total).toBe(1)
         const bad = yield* Effect.flip(Fixtures.decode({ traces: [{ agent: "acme/helper", status: "maybe" }] }))

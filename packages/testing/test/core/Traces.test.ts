@@ -8,8 +8,8 @@ import { Seed, TestServices } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
 
 
-/** Waits until the agent has `count` traces; gives them newest first. */
-const tracesOf = (accountId: Ids.AccountId, count: number) =>
+/** Waits until the agent has `count` traces that `viewer` may see; gives them newest first. */
+const tracesOf = (accountId: Ids.AccountId, viewer: Ids.UserId, count: number) =>
   Effect.gen(function*() {
     const store = yield* Ports.TraceStore
     for (let i = 0; i < 500; i++) {
@@ -17,6 +17,7 @@ const tracesOf = (accountId: Ids.AccountId, count: number) =>
         publisher_id: accountId,
         agent_name: Ids.AgentName.make("helper"),
         account_ids: [accountId],
+        viewer,
         start: Option.none(),
         end: Option.none(),
         status: Option.none(),
@@ -38,7 +39,9 @@ describe("traces of chat turns", () => {
         const chat = yield* Chat.Chat
         const failing = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
         yield* chat.send(team.principals.member, id, failing, { content: "one two boom three" })
-        const [failed] = yield* tracesOf(accountId, 1)
+        const member = team.principals.member.user.id
+        const [failed] = yield* tracesOf(accountId, member, 1)
+        expect(failed!.owner_id).toEqual(Option.some(member))
         expect([failed!.name, failed!.status, failed!.input, failed!.output]).toEqual(["chat", "error", "one two boom three", "one two "])
 
         const long = `${"word ".repeat(2000)}end`
@@ -46,7 +49,7 @@ describe("traces of chat turns", () => {
         yield* chat.send(team.principals.member, id, cancelled, { content: long })
         yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 30)))
         expect((yield* chat.cancel(team.principals.member, id, cancelled)).status).toBe("cancelled")
-        const [latest] = yield* tracesOf(accountId, 2)
+        const [latest] = yield* tracesOf(accountId, member, 2)
         expect(latest!.status).toBe("ok")
         expect(latest!.input.length).toBe(Trace.maxTextLength)
         expect(latest!.input.endsWith("…")).toBe(true)

@@ -1,0 +1,45 @@
+/**
+ * Migrations over data stored before them: what an upgraded server shows of
+ * the rows an older one wrote.
+ */
+import { SqlClient } from "@effect/sql"
+import * as Migrator from "@effect/sql/Migrator"
+import { describe, expect, it } from "@effect/vitest"
+import { Ids } from "@hosting/core"
+import { Migrations, SqlTraceStore } from "@hosting/storage-sql"
+import { Effect, Option } from "effect"
+import * as Client from "../src/internal/client.js"
+
+/** Runs the migrations before `first` (by their `<number>_` key), as an older server did. */
+const migrateBefore = (first: string) =>
+  Migrator.make({})({
+    loader: Migrator.fromRecord(Object.fromEntries(Object.entries(Migrations.migrations).filter(([key]) => key < first))),
+    table: "hosting_migrations"
+  })
+
+describe("sqlite: migrations over older data", () => {
+  it.effect("0008_trace_owners: stored chat turns, whose conversation is unknown, are hidden; exported spans stay listed", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* migrateBefore("0008")
+      const row = (traceId: string, name: string) =>
+        sql`INSERT INTO traces (publisher_id, agent_name, trace_id, account_id, name, status, latency_ms, input, output, started_at)
+          VALUES ('acct-1', 'helper', ${traceId}, 'acct-1', ${name}, 'ok', 1, 'private question', 'reply', '2026-11-01T10:00:00.000Z')`
+      yield* row("t-turn", "chat")
+      yield* row("t-span", "answer")
+      yield* Migrations.run
+      const store = yield* SqlTraceStore.make
+      const page = yield* store.query({
+        publisher_id: Ids.AccountId.make("acct-1"),
+        agent_name: Ids.AgentName.make("helper"),
+        account_ids: [Ids.AccountId.make("acct-1")],
+        viewer: Ids.UserId.make("user-1"),
+        start: Option.none(),
+        end: Option.none(),
+        status: Option.none(),
+        limit: 50,
+        offset: 0
+      })
+      expect([page.total, page.traces.map((t) => t.trace_id)]).toEqual([1, ["t-span"]])
+    }).pipe(Effect.provide(Client.layer({ filename: ":memory:" }))))
+})
