@@ -97,9 +97,25 @@ export const imageOf = (agent: AgentRecord, build: Build) => {
   return `${registry}/${agent.name}:${build.build_id}`
 }
 
-/** The string values of the spec's `env`; anything else is left out. */
-export const envOf = (build: Build): Record<string, string> => {
-  const env = build.spec["env"]
+/** The string values of a spec's `env`; anything else is left out. */
+export const envOf = (spec: SpecMap): Record<string, string> => {
+  const env = spec["env"]
   if (env === null || typeof env !== "object" || Array.isArray(env)) return {}
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"))
+}
+
+/** What a caller outside the agent's account sees instead of each `env` value. */
+export const hiddenEnvValue = "(hidden)"
+
+/**
+ * The spec as a caller outside the agent's account sees it: the names under
+ * `env` with every value hidden (a publisher may have put a credential
+ * there); an `env` that is not a mapping is hidden whole. Everything else is
+ * as registered.
+ */
+export const withEnvHidden = (spec: SpecMap): SpecMap => {
+  if (!("env" in spec)) return spec
+  const env = spec["env"]
+  const names = env !== null && typeof env === "object" && !Array.isArray(env) ? Object.keys(env) : undefined
+  return { ...spec, env: names === undefined ? hiddenEnvValue : Object.fromEntries(names.map((name) => [name, hiddenEnvValue])) }
 }

@@ -4,7 +4,7 @@
  * Only text that cannot be read as a YAML mapping is refused.
  */
 import { Effect } from "effect"
-import { parseDocument } from "yaml"
+import { parseDocument, stringify } from "yaml"
 import { ValidationWarning, type SpecMap } from "./Agent.js"
 import { SpecInvalid } from "./Errors.js"
 
@@ -50,6 +50,38 @@ export const parse = (content: string): Effect.Effect<SpecMap, SpecInvalid> =>
     return Effect.succeed(value as SpecMap)
   })
 
+/**
+ * The YAML text of a spec map. Shown instead of the registered text where
+ * values are hidden: the text's comments and anchors could repeat them.
+ */
+export const render = (spec: SpecMap): string => stringify(spec)
+
+/** Prefixes of credentials that services hand out, each followed by enough of the secret to be one. */
+const credentialPrefixes: ReadonlyArray<RegExp> = [
+  /^sk-[A-Za-z0-9_-]{16,}/, // OpenAI, Anthropic (sk-ant-), DeepSeek, ...
+  /^(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/, // Stripe
+  /^gh[pousr]_[A-Za-z0-9]{30,}/, // GitHub tokens
+  /^github_pat_[A-Za-z0-9_]{30,}/,
+  /^glpat-[A-Za-z0-9_-]{20,}/, // GitLab
+  /^xox[abposr]-[A-Za-z0-9-]{10,}/, // Slack
+  /^(?:AKIA|ASIA)[A-Z0-9]{16}$/, // AWS access key ids
+  /^AIza[A-Za-z0-9_-]{35}$/, // Google API keys
+  /^hf_[A-Za-z0-9]{30,}/, // Hugging Face
+  /^npm_[A-Za-z0-9]{36}$/,
+  /^eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\./, // a signed JWT
+  /-----BEGIN [A-Z ]*PRIVATE KEY-----/
+]
+
+/** Names that say their value is a secret: `*_KEY`, `*_TOKEN`, `*_SECRET`, `PASSWORD`, ... */
+const secretName = /(?:^|_)(?:KEY|TOKEN|SECRET|PASSWORD|PASSWD|PASSPHRASE|CREDENTIALS?)$/i
+
+/** A long run of letters and digits, mixed, without spaces: what a generated secret looks like (not `${VAR}`, a URL or a word). */
+const randomLooking = (value: string) => /^[A-Za-z0-9+/=_.~-]{16,}$/.test(value) && /[A-Za-z]/.test(value) && /\d/.test(value)
+
+/** True when an env value looks like a credential: a known key format, or a random string under a secret's name. */
+export const looksLikeCredential = (name: string, value: string): boolean =>
+  credentialPrefixes.some((prefix) => prefix.test(value)) || (secretName.test(name) && randomLooking(value))
+
 const warning = (code: string, path: string, message: string) => new ValidationWarning({ code, path, message })
 
 /** The registry host and path without scheme or trailing slash, for comparing with an image reference. */
@@ -58,7 +90,8 @@ const registryPrefix = (registry: string) => registry.replace(/^[a-z]+:\/\//i, "
 /**
  * The documented checks (docs/agent-spec.md): missing name or description,
  * a name that differs from the agent's, unknown top-level keys, an image
- * outside the registry, a port out of range, env values that are not strings.
+ * outside the registry, a port out of range, env values that are not strings
+ * or that look like credentials.
  */
 export const validate = (
   spec: SpecMap,
@@ -106,6 +139,13 @@ export const validate = (
       for (const [key, value] of Object.entries(env)) {
         if (typeof value !== "string") {
           warnings.push(warning("invalid_env_value", `env.${key}`, `env.${key} should be a string; quote it in YAML.`))
+        } else if (looksLikeCredential(key, value)) {
+          warnings.push(warning(
+            "env_credential",
+            `env.${key}`,
+            `env.${key} looks like a credential; every member of the account and every deployment of the agent receive ` +
+              "the spec. Use a secret instead: take the value out of the spec and give it to the running agent as a secret."
+          ))
         }
       }
     }

@@ -37,11 +37,12 @@ export interface PublishInput {
 
 const agentRef = (account: string, name: string) => `${account}/${name}`
 
-const toVersion = (build: Build) =>
+/** A build as the API shows it; outside the agent's account, without the values of its `env`. */
+const toVersion = (build: Build, member: boolean) =>
   new Version({
     build_id: build.build_id,
     version: Option.getOrUndefined(build.version),
-    spec: build.spec,
+    spec: member ? build.spec : Agent.withEnvHidden(build.spec),
     readme: build.readme,
     published_at: Option.getOrUndefined(build.published_at),
     registered_at: build.registered_at,
@@ -196,7 +197,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         account: owner.value.name,
         name: agent.value.name,
         registry: agent.value.registry,
-        versions: visible.map(toVersion)
+        versions: visible.map((build) => toVersion(build, member))
       }, { disableValidation: true })
       return { agent: shown, account_id: owner.value.id }
     })
@@ -228,6 +229,8 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
           ? new BuildNotFound({ agent: agentRef(owner.name, agent.name), buildId: "" })
           : new AgentNotFound({ agent: agentRef(owner.name, agent.name) })
       }
+      // A deployer outside the account learns which variables the agent takes, never their values.
+      const spec = member ? latest.spec : Agent.withEnvHidden(latest.spec)
       return new AgentConfig({
         account: owner.name,
         name: agent.name,
@@ -235,8 +238,8 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         version: Option.getOrUndefined(latest.version),
         registry: agent.registry,
         image: Agent.imageOf(agent, latest),
-        spec: latest.spec,
-        env: Agent.envOf(latest)
+        spec,
+        env: Agent.envOf(spec)
       })
     })
 

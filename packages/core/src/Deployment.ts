@@ -3,6 +3,7 @@
  * published one of another account) in a cluster namespace.
  */
 import { Schema } from "effect"
+import { withEnvHidden } from "./Agent.js"
 import { AccountId, AccountName, AgentName, BuildId } from "./Ids.js"
 
 /** Identifier of a deployment. */
@@ -48,8 +49,11 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown })
 }) {}
 
-/** The API view of a stored deployment. */
-export const toView = (record: DeploymentRecord): Deployment =>
+/**
+ * The API view of a stored deployment; with `hideEnv` (a caller outside the
+ * agent's account, see Agent.withEnvHidden), without the values of the spec's `env`.
+ */
+export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
   new Deployment({
     id: record.id,
     account: record.account,
@@ -60,7 +64,7 @@ export const toView = (record: DeploymentRecord): Deployment =>
     status: record.status,
     deployed_at: record.deployed_at,
     undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
-    spec: record.spec
+    spec: hideEnv ? withEnvHidden(record.spec) : record.spec
   })
 
 /** FNV-1a, 32 bits, as 8 hex digits: a short, stable suffix for names that must be shortened. */

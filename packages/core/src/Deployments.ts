@@ -6,6 +6,7 @@
 import { DateTime, Effect, Option } from "effect"
 import type { Account } from "./Account.js"
 import * as Agent from "./Agent.js"
+import * as AgentSpec from "./AgentSpec.js"
 import * as Cluster from "./Cluster.js"
 import { DeploymentId, type DeploymentRecord, labelKeys, labelValue, namespaceFor, toView } from "./Deployment.js"
 import {
@@ -47,6 +48,9 @@ export const Status = {
 /** Name of the ConfigMap that carries the agent's spec and environment. */
 export const configMapName = (agent: AgentName) => `${agent}-config`
 
+/** The key of the agent's ConfigMap that holds the spec's YAML text. */
+const specFile = "agent.yaml"
+
 export class Deployments extends Effect.Service<Deployments>()("@hosting/core/Deployments", {
   effect: Effect.gen(function*() {
     const accounts = yield* AccountStore
@@ -72,6 +76,10 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           status: record.status
         }
       }], now)
+
+    /** A deployment as the caller sees it: the values of the agent's `env` only for members of the agent's account. */
+    const viewFor = (principal: Principal, record: DeploymentRecord) =>
+      toView(record, Option.isNone(membershipIn(principal, record.publisher_id)))
 
     /** Picks the build to deploy; another account's agent can only be deployed from a published version. */
     const chooseBuild = (agent: Agent.AgentRecord, input: DeployInput, crossAccount: boolean) =>
@@ -122,13 +130,13 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         [labelKeys.build]: labelValue(build.build_id),
         [labelKeys.deployment]: labelValue(id)
       }
-      const env = Agent.envOf(build)
+      const env = Agent.envOf(build.spec)
       const port = build.spec["port"]
       const replicas = build.spec["replicas"]
       // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
       yield* cluster.ensureNamespace(namespace, labels)
       yield* cluster.applyConfigMap(
-        new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { "agent.yaml": build.spec_content, ...env } }),
+        new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { [specFile]: build.spec_content, ...env } }),
         labels
       )
       yield* cluster.applyWorkload({
@@ -167,7 +175,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         return stored
       }))
       yield* bus.publish([target.id])
-      return toView(record)
+      return viewFor(principal, record)
     })
 
     /** A deployment the caller may act on: the deploying account's members (managers when `manage`). */
@@ -182,13 +190,13 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
 
     /** One deployment (members of the deploying account). */
     const get = Tracing.fn("Deployments.get")(function*(principal: Principal, id: DeploymentId) {
-      return toView(yield* deploymentFor(principal, id, false))
+      return viewFor(principal, yield* deploymentFor(principal, id, false))
     })
 
     /** Ends a deployment and removes its cluster objects; undeploying twice changes nothing. */
     const undeploy = Tracing.fn("Deployments.undeploy")(function*(principal: Principal, id: DeploymentId) {
       const record = yield* deploymentFor(principal, id, true)
-      if (Option.isSome(record.undeployed_at)) return toView(record)
+      if (Option.isSome(record.undeployed_at)) return viewFor(principal, record)
       const others = (yield* store.liveInNamespace(record.namespace)).filter((d) => d.id !== record.id)
       if (others.length === 0) yield* cluster.removeNamespace(record.namespace)
       const ended = yield* tx.withTransaction(Effect.gen(function*() {
@@ -199,7 +207,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         return stored
       }))
       yield* bus.publish([record.account_id])
-      return toView(ended)
+      return viewFor(principal, ended)
     })
 
     /**
@@ -216,7 +224,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       const mine: ReadonlyArray<AccountId> = principal.memberships.map((m) => m.account_id)
       const visible = yield* store.listForAgent(publisher.id, name, mine)
       if (visible.length === 0 && Option.isNone(membershipIn(principal, publisher.id))) return yield* refused()
-      return visible.map(toView)
+      return visible.map((record) => viewFor(principal, record))
     })
 
     /**
@@ -246,8 +254,17 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       name: string,
       account: AccountName
     ) {
-      yield* namespaceOf(principal, namespace, account)
-      return yield* cluster.readConfigMap(namespace, name).pipe(orFail(() => new ConfigMapNotFound({ namespace, name })))
+      const record = yield* namespaceOf(principal, namespace, account)
+      const found = yield* cluster.readConfigMap(namespace, name).pipe(orFail(() => new ConfigMapNotFound({ namespace, name })))
+      if (name !== configMapName(record.agent_name) || Option.isSome(membershipIn(principal, record.publisher_id))) return found
+      // The agent's own ConfigMap repeats its spec and env (the running agent reads them in full); outside the
+      // agent's account the values are hidden, as in every other view of the spec.
+      const env = Agent.envOf(record.spec)
+      const data = Object.fromEntries(Object.entries(found.data).map(([key, value]) => [
+        key,
+        key === specFile ? AgentSpec.render(Agent.withEnvHidden(record.spec)) : Object.hasOwn(env, key) ? Agent.hiddenEnvValue : value
+      ]))
+      return new Cluster.ConfigMap({ ...found, data })
     })
 
     /** Deletes a pod so that the cluster recreates it (members of the owning account). */

@@ -24,6 +24,40 @@ describe("AgentSpec", () => {
       expect(yield* codes("name: helper\ndescription: d\nenv: [1]\n")).toEqual(["invalid_type@env"])
     }))
 
+  it("env values that look like credentials are warned about: key formats under any name, random strings under secret names", () => {
+    const credentials: ReadonlyArray<readonly [string, string]> = [
+      ["OPENAI_API_KEY", "sk-proj-Tq3vX9mR2bL7wK4nP8sD1fG6hJ0aZ5cY"],
+      ["LLM", "sk-ant-api03-Tq3vX9mR2bL7wK4nP8sD1f"],
+      ["GH", "ghp_Tq3vX9mR2bL7wK4nP8sD1fG6hJ0aZ5cYxxxx"],
+      ["SLACK", "xoxb-123456789012-abcdefghij"],
+      ["AWS_ID", "AKIAIOSFODNN7EXAMPLE"],
+      ["STRIPE", "sk_live_4eC39HqLyjWDarjtT1zdp7dc"],
+      ["DB_PASSWORD", "c2VjcmV0LXBhc3N3b3JkMTIz"],
+      ["WEBHOOK_SECRET", "9f86d081884c7d659a2feaa0c55ad015"],
+      ["SERVICE_TOKEN", "a1b2c3d4e5f6a7b8c9d0e1f2"]
+    ]
+    for (const [name, value] of credentials) expect(AgentSpec.looksLikeCredential(name, value), name).toBe(true)
+    const plain: ReadonlyArray<readonly [string, string]> = [
+      ["MODE", "fast"],
+      ["MAX_TOKENS", "4096"],
+      ["OPENAI_API_KEY", "${OPENAI_API_KEY}"],
+      ["API_URL", "https://api.example.com/v1"],
+      ["CACHE_KEY", "answers"],
+      ["BUILD", "a1b2c3d4e5f6a7b8c9d0e1f2"],
+      ["TASK", "sk-short"]
+    ]
+    for (const [name, value] of plain) expect(AgentSpec.looksLikeCredential(name, value), name).toBe(false)
+  })
+
+  it.effect("a credential in env gives the env_credential warning at its path, without repeating the value", () =>
+    Effect.gen(function*() {
+      const spec = yield* AgentSpec.parse("name: helper\ndescription: d\nenv:\n  OPENAI_API_KEY: sk-proj-Tq3vX9mR2bL7wK4nP8sD1f\n  MODE: fast\n")
+      const warnings = AgentSpec.validate(spec, agent)
+      expect(warnings.map((w) => `${w.code}@${w.path}`)).toEqual(["env_credential@env.OPENAI_API_KEY"])
+      expect(warnings[0]!.message).toContain("Use a secret instead")
+      expect(warnings[0]!.message).not.toContain("sk-proj")
+    }))
+
   it.effect("text that is not a YAML mapping is refused with a reason", () =>
     Effect.gen(function*() {
       const error = yield* Effect.flip(AgentSpec.parse("name: [unclosed"))

@@ -3,7 +3,7 @@
  * extensions.md) it checks.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Catalog, Ids, Ports } from "@hosting/core"
+import { Agent, Catalog, Ids, Ports } from "@hosting/core"
 import { Seed, TestServices } from "@hosting/testing"
 import { Effect, Option } from "effect"
 
@@ -229,7 +229,7 @@ describe("Catalog", () => {
     })
 
     describe("config", () => {
-      it.effect("config gives members the latest build and others the latest published version", () =>
+      it.effect("config gives members the latest build and others the latest published version, with env names but not values", () =>
         Effect.gen(function*() {
           const team = yield* Seed.team
           const catalog = yield* Catalog.Catalog
@@ -240,7 +240,9 @@ describe("Catalog", () => {
           expect([forMember.build_id, forMember.version]).toEqual(["b-2", undefined])
           expect(forMember.image).toBe("ghcr.io/acme/helper:b-2")
           const forOutsider = yield* catalog.config(team.principals.outsider, team.account, agentName)
-          expect([forOutsider.build_id, forOutsider.version, forOutsider.env]).toEqual(["b-1", "1.0.0", { MODE: "fast" }])
+          expect([forOutsider.build_id, forOutsider.version, forOutsider.env]).toEqual(["b-1", "1.0.0", { MODE: Agent.hiddenEnvValue }])
+          const forMemberOfB1 = yield* catalog.get(Option.some(team.principals.member), team.account, agentName)
+          expect(forMemberOfB1.versions.find((v) => v.build_id === "b-1")?.spec["env"]).toEqual({ MODE: "fast" })
         }))
 
       it.effect("config of an agent that a non-member cannot see is 404", () =>
