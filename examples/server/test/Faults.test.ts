@@ -5,10 +5,12 @@
  * same files. After each restart the database passes SQLite's integrity
  * check, every write the server acknowledged is there, builds and versions
  * agree between the member and public views, no reply is left streaming and
- * a file is either ready with all its bytes or still pending. The moment of
- * each kill comes from a seed that the test prints: run again with
- * HOSTING_FAULTS_SEED=<seed> to replay it (HOSTING_FAULTS_ROUNDS sets the
- * number of kills, 4 by default).
+ * a file is either ready with all its bytes or still pending, no temporary
+ * file of the file store is left, and the event log agrees with the stored
+ * builds (every build and version has its event, every event its build).
+ * The moment of each kill comes from a seed that the test prints: run again
+ * with HOSTING_FAULTS_SEED=<seed> to replay it. HOSTING_FAULT_ROUNDS sets
+ * the number of kills per database: 4 by default (CI), 20 for a long run.
  *
  * On Postgres the same rounds run (replies of the killed process close once
  * its lease ends), and a database that refuses connections for a while gives
@@ -17,7 +19,8 @@
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { TestDatabase } from "@hosting/storage-postgres"
 import { Effect } from "effect"
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
@@ -25,7 +28,7 @@ import { type Running, start, writeFixtures } from "./process.js"
 import { type Acknowledged, acknowledged, openStream, random, request, runTraffic, sha256, sleep, tally } from "./traffic.js"
 
 const seed = Number(process.env["HOSTING_FAULTS_SEED"] ?? Date.now() % 2 ** 31)
-const rounds = Math.min(Math.max(Number(process.env["HOSTING_FAULTS_ROUNDS"] ?? "4"), 1), 50)
+const rounds = Math.min(Math.max(Number(process.env["HOSTING_FAULT_ROUNDS"] ?? process.env["HOSTING_FAULTS_ROUNDS"] ?? "4"), 1), 50)
 const pgAvailable = await TestDatabase.isAvailable()
 
 const dirs: Array<string> = []
@@ -162,8 +165,65 @@ const fileProblems = async (server: Running, ack: Acknowledged) => {
   return problems
 }
 
+/** Files left under the file store's temporary folder (parts of uploads a killed process was writing). */
+const temporaryFiles = (objects: string): Array<string> => {
+  const tmp = join(objects, "tmp")
+  if (!existsSync(tmp)) return []
+  return (readdirSync(tmp, { recursive: true }) as Array<string>).filter((name) => statSync(join(tmp, name)).isFile())
+}
+
+type Rows = Array<Record<string, unknown>>
+
+/** The event log against the stored builds: each build and version has its event, each event its build. */
+const eventLogProblems = async (query: (text: string) => Promise<Rows>) => {
+  const problems: Array<string> = []
+  const builds = await query(
+    "SELECT agents.account_id AS account, accounts.name AS account_name, agents.name AS agent, builds.build_id AS build, " +
+      "builds.version AS version FROM builds JOIN agents ON agents.id = builds.agent_id JOIN accounts ON accounts.id = agents.account_id"
+  )
+  const events = (await query("SELECT account_id AS account, data FROM events WHERE type = 'agent.build'")).map((row) => ({
+    account: String(row["account"]),
+    ...(JSON.parse(String(row["data"])) as { agent: string; build_id: string; status: string; version?: string })
+  }))
+  const stored = new Map(builds.map((b) => [`${b["account_name"]}/${b["agent"]}#${b["build"]}`, b]))
+  for (const b of builds) {
+    const name = `${b["account_name"]}/${b["agent"]}`
+    const own = events.filter((e) => e.account === b["account"] && e.agent === name && e.build_id === b["build"])
+    if (!own.some((e) => e.status === "registered" || e.status === "updated")) problems.push(`build ${name}#${b["build"]} has no event`)
+    if (b["version"] !== null && !own.some((e) => e.status === "published" && e.version === b["version"])) {
+      problems.push(`version ${b["version"]} of ${name}#${b["build"]} has no published event`)
+    }
+  }
+  for (const e of events) {
+    const build = stored.get(`${e.agent}#${e.build_id}`)
+    if (build === undefined) problems.push(`event ${e.status} of ${e.agent}#${e.build_id} names no stored build`)
+    else if (e.status === "published" && build["version"] !== e.version) {
+      problems.push(`event published ${e.version} of ${e.agent}#${e.build_id}, stored version ${build["version"]}`)
+    }
+  }
+  return problems
+}
+
+/** Rows of a query on a SQLite file, read while no server has it open. */
+const sqliteQuery = (filename: string) => async (text: string): Promise<Rows> => {
+  const Database = createRequire(import.meta.url)("better-sqlite3") as new(file: string, options: { readonly readonly: boolean }) => {
+    prepare: (text: string) => { all: () => Rows }
+    close: () => void
+  }
+  const db = new Database(filename, { readonly: true })
+  try {
+    return db.prepare(text).all()
+  } finally {
+    db.close()
+  }
+}
+
 interface Backend {
   readonly env: Record<string, string>
+  /** The file store's folder. */
+  readonly objects: string
+  /** Runs a query on the database. */
+  readonly query: (text: string) => Promise<Rows>
   /** Checks the database itself while no server runs; answers the replies it found streaming. */
   readonly inspect: () => Promise<number | undefined>
   /** How long a restarted server may take to close replies the killed one left streaming. */
@@ -206,8 +266,11 @@ const killRounds = async (backend: Backend, label: string) => {
         `${streaming ?? "?"} replies left streaming`
     )
     expect(counts.unexpected, `unexpected answers before the kill (seed ${seed})`).toEqual([])
+    // Read while no server runs: what the kill left, before a start could mend anything.
+    expect(await eventLogProblems(backend.query), `event log after the kill of round ${round} (seed ${seed})`).toEqual([])
     server = await startServer(backend.env)
     const problems = [
+      ...temporaryFiles(backend.objects).map((name) => `temporary file ${name} left in the file store`),
       ...await catalogProblems(server, ack),
       ...await settle(() => chatProblems(server, ack), backend.settleMs),
       ...await fileProblems(server, ack)
@@ -226,6 +289,8 @@ describe("faults on SQLite: kill -9 during mixed traffic, restart on the same fi
     const dir = tempDir()
     const filename = join(dir, "hosting.db")
     const backend: Backend = {
+      objects: join(dir, "objects"),
+      query: sqliteQuery(filename),
       env: {
         HOSTING_DATABASE_URL: `sqlite:${filename}`,
         HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
@@ -339,6 +404,8 @@ describe.skipIf(!pgAvailable)(
       try {
         const dir = tempDir()
         const backend: Backend = {
+          objects: join(dir, "objects"),
+          query: database.query,
           env: {
             HOSTING_DATABASE_URL: database.url,
             HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,

@@ -3,13 +3,17 @@
  * (`HOSTING_OBJECT_STORE=fs:<dir>`). Paths are the SHA-256 of the object key,
  * so no path is ever built from user input. Writes go to a temporary file
  * that is fsynced and then renamed into place, so a reader sees the old
- * object or the whole new one, never a part.
+ * object or the whole new one, never a part. Each process writes its
+ * temporary files in a folder of its own under `tmp/`, and the store sweeps
+ * at start the folders of processes that are gone (killed in the middle of a
+ * write), so that no part of an upload is left behind.
  */
 import { ObjectStore } from "@hosting/core"
 import { Effect, Layer, Option, Stream } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
-import { mkdir, open, rename, rm, stat } from "node:fs/promises"
+import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises"
+import { hostname } from "node:os"
 import { dirname, join } from "node:path"
 
 /** Where the objects are kept. */
@@ -22,12 +26,57 @@ const isMissing = (error: unknown) => (error as NodeJS.ErrnoException)?.code ===
 const failed = (operation: string) => (cause: unknown) =>
   new ObjectStore.ObjectStoreError({ reason: "Failed", message: `The file store could not ${operation}.`, cause })
 
-/** Builds the store; creates the directory when missing. */
+/** Whether a process of this machine is running (EPERM: it is, as another user). */
+const isRunning = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM"
+  }
+}
+
+/** The temporary folders of the stores this process made: never swept by another store of the same process. */
+const ownFolders = new Set<string>()
+
+/** How long another machine's temporary folder (a shared volume) stays untouched before it counts as left behind. */
+const foreignFolderLifetimeMs = 24 * 60 * 60 * 1000
+
+/**
+ * Removes what writers that are gone left under `tmp/`: folders of this
+ * machine whose process no longer runs (or had this process's pid, in an
+ * earlier life), folders of other machines untouched for a day, and loose
+ * files of older versions of this store untouched for as long.
+ */
+const sweepTemporary = async (temporary: string, host: string) => {
+  const now = Date.now()
+  for (const entry of await readdir(temporary, { withFileTypes: true })) {
+    const path = join(temporary, entry.name)
+    const parts = entry.isDirectory() ? /^(.*)\.(\d+)\.[0-9a-f]+$/.exec(entry.name) : null
+    const gone = parts === null
+      ? now - (await stat(path)).mtimeMs > foreignFolderLifetimeMs
+      : parts[1] === host
+      ? Number(parts[2]) === process.pid ? !ownFolders.has(path) : !isRunning(Number(parts[2]))
+      : now - (await stat(path)).mtimeMs > foreignFolderLifetimeMs
+    if (gone) await rm(path, { recursive: true, force: true })
+  }
+}
+
+/** Builds the store; creates the directory when missing, and sweeps what killed writers left. */
 export const make = (config: FsObjectStoreConfig) =>
   Effect.gen(function*() {
     const root = config.directory
-    const temporary = join(root, "tmp")
-    yield* Effect.tryPromise({ try: () => mkdir(temporary, { recursive: true }), catch: failed("create its directory") })
+    const host = hostname()
+    const temporary = join(root, "tmp", `${host}.${process.pid}.${randomUUID().slice(0, 8)}`)
+    yield* Effect.tryPromise({
+      try: async () => {
+        await mkdir(join(root, "tmp"), { recursive: true })
+        await sweepTemporary(join(root, "tmp"), host)
+        await mkdir(temporary)
+        ownFolders.add(temporary)
+      },
+      catch: failed("create its directory")
+    })
 
     const pathOf = (key: string) => {
       const hash = createHash("sha256").update(key).digest("hex")

@@ -9,8 +9,8 @@ import pg from "pg"
 /** The server the tests use; `HOSTING_TEST_PG_URL` names another one. */
 export const serverUrl = process.env["HOSTING_TEST_PG_URL"] ?? "postgres://postgres@127.0.0.1:5432/test"
 
-const withClient = async <A>(f: (client: pg.Client) => Promise<A>): Promise<A> => {
-  const client = new pg.Client({ connectionString: serverUrl, connectionTimeoutMillis: 3000 })
+const withClient = async <A>(f: (client: pg.Client) => Promise<A>, connectionString = serverUrl): Promise<A> => {
+  const client = new pg.Client({ connectionString, connectionTimeoutMillis: 3000 })
   await client.connect()
   try {
     return await f(client)
@@ -47,6 +47,8 @@ export interface TestDatabase {
   readonly refuseConnections: () => Promise<number>
   /** Ends `refuseConnections`: the database takes connections again. */
   readonly acceptConnections: () => Promise<void>
+  /** Runs one statement in the database on a connection of its own; resolves with its rows. */
+  readonly query: (text: string) => Promise<Array<Record<string, unknown>>>
 }
 
 /** Creates an empty database; resolves with its URL and functions that drop it or cut it off. */
@@ -67,6 +69,7 @@ export const create = async (): Promise<TestDatabase> => {
         )
         return terminated.rowCount ?? 0
       }),
-    acceptConnections: () => withClient((c) => c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`)).then(() => undefined)
+    acceptConnections: () => withClient((c) => c.query(`ALTER DATABASE ${name} ALLOW_CONNECTIONS true`)).then(() => undefined),
+    query: (text) => withClient(async (c) => (await c.query(text)).rows, url.toString())
   }
 }
