@@ -119,8 +119,13 @@ interface RunningReply {
   ended: boolean
   /** A flush of this reply in flight: the last write waits for it, so that it lands last. */
   flushing: Deferred.Deferred<void> | undefined
+  /** The user messages of the conversation before this turn: of two turns' replies, the later one's supersedes. */
+  readonly turn: number
+  /** Set to stop the reply (a cancel, a later turn); a reply whose fiber is not there yet stops as soon as it is. */
   cancelled: boolean
   fiber?: Fiber.RuntimeFiber<void>
+  /** Done once the reply's fiber ended, its last write stored (or given up). */
+  readonly done: Deferred.Deferred<void>
 }
 
 export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
@@ -393,7 +398,9 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       const listening = config.sharedStorage
         ? Effect.scoped(Effect.zipRight(Effect.forkScoped(Effect.scoped(cancelRequests)), receive))
         : receive
-      return listening.pipe(
+      // Only the agent's part is interruptible: the fiber starts uninterruptible with its ending in place, so a
+      // stop that comes before its first step still stores the reply's end.
+      return Effect.interruptible(listening).pipe(
         Effect.catchAll((error: AgentError | StorageError) =>
           end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
         ),
@@ -401,22 +408,56 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           if (reply.cancelled) outcome = "ok"
           return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
         }),
-        Effect.ensuring(Effect.sync(() => {
+        Effect.ensuring(Effect.suspend(() => {
           if (running.get(reply.conversation) === reply) running.delete(reply.conversation)
+          return Deferred.succeed(reply.done, undefined)
         })),
         (run) =>
           Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
-            run.pipe(Effect.ensuring(Effect.suspend(() => recordTurn(deployment, turn, reply, startNanos, outcome)))))
+            run.pipe(Effect.ensuring(Effect.suspend(() => recordTurn(deployment, turn, reply, startNanos, outcome))))),
+        Effect.uninterruptible
       )
     }
 
-    /** Stops the reply in flight of a conversation, if any; it is stored as cancelled with what arrived. */
+    /** Asks a reply to stop; its fiber stores it as cancelled with what arrived. One not started yet stops once it is. */
+    const stop = (reply: RunningReply) =>
+      Effect.suspend(() => {
+        reply.cancelled = true
+        return reply.fiber === undefined ? Effect.void : Fiber.interruptFork(reply.fiber)
+      })
+
+    /** Stops the reply in flight of a conversation, if any, once it is stored as cancelled. */
     const stopReply = (conversation: ConversationId) =>
       Effect.suspend(() => {
         const reply = running.get(conversation)
-        if (reply?.fiber === undefined) return Effect.succeed(Option.none<MessageId>())
-        reply.cancelled = true
-        return Fiber.interrupt(reply.fiber).pipe(Effect.as(Option.some(reply.message_id)))
+        if (reply === undefined) return Effect.succeed(Option.none<MessageId>())
+        return stop(reply).pipe(Effect.zipRight(Deferred.await(reply.done)), Effect.as(Option.some(reply.message_id)))
+      })
+
+    /**
+     * Starts the reply of a stored turn, in the conversation's order: it
+     * supersedes the reply of an earlier turn still in flight, which is
+     * stopped (and awaited, so that the answer to the send finds it stored
+     * as cancelled), and a later turn's reply that started first supersedes
+     * it. Turns stored together resume in any order; whichever starts its
+     * reply first, only the reply of the conversation's last turn runs on.
+     */
+    const startReply = (reply: RunningReply, run: Effect.Effect<void>) =>
+      Effect.gen(function*() {
+        const previous = running.get(reply.conversation)
+        const superseded = previous !== undefined && previous.turn > reply.turn
+        if (superseded) reply.cancelled = true
+        else running.set(reply.conversation, reply)
+        yield* keepRenewing
+        yield* keepFlushing
+        // Forked where nothing interrupts (the fiber starts uninterruptible, see runReply); a stop asked
+        // for before the fiber was there takes effect now.
+        reply.fiber = yield* Effect.uninterruptible(FiberSet.run(replies, run))
+        if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
+        if (!superseded && previous !== undefined) {
+          yield* stop(previous)
+          yield* Deferred.await(previous.done)
+        }
       })
 
     /** Stores a turn (in a transaction shared with the turns sent at the same time) and starts its reply. */
@@ -464,7 +505,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         if (turn._tag !== "Started") return turn
         // A conversation without a user turn yet has no history: no need to read it.
         const history = turn.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
-        return { _tag: "Started" as const, message, reply, history }
+        return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
       }))
       switch (outcome._tag) {
         case "NotOwner":
@@ -473,8 +514,6 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           return yield* new MessageLimitReached({ limit: config.messageLimit })
       }
       if (outcome._tag === "Started") {
-        // A new turn supersedes a reply still in flight.
-        yield* stopReply(conversationId)
         const reply: RunningReply = {
           conversation: conversationId,
           owner: principal.user.id,
@@ -483,14 +522,12 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           stored: 0,
           ended: false,
           flushing: undefined,
-          cancelled: false
+          turn: outcome.turn,
+          cancelled: false,
+          done: yield* Deferred.make<void>()
         }
-        running.set(conversationId, reply)
-        yield* keepRenewing
-        yield* keepFlushing
         const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
-        // Interruptible, though started where the turn is not: cancel and shutdown stop it.
-        reply.fiber = yield* FiberSet.run(replies, Effect.interruptible(runReply(reply, deployment, history, outcome.message)))
+        yield* startReply(reply, runReply(reply, deployment, history, outcome.message))
       }
       return { message_id: outcome.message.message_id, timestamp: outcome.message.timestamp }
     })

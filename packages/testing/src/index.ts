@@ -1,3 +1,4 @@
+export * as ChatSuite from "./ChatSuite.js"
 export * as ClusterSuite from "./ClusterSuite.js"
 export * as EchoAgent from "./EchoAgent.js"
 export * as FakeCluster from "./FakeCluster.js"
