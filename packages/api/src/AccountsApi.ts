@@ -5,7 +5,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Account, Ids } from "@hosting/core"
+import { Account, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
@@ -28,9 +28,9 @@ export const RenameRequest = Schema.Struct({ name: Ids.AccountName })
 
 export const RenameResponse = Schema.Struct({ message: Schema.String, name: Ids.AccountName })
 
-export const EventsParams = Schema.Struct({ last_event_id: Schema.optional(Schema.String.pipe(Schema.maxLength(64))) })
+export const EventsParams = Schema.Struct({ last_event_id: Schema.optional(Text.Text.pipe(Schema.maxLength(64))) })
 
-export const EventsHeaders = Schema.Struct({ "last-event-id": Schema.optional(Schema.String.pipe(Schema.maxLength(64))) })
+export const EventsHeaders = Schema.Struct({ "last-event-id": Schema.optional(Text.Text.pipe(Schema.maxLength(64))) })
 
 /** The body of a server-sent event stream, for the OpenAPI document. */
 export const EventStream = Schema.String.pipe(

@@ -5,7 +5,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Agent, AgentSpec, Ids } from "@hosting/core"
+import { Agent, AgentSpec, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, Unauthorized } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
@@ -24,8 +24,8 @@ export const RegistryUrl = Schema.String.pipe(
 export const RegisterRequest = Schema.Struct({
   build_id: Ids.BuildId,
   registry: RegistryUrl,
-  spec_content: Schema.String.pipe(Schema.maxLength(AgentSpec.maxSpecLength)),
-  readme: Schema.optional(Schema.String.pipe(Schema.maxLength(1024 * 1024)))
+  spec_content: Text.Text.pipe(Schema.maxLength(AgentSpec.maxSpecLength)),
+  readme: Schema.optional(Text.Text.pipe(Schema.maxLength(1024 * 1024)))
 })
 
 export const RegisterResponse = Schema.Struct({
@@ -53,7 +53,7 @@ export const PublishResponse = Schema.Struct({
 export const maxCatalogLimit = 200
 
 export const ListParams = Schema.Struct({
-  q: Schema.optional(Schema.String.pipe(Schema.maxLength(200))),
+  q: Schema.optional(Text.Text.pipe(Schema.maxLength(200))),
   limit: Schema.optionalWith(
     Schema.NumberFromString.pipe(Schema.int(), Schema.between(1, maxCatalogLimit)),
     { default: () => 50 }

@@ -6,7 +6,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Conversation, Deployment } from "@hosting/core"
+import { Conversation, Deployment, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge } from "./ApiErrors.js"
 import { EventStream, EventsHeaders, EventsParams } from "./AccountsApi.js"
@@ -24,12 +24,12 @@ export const TitleRequest = Schema.Struct({ title: Conversation.Title })
 export const TitleResponse = Schema.Struct({ conversation_id: Conversation.ConversationId, title: Schema.String })
 
 export const SendRequest = Schema.Struct({
-  content: Schema.optional(Schema.String.pipe(Schema.maxLength(maxContentLength))),
+  content: Schema.optional(Text.Text.pipe(Schema.maxLength(maxContentLength))),
   // More than the per-message limit is a 413 from the use case; this bound only stops absurd bodies.
-  attachments: Schema.optional(Schema.Array(Schema.Struct({ key: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(256)) })).pipe(
+  attachments: Schema.optional(Schema.Array(Schema.Struct({ key: Text.Text.pipe(Schema.minLength(1), Schema.maxLength(256)) })).pipe(
     Schema.maxItems(1000)
   )),
-  client_message_id: Schema.optional(Schema.String.pipe(Schema.minLength(1), Schema.maxLength(128)))
+  client_message_id: Schema.optional(Text.Text.pipe(Schema.minLength(1), Schema.maxLength(128)))
 })
 
 export const SendResponse = Schema.Struct({ message_id: Schema.String, timestamp: Schema.DateTimeUtc })

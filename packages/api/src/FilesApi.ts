@@ -5,18 +5,18 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Deployment } from "@hosting/core"
+import { Deployment, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
 
 const deploymentId = HttpApiSchema.param("deploymentId", Deployment.DeploymentId)
-const key = HttpApiSchema.param("key", Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
-const fileKey = HttpApiSchema.param("fileKey", Schema.String.pipe(Schema.minLength(1), Schema.maxLength(255)))
+const key = HttpApiSchema.param("key", Text.Text.pipe(Schema.minLength(1), Schema.maxLength(255)))
+const fileKey = HttpApiSchema.param("fileKey", Text.Text.pipe(Schema.minLength(1), Schema.maxLength(255)))
 
 export const ReserveRequest = Schema.Struct({
-  filename: Schema.String,
-  content_type: Schema.String,
+  filename: Text.Text,
+  content_type: Text.Text,
   size: Schema.Number
 })
 

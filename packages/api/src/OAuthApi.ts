@@ -8,6 +8,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, OAuthError } from "./ApiErrors.js"
 
@@ -37,8 +38,8 @@ const htmlAnswers = (pages: Record<number, string>) => (operation: Operation): O
 export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code" as const
 
 export const DeviceCodeRequest = Schema.Struct({
-  client_id: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(200)),
-  scope: Schema.optional(Schema.String.pipe(Schema.maxLength(500)))
+  client_id: Text.Text.pipe(Schema.minLength(1), Schema.maxLength(200)),
+  scope: Schema.optional(Text.Text.pipe(Schema.maxLength(500)))
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
 export const DeviceCodeResponse = Schema.Struct({
@@ -51,9 +52,9 @@ export const DeviceCodeResponse = Schema.Struct({
 })
 
 export const TokenRequest = Schema.Struct({
-  grant_type: Schema.String.pipe(Schema.maxLength(200)),
-  device_code: Schema.optional(Schema.String.pipe(Schema.maxLength(500))),
-  client_id: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+  grant_type: Text.Text.pipe(Schema.maxLength(200)),
+  device_code: Schema.optional(Text.Text.pipe(Schema.maxLength(500))),
+  client_id: Schema.optional(Text.Text.pipe(Schema.maxLength(200)))
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
 export const TokenResponse = Schema.Struct({
@@ -64,9 +65,9 @@ export const TokenResponse = Schema.Struct({
 })
 
 export const RevokeRequest = Schema.Struct({
-  token: Schema.String.pipe(Schema.maxLength(500)),
-  token_type_hint: Schema.optional(Schema.String.pipe(Schema.maxLength(100))),
-  client_id: Schema.optional(Schema.String.pipe(Schema.maxLength(200)))
+  token: Text.Text.pipe(Schema.maxLength(500)),
+  token_type_hint: Schema.optional(Text.Text.pipe(Schema.maxLength(100))),
+  client_id: Schema.optional(Text.Text.pipe(Schema.maxLength(200)))
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
 export const Metadata = Schema.Struct({
@@ -82,15 +83,15 @@ export const Metadata = Schema.Struct({
 
 /** Sign-in on the approval page with a platform token; `user_code` carries the code being approved. */
 export const SessionRequest = Schema.Struct({
-  token: Schema.String.pipe(Schema.maxLength(500)),
-  user_code: Schema.optional(Schema.String.pipe(Schema.maxLength(20)))
+  token: Text.Text.pipe(Schema.maxLength(500)),
+  user_code: Schema.optional(Text.Text.pipe(Schema.maxLength(20)))
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
 /** The approval form; `csrf` is the value the page put in the form. */
 export const DecisionRequest = Schema.Struct({
-  user_code: Schema.String.pipe(Schema.maxLength(20)),
+  user_code: Text.Text.pipe(Schema.maxLength(20)),
   decision: Schema.Literal("approve", "deny"),
-  csrf: Schema.String.pipe(Schema.maxLength(200))
+  csrf: Text.Text.pipe(Schema.maxLength(200))
 }).pipe(HttpApiSchema.withEncoding({ kind: "UrlParams" }))
 
 export class OAuthApi extends HttpApiGroup.make("oauth")
@@ -125,7 +126,7 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
   )
   .add(
     HttpApiEndpoint.get("devicePage")`/device`
-      .setUrlParams(Schema.Struct({ user_code: Schema.optional(Schema.String.pipe(Schema.maxLength(20))) }))
+      .setUrlParams(Schema.Struct({ user_code: Schema.optional(Text.Text.pipe(Schema.maxLength(20))) }))
       .addSuccess(html)
       .annotate(OpenApi.Summary, "The approval page of device logins (verification_uri)")
   )

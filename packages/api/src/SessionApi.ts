@@ -9,6 +9,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { Text } from "@hosting/core"
 import { Schema } from "effect"
 import { Forbidden, Unauthorized } from "./ApiErrors.js"
 
@@ -20,7 +21,7 @@ export const csrfHeader = "x-csrf-token" as const
 
 /** Sign-in: a platform token, or an access token from a device login. */
 export const SignInRequest = Schema.Struct({
-  token: Schema.String.pipe(Schema.minLength(1), Schema.maxLength(4096))
+  token: Text.Text.pipe(Schema.minLength(1), Schema.maxLength(4096))
 })
 
 /** The signed-in user and the CSRF value to send with state-changing requests. */

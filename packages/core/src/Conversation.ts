@@ -4,6 +4,7 @@
 import { Schema } from "effect"
 import { DeploymentId } from "./Deployment.js"
 import { UserId } from "./Ids.js"
+import { Text } from "./Text.js"
 
 /** A conversation id: a UUID v4 chosen by the client. */
 export const ConversationId = Schema.String.pipe(
@@ -53,7 +54,7 @@ export const graphemeSlice = (text: string, max: number): string => {
 }
 
 /** A title: not blank, at most 80 user-perceived characters. */
-export const Title = Schema.String.pipe(
+export const Title = Text.pipe(
   Schema.filter((s) => s.trim().length > 0 && graphemeLength(s, maxTitleLength) <= maxTitleLength, {
     message: () => `must be 1 to ${maxTitleLength} characters and not blank`
   })

@@ -3,9 +3,10 @@
  * `ExportTraceServiceRequest` of opentelemetry-proto in its JSON mapping),
  * and how their spans become traces: each root span of a trace is one Trace.
  * Only the fields we read are described; unknown fields are ignored, as the
- * OTLP specification asks of receivers.
+ * OTLP specification asks of receivers. No text may hold a NUL (Text.ts).
  */
 import { Array as Arr, Option, Order, Schema } from "effect"
+import { Text } from "./Text.js"
 import { latencyMs, timeOfNanos, type TraceStatus, truncate } from "./Trace.js"
 
 /** An attribute value: one of the `AnyValue` cases. */
@@ -26,16 +27,16 @@ export interface KeyValue {
 }
 
 const KeyValueSchema: Schema.Schema<KeyValue> = Schema.suspend(() =>
-  Schema.Struct({ key: Schema.String, value: Schema.optional(AnyValueSchema) })
+  Schema.Struct({ key: Text, value: Schema.optional(AnyValueSchema) })
 ).annotations({ identifier: "OtlpKeyValue" })
 
 const AnyValueSchema: Schema.Schema<AnyValue> = Schema.suspend(() =>
   Schema.Struct({
-    stringValue: Schema.optional(Schema.String),
+    stringValue: Schema.optional(Text),
     boolValue: Schema.optional(Schema.Boolean),
-    intValue: Schema.optional(Schema.Union(Schema.String, Schema.Number)),
-    doubleValue: Schema.optional(Schema.Union(Schema.Number, Schema.String)),
-    bytesValue: Schema.optional(Schema.String),
+    intValue: Schema.optional(Schema.Union(Text, Schema.Number)),
+    doubleValue: Schema.optional(Schema.Union(Schema.Number, Text)),
+    bytesValue: Schema.optional(Text),
     arrayValue: Schema.optional(Schema.Struct({ values: Schema.optional(Schema.Array(AnyValueSchema)) })),
     kvlistValue: Schema.optional(Schema.Struct({ values: Schema.optional(Schema.Array(KeyValueSchema)) }))
   })
@@ -62,11 +63,11 @@ export const Span = Schema.Struct({
   traceId: hex(32, "trace id"),
   spanId: hex(16, "span id"),
   parentSpanId: Schema.optional(Schema.Union(Schema.Literal(""), hex(16, "span id"))),
-  name: Schema.optional(Schema.String),
+  name: Schema.optional(Text),
   startTimeUnixNano: UnixNano,
   endTimeUnixNano: UnixNano,
   attributes: Schema.optional(Schema.Array(KeyValueSchema)),
-  status: Schema.optional(Schema.Struct({ code: Schema.optional(StatusCode), message: Schema.optional(Schema.String) }))
+  status: Schema.optional(Schema.Struct({ code: Schema.optional(StatusCode), message: Schema.optional(Text) }))
 }).annotations({ identifier: "OtlpSpan" })
 export type Span = typeof Span.Type
 

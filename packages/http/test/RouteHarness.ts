@@ -1,8 +1,8 @@
 /**
  * What the route-wide tests (authorization matrix, input properties, OpenAPI
- * conformance) share: the API on a loopback server over in-memory storage
- * that records every write with the request that caused it, a raw HTTP/1.1
- * client (so that a test can send bytes no well-behaved client would), the
+ * conformance) share: the API on a loopback server over in-memory (or
+ * another) storage that records every write with the request that caused it,
+ * a raw HTTP/1.1 client (so that a test can send bytes no well-behaved client would), the
  * endpoints reflected from @hosting/api, and a validator of answers against
  * the generated OpenAPI document.
  */
@@ -73,21 +73,25 @@ const spiedTransactor = (inner: Ports.Transactor["Type"]): Ports.Transactor["Typ
     })
 })
 
+/** A storage's ports with their writes recorded in `writes`. */
+export const recorded = (storage: Layer.Layer<Ports.StoragePorts>): Layer.Layer<Ports.StoragePorts> =>
+  Layer.effectContext(Effect.gen(function*() {
+    const transactor = yield* Ports.Transactor
+    return Context.make(Ports.Transactor, spiedTransactor(transactor)).pipe(
+      Context.add(Ports.AccountStore, spied("AccountStore", yield* Ports.AccountStore)),
+      Context.add(Ports.TokenStore, spied("TokenStore", yield* Ports.TokenStore)),
+      Context.add(Ports.AgentStore, spied("AgentStore", yield* Ports.AgentStore)),
+      Context.add(Ports.EventLog, spied("EventLog", yield* Ports.EventLog)),
+      Context.add(Ports.DeploymentStore, spied("DeploymentStore", yield* Ports.DeploymentStore)),
+      Context.add(Ports.ConversationStore, spied("ConversationStore", yield* Ports.ConversationStore)),
+      Context.add(Ports.FileStore, spied("FileStore", yield* Ports.FileStore)),
+      Context.add(Ports.TraceStore, spied("TraceStore", yield* Ports.TraceStore)),
+      Context.add(Ports.DeviceCodeStore, spied("DeviceCodeStore", yield* Ports.DeviceCodeStore))
+    )
+  })).pipe(Layer.provide(storage))
+
 /** MemoryStorage whose writes are recorded in `writes`. */
-export const recordedStorage: Layer.Layer<Ports.StoragePorts> = Layer.scopedContext(
-  Effect.map(MemoryStorage.make, (ports) =>
-    Context.make(Ports.Transactor, spiedTransactor(ports.transactor)).pipe(
-      Context.add(Ports.AccountStore, spied("AccountStore", ports.accounts)),
-      Context.add(Ports.TokenStore, spied("TokenStore", ports.tokens)),
-      Context.add(Ports.AgentStore, spied("AgentStore", ports.agents)),
-      Context.add(Ports.EventLog, spied("EventLog", ports.events)),
-      Context.add(Ports.DeploymentStore, spied("DeploymentStore", ports.deployments)),
-      Context.add(Ports.ConversationStore, spied("ConversationStore", ports.conversations)),
-      Context.add(Ports.FileStore, spied("FileStore", ports.files)),
-      Context.add(Ports.TraceStore, spied("TraceStore", ports.traces)),
-      Context.add(Ports.DeviceCodeStore, spied("DeviceCodeStore", ports.deviceCodes))
-    ))
-)
+export const recordedStorage: Layer.Layer<Ports.StoragePorts> = recorded(MemoryStorage.layer)
 
 /** The fake cluster, its changes recorded in `writes` too. */
 export const recordedCluster = Layer.effect(Cluster.Cluster, Effect.map(FakeCluster.make(), (c) => spied("Cluster", c)))
@@ -105,14 +109,17 @@ const tagRequests = (app: Effect.Effect<any, any, any>) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     Effect.locally(app, currentRequest, request.headers["x-test-request"]))
 
-/** The API on loopback over recorded in-memory storage, the echo agent and the fake cluster. */
+/**
+ * The API on loopback over recorded storage (in memory, unless `storageLayer`
+ * names another), the echo agent and the fake cluster.
+ */
 export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions = {}) =>
   HttpApiBuilder.serve(tagRequests as never).pipe(
     Layer.provide(HostingHttp.layer(options)),
     Layer.provideMerge(TestServices.make({
       echo: { delay: 0 },
       ...options,
-      storageLayer: recordedStorage,
+      storageLayer: options.storageLayer === undefined ? recordedStorage : recorded(options.storageLayer),
       clusterLayer: recordedCluster
     })),
     Layer.provideMerge(NodeHttpServer.layerTest)
