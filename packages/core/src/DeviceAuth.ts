@@ -82,6 +82,7 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
         scope,
         status: "pending",
         user_id: Option.none(),
+        decided_by: Option.none(),
         interval: config.interval,
         last_polled_at: Option.none(),
         expires_at: DateTime.addDuration(now, config.codeLifetime),
@@ -90,12 +91,12 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
       return { device_code: deviceCode, user_code: userCode, expires_in: seconds(config.codeLifetime), interval: config.interval }
     })
 
-    /** Issues an access token for a user; only its hash is kept. */
-    const issueToken = (principalUser: Principal["user"]["id"], lifetime: Duration.Duration) =>
+    /** Issues an access token for a user, made from the credential of hash `parentHash`; only its hash is kept. */
+    const issueToken = (principalUser: Principal["user"]["id"], lifetime: Duration.Duration, parentHash: Option.Option<string>) =>
       Effect.gen(function*() {
         const token = randomSecret()
         const now = yield* DateTime.now
-        yield* identity.issue(principalUser, token, Option.some(DateTime.addDuration(now, lifetime)))
+        yield* identity.issue(principalUser, token, Option.some(DateTime.addDuration(now, lifetime)), parentHash)
         return token
       })
 
@@ -138,7 +139,11 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
       if (!(yield* codes.remove(hash)) || Option.isNone(code.user_id)) {
         return yield* flowError("invalid_grant", "This device code was already used; start the login again.")
       }
-      const accessToken = yield* issueToken(code.user_id.value, config.tokenLifetime)
+      // Made from the session that approved it: signing that session out, or revoking what it was made from, ends it too.
+      const accessToken = yield* issueToken(code.user_id.value, config.tokenLifetime, code.decided_by).pipe(
+        Effect.catchTag("Unauthenticated", () =>
+          flowError("invalid_grant", "The sign-in that approved this login has ended; start the login again."))
+      )
       return {
         access_token: accessToken,
         token_type: "Bearer" as const,
@@ -161,8 +166,13 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
       return Option.some(view)
     })
 
-    /** The signed-in user approves or denies a pending code. */
-    const decide = Tracing.fn("DeviceAuth.decide")(function*(principal: Principal, userCode: string, decision: "approve" | "deny") {
+    /** The signed-in user approves or denies a pending code with their session (`credential`, in clear). */
+    const decide = Tracing.fn("DeviceAuth.decide")(function*(
+      principal: Principal,
+      credential: string,
+      userCode: string,
+      decision: "approve" | "deny"
+    ) {
       const view = yield* describe(userCode)
       if (Option.isNone(view)) {
         return yield* new InvalidRequest({ details: "user_code: no login is waiting for this code; check it, or start the login again." })
@@ -170,19 +180,31 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
       if (view.value.state !== "pending") {
         return yield* new InvalidRequest({ details: `user_code: this login is ${view.value.state}; start the login again if needed.` })
       }
-      const changed = yield* codes.decide(view.value.user_code, decision === "approve" ? "approved" : "denied", principal.user.id)
+      const changed = yield* codes.decide(
+        view.value.user_code,
+        decision === "approve" ? "approved" : "denied",
+        principal.user.id,
+        yield* hashToken(credential)
+      )
       if (!changed) return yield* new InvalidRequest({ details: "user_code: this login was decided already." })
       return { ...view.value, state: decision === "approve" ? "approved" as const : "denied" as const }
     })
 
-    /** Signs in on the approval page with a platform token: a new session token for the same user. */
+    /**
+     * Signs in on the approval page (or the dashboard) with a platform token:
+     * a new session token for the same user, made from that token, so that
+     * revoking the token ends the session.
+     */
     const signIn = Tracing.fn("DeviceAuth.signIn")(function*(platformToken: string) {
       const principal = yield* identity.authenticate(platformToken)
-      const session = yield* issueToken(principal.user.id, config.sessionLifetime)
+      const session = yield* issueToken(principal.user.id, config.sessionLifetime, Option.some(yield* hashToken(platformToken)))
       return { session, principal, expires_in: seconds(config.sessionLifetime) }
     })
 
-    /** Revokes a token (RFC 7009): the answer is the same whether or not it existed. */
+    /**
+     * Revokes a token (RFC 7009), and every session and token made from it,
+     * transitively: the answer is the same whether or not it existed.
+     */
     const revoke = Tracing.fn("DeviceAuth.revoke")(function*(token: string) {
       if (token === "" || token.length > 4096) return
       yield* tokens.remove(yield* hashToken(token))

@@ -48,15 +48,22 @@ export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity
       return found.value.principal
     })
 
-    /** Stores a token for a user (fixtures, sign-in flows). */
+    /**
+     * Stores a token for a user (fixtures, sign-in flows). A token made from
+     * another credential names that one's hash (`parentHash`): it ends when
+     * the parent is revoked, and is refused (Unauthenticated) when the parent
+     * is gone already.
+     */
     const issue = Tracing.fn("Identity.issue")(function*(
       userId: Principal["user"]["id"],
       token: string,
-      expiresAt: Option.Option<DateTime.Utc> = Option.none()
+      expiresAt: Option.Option<DateTime.Utc> = Option.none(),
+      parentHash: Option.Option<string> = Option.none()
     ) {
       const hash = yield* hashToken(token)
       const now = yield* DateTime.now
-      yield* tokens.add({ hash, user_id: userId, expires_at: expiresAt, now })
+      const stored = yield* tokens.add({ hash, user_id: userId, expires_at: expiresAt, parent_hash: parentHash, now })
+      if (!stored) return yield* rejected
     })
 
     return { authenticate, issue } as const

@@ -50,14 +50,25 @@ export class TokenStore extends Context.Tag("@hosting/core/TokenStore")<TokenSto
     Option.Option<{ readonly hash: string; readonly expires_at: Option.Option<DateTime.Utc>; readonly principal: Principal }>,
     StorageError
   >
-  /** Stores a token hash for a user; storing the same hash again changes nothing. */
+  /**
+   * Stores a token hash for a user; storing the same hash again changes
+   * nothing. A token made from another credential (`parent_hash`: a
+   * session signed in with a token, a device login approved in a session)
+   * lives only as long as that one: it is stored only while the parent is,
+   * and removed with it. `false` when the parent is gone (nothing stored).
+   */
   readonly add: (input: {
     readonly hash: string
     readonly user_id: UserId
     readonly expires_at: Option.Option<DateTime.Utc>
+    readonly parent_hash: Option.Option<string>
     readonly now: DateTime.Utc
-  }) => Effect.Effect<void, StorageError>
-  /** Forgets a token (revocation); `false` when there was none with that hash. */
+  }) => Effect.Effect<boolean, StorageError>
+  /**
+   * Forgets a token (revocation), and with it every token made from it,
+   * transitively, and the device logins decided with it; `false` when there
+   * was none with that hash.
+   */
   readonly remove: (hash: string) => Effect.Effect<boolean, StorageError>
 }>() {}
 
@@ -71,6 +82,8 @@ export interface DeviceCodeRecord {
   readonly status: "pending" | "approved" | "denied"
   /** Who approved or denied it. */
   readonly user_id: Option.Option<UserId>
+  /** The hash of the credential (a browser session) it was decided with: the access token it gives is made from it. */
+  readonly decided_by: Option.Option<string>
   /** Seconds the client must wait between polls (grows with slow_down). */
   readonly interval: number
   readonly last_polled_at: Option.Option<DateTime.Utc>
@@ -83,8 +96,17 @@ export class DeviceCodeStore extends Context.Tag("@hosting/core/DeviceCodeStore"
   readonly insert: (record: DeviceCodeRecord) => Effect.Effect<void, StorageError>
   readonly findByUserCode: (userCode: string) => Effect.Effect<Option.Option<DeviceCodeRecord>, StorageError>
   readonly findByDeviceHash: (hash: string) => Effect.Effect<Option.Option<DeviceCodeRecord>, StorageError>
-  /** Records the user's decision on a pending code; `false` when it was not pending any more. */
-  readonly decide: (userCode: string, status: "approved" | "denied", userId: UserId) => Effect.Effect<boolean, StorageError>
+  /**
+   * Records the user's decision on a pending code, made with the credential
+   * of hash `decidedBy`; `false` when it was not pending any more. The code
+   * goes when that credential is removed.
+   */
+  readonly decide: (
+    userCode: string,
+    status: "approved" | "denied",
+    userId: UserId,
+    decidedBy: string
+  ) => Effect.Effect<boolean, StorageError>
   /** Records a poll and the interval the client must keep from now on. */
   readonly recordPoll: (hash: string, at: DateTime.Utc, interval: number) => Effect.Effect<void, StorageError>
   /** Removes a code; `false` when another poll removed it first (a code gives at most one token). */

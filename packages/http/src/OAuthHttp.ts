@@ -166,7 +166,7 @@ export const layer = (options: OAuthHttpOptions = {}) =>
             if (!Identity.constantTimeEqual(expected, payload.csrf)) {
               return page("Request refused", "<p class=\"error\">The form has expired; reload the page and try again.</p>", 403)
             }
-            const decided = yield* Effect.either(auth.decide(signedIn.value.principal, payload.user_code, payload.decision))
+            const decided = yield* Effect.either(auth.decide(signedIn.value.principal, signedIn.value.token, payload.user_code, payload.decision))
             if (Either.isLeft(decided)) {
               if (decided.left._tag !== "InvalidRequest") return yield* Effect.fail(decided.left)
               return page("Approve a device", `<p class="error" role="alert">${escapeHtml(decided.left.details)}</p>`, 400)

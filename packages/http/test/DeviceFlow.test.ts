@@ -179,5 +179,52 @@ describe("HTTP: device login", () => {
         expect((yield* raw("POST", "/oauth/revoke", { form: { token: team.tokens.member } })).status).toBe(200)
         expect((yield* raw("POST", "/oauth/revoke", { form: { token: "never-issued" } })).status).toBe(200)
       }))
+
+    it.effect("revoking a token ends what was made from it: the browser sessions signed in with it and the device logins those approved", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        // A dashboard session and an approval-page session, both signed in with the member's token.
+        const browser = yield* raw("POST", "/session", { json: { token: team.tokens.member } })
+        const browserCookie = cookieOf(browser.headers).pair
+        expect((yield* raw("GET", "/session", { headers: { cookie: browserCookie } })).status).toBe(200)
+        const login = yield* startLogin
+        const page = yield* signIn(team.tokens.member, login.user_code)
+        expect((yield* decide(page.cookie.pair, login.user_code, "approve", csrfOf(page.body)!)).status).toBe(200)
+        const token = yield* poll(login.device_code)
+        expect(token.status).toBe(200)
+        const device: string = token.body.access_token
+        // A session signed in with the device's token: one step further down.
+        const fromDevice = cookieOf((yield* raw("POST", "/session", { json: { token: device } })).headers).pair
+        expect((yield* raw("GET", "/me", { token: device })).status).toBe(200)
+
+        expect((yield* raw("POST", "/oauth/revoke", { form: { token: team.tokens.member } })).status).toBe(200)
+        expect((yield* raw("GET", "/session", { headers: { cookie: browserCookie } })).status).toBe(401)
+        expect((yield* raw("GET", "/me", { headers: { cookie: page.cookie.pair } })).status).toBe(401)
+        expect((yield* raw("GET", "/me", { token: device })).status).toBe(401)
+        expect((yield* raw("GET", "/session", { headers: { cookie: fromDevice } })).status).toBe(401)
+        // Only what came from it: another member's token is untouched.
+        expect((yield* raw("GET", "/me", { token: team.tokens.owner })).status).toBe(200)
+      }))
+
+    it.effect("signing out of the session that approved a device login ends that login's token; a login approved by an ended session gives none", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const login = yield* startLogin
+        const page = yield* signIn(team.tokens.owner, login.user_code)
+        const csrf = csrfOf(page.body)!
+        expect((yield* decide(page.cookie.pair, login.user_code, "approve", csrf)).status).toBe(200)
+        const token = yield* poll(login.device_code)
+        expect((yield* raw("GET", "/me", { token: token.body.access_token })).status).toBe(200)
+        const signedOut = yield* raw("DELETE", "/session", { headers: { cookie: page.cookie.pair, "x-csrf-token": csrf } })
+        expect(signedOut.status).toBe(204)
+        expect((yield* raw("GET", "/me", { token: token.body.access_token })).status).toBe(401)
+        // Approved, then the session ends before the client polls: the client gets no token.
+        const later = yield* startLogin
+        const second = yield* signIn(team.tokens.owner, later.user_code)
+        expect((yield* decide(second.cookie.pair, later.user_code, "approve", csrfOf(second.body)!)).status).toBe(200)
+        expect((yield* raw("POST", "/oauth/revoke", { form: { token: second.cookie.pair.split("=")[1]! } })).status).toBe(200)
+        expectOAuthError(yield* poll(later.device_code), "invalid_grant")
+        expect((yield* raw("GET", "/me", { token: team.tokens.owner })).status).toBe(200)
+      }))
   })
 })

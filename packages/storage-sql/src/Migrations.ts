@@ -199,6 +199,16 @@ const traceOwners = Effect.gen(function*() {
   yield* sql`UPDATE traces SET owner_id = '' WHERE name = 'chat'`
 })
 
+const tokenParents = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // A session signed in with a token, and the token of a device login approved in a session, are made from
+  // that credential: the database removes them with it (revocation is transitive) and refuses them without it.
+  yield* sql`ALTER TABLE tokens ADD COLUMN parent_hash TEXT REFERENCES tokens(hash) ON DELETE CASCADE`
+  yield* sql`CREATE INDEX tokens_parent ON tokens (parent_hash) WHERE parent_hash IS NOT NULL`
+  yield* sql`ALTER TABLE device_codes ADD COLUMN decided_by TEXT REFERENCES tokens(hash) ON DELETE CASCADE`
+  yield* sql`CREATE INDEX device_codes_decided_by ON device_codes (decided_by) WHERE decided_by IS NOT NULL`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -208,7 +218,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0005_reply_leases": replyLeases,
   "0006_device_codes": deviceCodes,
   "0007_pending_files": pendingFiles,
-  "0008_trace_owners": traceOwners
+  "0008_trace_owners": traceOwners,
+  "0009_token_parents": tokenParents
 }
 
 /** Runs the pending migrations in order; safe to run at every start. */

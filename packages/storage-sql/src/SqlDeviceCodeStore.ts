@@ -13,6 +13,7 @@ interface DeviceCodeRow {
   readonly scope: string
   readonly status: Ports.DeviceCodeRecord["status"]
   readonly user_id: string | null
+  readonly decided_by: string | null
   readonly poll_interval: number | string
   readonly last_polled_at: string | null
   readonly expires_at: string
@@ -26,6 +27,7 @@ const toRecord = (row: DeviceCodeRow): Ports.DeviceCodeRecord => ({
   scope: row.scope,
   status: row.status,
   user_id: Option.map(Option.fromNullable(row.user_id), Ids.UserId.make),
+  decided_by: Option.fromNullable(row.decided_by),
   interval: Number(row.poll_interval),
   last_polled_at: Option.map(Option.fromNullable(row.last_polled_at), timeOf),
   expires_at: timeOf(row.expires_at),
@@ -35,12 +37,12 @@ const toRecord = (row: DeviceCodeRow): Ports.DeviceCodeRecord => ({
 export const make: Effect.Effect<Ports.DeviceCodeStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
   const columns = sql.literal(
-    "device_hash, user_code, client_id, scope, status, user_id, poll_interval, last_polled_at, expires_at, created_at"
+    "device_hash, user_code, client_id, scope, status, user_id, decided_by, poll_interval, last_polled_at, expires_at, created_at"
   )
 
   const insert = (r: Ports.DeviceCodeRecord) =>
     sql`INSERT INTO device_codes (${columns}) VALUES (${r.device_hash}, ${r.user_code}, ${r.client_id}, ${r.scope}, ${r.status},
-      ${Option.getOrNull(r.user_id)}, ${r.interval}, ${Option.getOrNull(Option.map(r.last_polled_at, timeText))},
+      ${Option.getOrNull(r.user_id)}, ${Option.getOrNull(r.decided_by)}, ${r.interval}, ${Option.getOrNull(Option.map(r.last_polled_at, timeText))},
       ${timeText(r.expires_at)}, ${timeText(r.created_at)})`.pipe(Effect.asVoid, storageError("SqlDeviceCodeStore.insert"))
 
   const findBy = (operation: string, column: "user_code" | "device_hash") => (value: string) =>
@@ -49,8 +51,8 @@ export const make: Effect.Effect<Ports.DeviceCodeStore["Type"], never, SqlClient
       storageError(operation)
     )
 
-  const decide = (userCode: string, status: "approved" | "denied", userId: Ids.UserId) =>
-    sql<{ device_hash: string }>`UPDATE device_codes SET status = ${status}, user_id = ${userId}
+  const decide = (userCode: string, status: "approved" | "denied", userId: Ids.UserId, decidedBy: string) =>
+    sql<{ device_hash: string }>`UPDATE device_codes SET status = ${status}, user_id = ${userId}, decided_by = ${decidedBy}
       WHERE user_code = ${userCode} AND status = 'pending' RETURNING device_hash`.pipe(
       Effect.map((rows) => rows.length > 0),
       storageError("SqlDeviceCodeStore.decide")

@@ -47,11 +47,32 @@ export const make: Effect.Effect<Ports.TokenStore["Type"], never, SqlClient.SqlC
       storageError("SqlTokenStore.findPrincipal")
     )
 
-  const add: Ports.TokenStore["Type"]["add"] = (input) =>
-    sql`INSERT INTO tokens (hash, user_id, expires_at, created_at)
-      VALUES (${input.hash}, ${input.user_id}, ${Option.getOrNull(Option.map(input.expires_at, timeText))}, ${timeText(input.now)})
-      ON CONFLICT (hash) DO NOTHING`.pipe(Effect.asVoid, storageError("SqlTokenStore.add"))
+  const insert = (input: Parameters<Ports.TokenStore["Type"]["add"]>[0]) => {
+    const values = sql`${input.hash}, ${input.user_id}, ${Option.getOrNull(Option.map(input.expires_at, timeText))}, ${timeText(input.now)}`
+    return Option.match(input.parent_hash, {
+      onNone: () =>
+        sql<{ hash: string }>`INSERT INTO tokens (hash, user_id, expires_at, created_at) VALUES (${values})
+          ON CONFLICT (hash) DO NOTHING RETURNING hash`,
+      // Only while the parent is stored (the foreign key removes the token with it later).
+      onSome: (parent) =>
+        sql<{ hash: string }>`INSERT INTO tokens (hash, user_id, expires_at, created_at, parent_hash)
+          SELECT ${values}, hash FROM tokens WHERE hash = ${parent}
+          ON CONFLICT (hash) DO NOTHING RETURNING hash`
+    })
+  }
 
+  // Nothing inserted: the token was there already (true), or its parent was not (false).
+  const add: Ports.TokenStore["Type"]["add"] = (input) =>
+    insert(input).pipe(
+      Effect.flatMap((rows) =>
+        rows.length > 0
+          ? Effect.succeed(true)
+          : Effect.map(sql`SELECT hash FROM tokens WHERE hash = ${input.hash}`, (found) => found.length > 0)
+      ),
+      storageError("SqlTokenStore.add")
+    )
+
+  // The tokens made from it, and the device logins decided with it, go with it (ON DELETE CASCADE).
   const remove = (hash: string) =>
     sql<{ hash: string }>`DELETE FROM tokens WHERE hash = ${hash} RETURNING hash`.pipe(
       Effect.map((rows) => rows.length > 0),

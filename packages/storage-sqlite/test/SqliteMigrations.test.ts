@@ -6,8 +6,8 @@ import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
 import { describe, expect, it } from "@effect/vitest"
 import { Ids } from "@hosting/core"
-import { Migrations, SqlTraceStore } from "@hosting/storage-sql"
-import { Effect, Option } from "effect"
+import { Migrations, SqlTokenStore, SqlTraceStore } from "@hosting/storage-sql"
+import { DateTime, Effect, Option } from "effect"
 import * as Client from "../src/internal/client.js"
 
 /** Runs the migrations before `first` (by their `<number>_` key), as an older server did. */
@@ -41,5 +41,22 @@ describe("sqlite: migrations over older data", () => {
         offset: 0
       })
       expect([page.total, page.traces.map((t) => t.trace_id)]).toEqual([1, ["t-span"]])
+    }).pipe(Effect.provide(Client.layer({ filename: ":memory:" }))))
+
+  it.effect("0009_token_parents: tokens stored before keep working, and the sessions made from them from now on end with them", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* sql`PRAGMA foreign_keys = ON`
+      yield* migrateBefore("0009")
+      yield* sql`INSERT INTO users (id, name, created_at) VALUES ('user-1', 'One', '2026-11-01T00:00:00.000Z')`
+      yield* sql`INSERT INTO tokens (hash, user_id, expires_at, created_at) VALUES ('old', 'user-1', NULL, '2026-11-01T00:00:00.000Z')`
+      yield* Migrations.run
+      const tokens = yield* SqlTokenStore.make
+      expect(Option.isSome(yield* tokens.findPrincipal("old"))).toBe(true)
+      const now = DateTime.unsafeMake("2026-11-02T00:00:00Z")
+      expect(yield* tokens.add({ hash: "session", user_id: Ids.UserId.make("user-1"), expires_at: Option.none(), parent_hash: Option.some("old"), now }))
+        .toBe(true)
+      expect(yield* tokens.remove("old")).toBe(true)
+      expect(Option.isNone(yield* tokens.findPrincipal("session"))).toBe(true)
     }).pipe(Effect.provide(Client.layer({ filename: ":memory:" }))))
 })

@@ -9,7 +9,7 @@ import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect
 
 interface State {
   users: Map<string, Account.User>
-  tokens: Map<string, { hash: string; user_id: Ids.UserId; expires_at: Option.Option<DateTime.Utc> }>
+  tokens: Map<string, { hash: string; user_id: Ids.UserId; expires_at: Option.Option<DateTime.Utc>; parent_hash: Option.Option<string> }>
   accounts: Map<string, Account.Account>
   memberships: Map<string, { account_id: Ids.AccountId; user_id: Ids.UserId; role: Ids.Role }>
   agents: Map<string, Omit<Agent.AgentRecord, "account">>
@@ -143,11 +143,27 @@ export const make = Effect.gen(function*() {
       }),
     add: (input) =>
       Effect.sync(() => {
-        if (!state.tokens.has(input.hash)) {
-          state.tokens.set(input.hash, { hash: input.hash, user_id: input.user_id, expires_at: input.expires_at })
-        }
+        if (state.tokens.has(input.hash)) return true
+        if (Option.isSome(input.parent_hash) && !state.tokens.has(input.parent_hash.value)) return false
+        state.tokens.set(input.hash, { hash: input.hash, user_id: input.user_id, expires_at: input.expires_at, parent_hash: input.parent_hash })
+        return true
       }),
-    remove: (hash) => Effect.sync(() => state.tokens.delete(hash))
+    // As the SQL stores' foreign keys do: what was made or decided with a token goes with it.
+    remove: (hash) =>
+      Effect.sync(() => {
+        if (!state.tokens.has(hash)) return false
+        const gone = new Set([hash])
+        for (const removed of gone) {
+          state.tokens.delete(removed)
+          for (const token of state.tokens.values()) {
+            if (Option.contains(token.parent_hash, removed)) gone.add(token.hash)
+          }
+        }
+        for (const code of state.deviceCodes.values()) {
+          if (Option.exists(code.decided_by, (by) => gone.has(by))) state.deviceCodes.delete(code.device_hash)
+        }
+        return true
+      })
   })
 
   const findAgentRecord = (accountId: Ids.AccountId, name: Ids.AgentName) =>
@@ -480,11 +496,11 @@ export const make = Effect.gen(function*() {
     insert: (record) => Effect.sync(() => void state.deviceCodes.set(record.device_hash, record)),
     findByUserCode: (userCode) => Effect.sync(() => Option.fromNullable(codeByUser(userCode))),
     findByDeviceHash: (hash) => Effect.sync(() => Option.fromNullable(state.deviceCodes.get(hash))),
-    decide: (userCode, status, userId) =>
+    decide: (userCode, status, userId, decidedBy) =>
       Effect.sync(() => {
         const code = codeByUser(userCode)
         if (code === undefined || code.status !== "pending") return false
-        state.deviceCodes.set(code.device_hash, { ...code, status, user_id: Option.some(userId) })
+        state.deviceCodes.set(code.device_hash, { ...code, status, user_id: Option.some(userId), decided_by: Option.some(decidedBy) })
         return true
       }),
     recordPoll: (hash, at, interval) =>

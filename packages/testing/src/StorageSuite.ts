@@ -118,8 +118,8 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const user = yield* newUser
             const hash = uniqueName("hash")
             const expires = at("2027-01-01T00:00:00.000Z")
-            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), now: at("2026-11-01T00:00:00.000Z") })
-            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), now: at("2026-11-01T00:00:00.000Z") })
+            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), parent_hash: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
+            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.some(expires), parent_hash: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
             const found = Option.getOrThrow(yield* tokens.findPrincipal(hash))
             expect(found.principal.user.id).toBe(user.id)
             expect(Option.map(found.expires_at, DateTime.formatIso)).toEqual(Option.some("2027-01-01T00:00:00.000Z"))
@@ -147,7 +147,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             yield* accounts.setMembership(second.id, user.id, "member")
             yield* accounts.setMembership(first.id, user.id, "owner")
             const hash = uniqueName("hash")
-            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
+            yield* tokens.add({ hash, user_id: user.id, expires_at: Option.none(), parent_hash: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
             const found = Option.getOrThrow(yield* tokens.findPrincipal(hash))
             expect([found.hash, Option.isNone(found.expires_at), found.principal.user.id, found.principal.user.name])
               .toEqual([hash, true, user.id, "Test User"])
@@ -155,8 +155,68 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
               .toEqual([[first.id, first.name, "owner"], [second.id, second.name, "member"]])
             const loner = yield* newUser
             const lonerHash = uniqueName("hash")
-            yield* tokens.add({ hash: lonerHash, user_id: loner.id, expires_at: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
+            yield* tokens.add({ hash: lonerHash, user_id: loner.id, expires_at: Option.none(), parent_hash: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
             expect(Option.getOrThrow(yield* tokens.findPrincipal(lonerHash)).principal.memberships).toEqual([])
+          }))
+      })
+
+      describe("TokenStore: tokens made from tokens", () => {
+        const add = (hash: string, user: Account.User, parent?: string) =>
+          Effect.flatMap(Ports.TokenStore, (tokens) =>
+            tokens.add({
+              hash,
+              user_id: user.id,
+              expires_at: Option.none(),
+              parent_hash: Option.fromNullable(parent),
+              now: at("2026-11-01T00:00:00.000Z")
+            }))
+        const stored = (hash: string) => Effect.map(Effect.flatMap(Ports.TokenStore, (tokens) => tokens.findPrincipal(hash)), Option.isSome)
+
+        it.effect("removing a token removes what was made from it, transitively, and the device logins decided with any of them", () =>
+          Effect.gen(function*() {
+            const tokens = yield* Ports.TokenStore
+            const codes = yield* Ports.DeviceCodeStore
+            const user = yield* newUser
+            const [root, session, device, deviceSession, sibling] = ["root", "session", "device", "device-session", "sibling"].map(uniqueName)
+            expect(yield* add(root!, user)).toBe(true)
+            expect(yield* add(session!, user, root)).toBe(true)
+            expect(yield* add(device!, user, session)).toBe(true)
+            expect(yield* add(deviceSession!, user, device)).toBe(true)
+            expect(yield* add(sibling!, user)).toBe(true)
+            const pending = {
+              device_hash: uniqueName("device"),
+              user_code: uniqueName("UC").toUpperCase(),
+              client_id: "hosting-cli",
+              scope: "",
+              status: "pending" as const,
+              user_id: Option.none(),
+              decided_by: Option.none(),
+              interval: 5,
+              last_polled_at: Option.none(),
+              expires_at: at("2099-01-01T00:00:00.000Z"),
+              created_at: at("2026-11-01T10:00:00.000Z")
+            }
+            yield* codes.insert(pending)
+            expect(yield* codes.decide(pending.user_code, "approved", user.id, session!)).toBe(true)
+            expect(yield* tokens.remove(root!)).toBe(true)
+            for (const hash of [root!, session!, device!, deviceSession!]) expect([hash, yield* stored(hash)]).toEqual([hash, false])
+            expect(yield* stored(sibling!)).toBe(true)
+            expect(Option.isNone(yield* codes.findByDeviceHash(pending.device_hash))).toBe(true)
+          }))
+
+        it.effect("a token is not stored when the one it is made from is gone; removing a child leaves its parent", () =>
+          Effect.gen(function*() {
+            const tokens = yield* Ports.TokenStore
+            const user = yield* newUser
+            const [parent, child, orphan] = ["parent", "child", "orphan"].map(uniqueName)
+            expect(yield* add(orphan!, user, uniqueName("revoked"))).toBe(false)
+            expect(yield* stored(orphan!)).toBe(false)
+            yield* add(parent!, user)
+            yield* add(child!, user, parent)
+            // Adding a stored token again is harmless and says it is stored.
+            expect(yield* add(child!, user, parent)).toBe(true)
+            expect(yield* tokens.remove(child!)).toBe(true)
+            expect([yield* stored(parent!), yield* stored(child!)]).toEqual([true, false])
           }))
       })
 
@@ -168,6 +228,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           scope: "",
           status: "pending",
           user_id: Option.none(),
+          decided_by: Option.none(),
           interval: 5,
           last_polled_at: Option.none(),
           expires_at: at(expiresAt),
@@ -177,17 +238,20 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
         it.effect("codes read back by user code and by hash; a decision lands once; polls record the interval; remove is once", () =>
           Effect.gen(function*() {
             const codes = yield* Ports.DeviceCodeStore
+            const tokens = yield* Ports.TokenStore
             const user = yield* newUser
             const record = code(uniqueName("UC").toUpperCase(), "2026-11-01T10:10:00.000Z")
             yield* codes.insert(record)
             expect(Option.getOrThrow(yield* codes.findByUserCode(record.user_code))).toEqual(record)
             expect(Option.getOrThrow(yield* codes.findByDeviceHash(record.device_hash)).user_code).toBe(record.user_code)
-            expect(yield* codes.decide(record.user_code, "approved", user.id)).toBe(true)
-            expect(yield* codes.decide(record.user_code, "denied", user.id)).toBe(false)
+            const session = uniqueName("session")
+            yield* tokens.add({ hash: session, user_id: user.id, expires_at: Option.none(), parent_hash: Option.none(), now: at("2026-11-01T00:00:00.000Z") })
+            expect(yield* codes.decide(record.user_code, "approved", user.id, session)).toBe(true)
+            expect(yield* codes.decide(record.user_code, "denied", user.id, session)).toBe(false)
             yield* codes.recordPoll(record.device_hash, at("2026-11-01T10:01:00.000Z"), 10)
             const polled = Option.getOrThrow(yield* codes.findByDeviceHash(record.device_hash))
-            expect([polled.status, polled.user_id, polled.interval, Option.map(polled.last_polled_at, DateTime.formatIso)])
-              .toEqual(["approved", Option.some(user.id), 10, Option.some("2026-11-01T10:01:00.000Z")])
+            expect([polled.status, polled.user_id, polled.decided_by, polled.interval, Option.map(polled.last_polled_at, DateTime.formatIso)])
+              .toEqual(["approved", Option.some(user.id), Option.some(session), 10, Option.some("2026-11-01T10:01:00.000Z")])
             expect(yield* codes.remove(record.device_hash)).toBe(true)
             expect(yield* codes.remove(record.device_hash)).toBe(false)
             expect(Option.isNone(yield* codes.findByUserCode(record.user_code))).toBe(true)
