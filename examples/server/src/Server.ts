@@ -203,8 +203,8 @@ export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1])
     Layer.provideMerge(HostingHttp.layer({
       maxBodyBytes: config.maxBodyBytes,
       publicUrl: config.publicUrl,
-      maxStreamsPerToken: config.maxStreamsPerToken,
-      rateLimit: { perToken: config.rateLimit, perIp: config.rateLimitIp, trustedProxies: config.trustProxy }
+      maxStreamsPerUser: config.maxStreamsPerToken,
+      rateLimit: { perUser: config.rateLimit, perIp: config.rateLimitIp, trustedProxies: config.trustProxy }
     })),
     Layer.provide(core(config, fixtures))
   )

@@ -53,9 +53,9 @@ export interface ServerConfig {
   readonly requestTimeoutMs: number
   /** Milliseconds an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number
-  /** Most event and reply streams one credential holds open (0: no limit). */
+  /** Most event and reply streams one user holds open, all their tokens and sessions together (0: no limit). */
   readonly maxStreamsPerToken: number
-  /** Requests per credential; undefined for no limit. */
+  /** Requests per user, all their tokens and sessions together; undefined for no limit. */
   readonly rateLimit: RateLimit.Rate | undefined
   /** Requests per client address (anonymous, or a credential not seen yet); undefined for no limit. */
   readonly rateLimitIp: RateLimit.Rate | undefined

@@ -115,6 +115,7 @@ export const make = (options: { readonly maxBodyBytes: number }): Effect.Effect<
             limiter,
             headerCredential(authorization),
             () => limiter.clientAddress(request.socket.remoteAddress, headers["x-forwarded-for"]),
+            RateLimit.userOf(identity.authenticate(token.value)),
             program
           )
           : program

@@ -27,9 +27,9 @@ export interface HostingHttpOptions {
   readonly maxBodyBytes?: number
   /** The API's public base URL (`https://host/api/v1`), for links it hands out; derived from each request when absent. */
   readonly publicUrl?: string | undefined
-  /** Most event and reply streams one credential may hold open (default: no limit; the example server's default is 100). */
-  readonly maxStreamsPerToken?: number | undefined
-  /** Requests allowed per credential and per client address (default: no limit). */
+  /** Most event and reply streams one user may hold open, over all their tokens and sessions (default: no limit; the example server's default is 100). */
+  readonly maxStreamsPerUser?: number | undefined
+  /** Requests allowed per user and per client address (default: no limit). */
   readonly rateLimit?: RateLimit.RateLimitOptions | undefined
 }
 
@@ -37,7 +37,7 @@ export interface HostingHttpOptions {
 const defaultMaxBodyBytes = 2 * 1024 * 1024
 
 const streamLimits = (options: HostingHttpOptions) =>
-  StreamLimits.layer({ maxPerCredential: options.maxStreamsPerToken ?? 0 })
+  StreamLimits.layer({ maxPerUser: options.maxStreamsPerUser ?? 0 })
 
 const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamLimits.StreamLimits>) =>
   Layer.mergeAll(

@@ -1,16 +1,19 @@
 /**
- * Rate limiting: a token bucket per credential and per client address, kept
- * in memory (bounded; the least recently used keys go first). A refused
- * request is answered 429 `rate_limited` with `Retry-After`; every limited
- * answer carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset`
- * and `RateLimit-Policy`.
+ * Rate limiting: a token bucket per user and per client address, kept in
+ * memory (bounded; the least recently used keys go first). A refused request
+ * is answered 429 `rate_limited` with `Retry-After`; every limited answer
+ * carries `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` and
+ * `RateLimit-Policy`.
  *
  * Who is charged:
  * - a request without a credential: its client address;
- * - a request with a credential that authenticated before: that credential;
- * - a request with a credential not seen yet: its client address, and the
- *   credential is remembered once an answer other than 401 shows it is
- *   valid. Made-up tokens therefore never escape the address's limit.
+ * - a request with a credential known to belong to a user: that user, whose
+ *   tokens and sessions all share one bucket (minting more sessions buys no
+ *   more requests);
+ * - a request with a credential not seen yet: its client address, then, if
+ *   the credential authenticates, its user too, and the credential is
+ *   remembered as the user's. Made-up tokens therefore never escape the
+ *   address's limit.
  *
  * The client address is the connection's, or with `trustedProxies` = n the
  * n-th `X-Forwarded-For` entry from the right (the one the outermost trusted
@@ -19,9 +22,9 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Identity } from "@hosting/core"
+import { Identity, type Principal } from "@hosting/core"
 import { Context, Effect, Layer, Option } from "effect"
-import { credentialOf } from "./Auth.js"
+import { credentialOf, requirePrincipal } from "./Auth.js"
 import { causeResponse, json } from "./ErrorResponses.js"
 
 /** `requests` every `seconds`: the bucket's size, refilled evenly over the window. */
@@ -32,8 +35,8 @@ export interface Rate {
 
 /** Options of the rate limit; every limit is off unless given. */
 export interface RateLimitOptions {
-  /** Per credential (bearer token or browser session). */
-  readonly perToken?: Rate | undefined
+  /** Per user: every bearer token and browser session of a user together. */
+  readonly perUser?: Rate | undefined
   /** Per client address, for requests without a known credential. */
   readonly perIp?: Rate | undefined
   /** Proxies in front of the server whose `X-Forwarded-For` entries are trusted; 0 (default) trusts none. */
@@ -101,20 +104,20 @@ const buckets = (rate: Rate, maxKeys: number, now: () => number) => {
   return { take, size: () => table.size }
 }
 
-/** Credentials that authenticated, at most `maxKeys` (least recently used dropped first). */
-const knownSet = (maxKeys: number) => {
-  const table = new Set<string>()
+/** The users of credentials that authenticated, at most `maxKeys` (least recently used dropped first). */
+const knownUsers = (maxKeys: number) => {
+  const table = new Map<string, string>()
   return {
-    has: (key: string) => {
-      if (!table.has(key)) return false
+    get: (key: string) => {
+      const user = table.get(key)
+      if (user === undefined) return undefined
       table.delete(key)
-      table.add(key)
-      return true
+      table.set(key, user)
+      return user
     },
-    add: (key: string) => {
-      if (table.has(key)) return
-      if (table.size >= maxKeys) table.delete(table.values().next().value!)
-      table.add(key)
+    set: (key: string, user: string) => {
+      if (!table.has(key) && table.size >= maxKeys) table.delete(table.keys().next().value!)
+      table.set(key, user)
     }
   }
 }
@@ -138,12 +141,12 @@ export interface Service {
   readonly clientAddress: (remoteAddress: string | undefined, forwardedFor: string | ReadonlyArray<string> | undefined) => string
   /** Charges one request to an address; undefined when addresses are not limited. */
   readonly takeAddress: (address: string) => Decision | undefined
-  /** Charges one request to a credential's key; undefined when credentials are not limited. */
-  readonly takeCredential: (key: string) => Decision | undefined
-  /** Whether a credential's key has authenticated before. */
-  readonly isKnown: (key: string) => boolean
-  /** Remembers a credential's key as valid. */
-  readonly remember: (key: string) => void
+  /** Charges one request to a user; undefined when users are not limited. */
+  readonly takeUser: (user: string) => Decision | undefined
+  /** The user a credential's key authenticated as, if it did before. */
+  readonly userOf: (key: string) => string | undefined
+  /** Remembers a credential's key as the user's. */
+  readonly remember: (key: string, user: string) => void
 }
 
 /** The rate limiter of one server. */
@@ -154,8 +157,8 @@ export const make = (options: RateLimitOptions = {}): Service => {
   const maxKeys = options.maxKeys ?? 100_000
   const hops = Math.max(0, Math.floor(options.trustedProxies ?? 0))
   const byAddress = options.perIp === undefined ? undefined : buckets(options.perIp, maxKeys, now)
-  const byCredential = options.perToken === undefined ? undefined : buckets(options.perToken, maxKeys, now)
-  const known = knownSet(maxKeys)
+  const byUser = options.perUser === undefined ? undefined : buckets(options.perUser, maxKeys, now)
+  const known = knownUsers(maxKeys)
   const clientAddress = (remoteAddress: string | undefined, forwardedFor: string | ReadonlyArray<string> | undefined) => {
     const direct = remoteAddress ?? "unknown"
     if (hops === 0 || forwardedFor === undefined) return addressKey(direct)
@@ -166,12 +169,12 @@ export const make = (options: RateLimitOptions = {}): Service => {
     return addressKey(seen ?? direct)
   }
   return {
-    enabled: byAddress !== undefined || byCredential !== undefined,
+    enabled: byAddress !== undefined || byUser !== undefined,
     clientAddress,
     takeAddress: (address) => byAddress?.take(address),
-    takeCredential: (key) => byCredential?.take(key),
-    isKnown: (key) => known.has(key),
-    remember: (key) => known.add(key)
+    takeUser: (user) => byUser?.take(user),
+    userOf: known.get,
+    remember: known.set
   }
 }
 
@@ -190,18 +193,18 @@ export const headersOf = (decision: Decision): Record<string, string> => {
   return headers
 }
 
-const refusalDetails = (decision: Decision, who: "address" | "credential") =>
+const refusalDetails = (decision: Decision, who: "address" | "user") =>
   `Too many requests from this ${who}: at most ${decision.rate.requests} every ${decision.rate.seconds} seconds. ` +
   `Retry after ${decision.retryAfter} seconds.`
 
 /** The 429 answer of a refused request, as `{ status, headers, body }` for servers that answer before routing. */
-export const refusal = (decision: Decision, who: "address" | "credential") => ({
+export const refusal = (decision: Decision, who: "address" | "user") => ({
   status: 429 as const,
   headers: { "content-type": "application/json", ...headersOf(decision) },
   body: JSON.stringify({ error: "rate_limited", details: refusalDetails(decision, who) })
 })
 
-const refusedResponse = (decision: Decision, who: "address" | "credential") =>
+const refusedResponse = (decision: Decision, who: "address" | "user") =>
   json(429, "rate_limited", refusalDetails(decision, who), headersOf(decision))
 
 const withHeaders = (response: HttpServerResponse.HttpServerResponse, decision: Decision | undefined) =>
@@ -209,42 +212,56 @@ const withHeaders = (response: HttpServerResponse.HttpServerResponse, decision: 
 
 /**
  * Charges one request to the limiter, then answers it with `answered`
- * unless it is refused: to its credential (`credential`, as `credentialOf`
- * gives it) when that authenticated before, else to its client address. A
- * new credential is remembered once its answer is not a 401. The answer
- * carries the `RateLimit-*` headers of the bucket charged.
+ * unless it is refused: to the user its credential (`credential`, as
+ * `credentialOf` gives it) belongs to when that is known, else to its client
+ * address. A new credential is looked up with `userOf` (once the address
+ * has paid, so that made-up tokens cost no lookup past the address's limit)
+ * and, when it authenticates, charged to its user as well and remembered.
+ * The answer carries the `RateLimit-*` headers of the last bucket charged.
  */
-export const charge = <E, R>(
+export const charge = <E, R, R2>(
   limiter: Service,
   credential: string | undefined,
   address: () => string,
+  userOf: Effect.Effect<Option.Option<string>, never, R2>,
   answered: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | R2> =>
   Effect.gen(function*() {
-    const key = credential === undefined ? undefined : yield* Identity.hashToken(credential)
-    if (key !== undefined && limiter.isKnown(key)) {
-      const decision = limiter.takeCredential(key)
-      if (decision !== undefined && !decision.allowed) return refusedResponse(decision, "credential")
-      return withHeaders(yield* answered, decision)
+    const asUser = (user: string, byAddress: Decision | undefined) => {
+      const decision = limiter.takeUser(user)
+      if (decision !== undefined && !decision.allowed) return Effect.succeed(refusedResponse(decision, "user"))
+      return Effect.map(answered, (response) => withHeaders(response, decision ?? byAddress))
     }
-    const decision = limiter.takeAddress(address())
-    if (decision !== undefined && !decision.allowed) return refusedResponse(decision, "address")
-    const response = yield* answered
-    if (key !== undefined && response.status !== 401) limiter.remember(key)
-    return withHeaders(response, decision)
+    const key = credential === undefined ? undefined : yield* Identity.hashToken(credential)
+    const known = key === undefined ? undefined : limiter.userOf(key)
+    if (known !== undefined) return yield* asUser(known, undefined)
+    const byAddress = limiter.takeAddress(address())
+    if (byAddress !== undefined && !byAddress.allowed) return refusedResponse(byAddress, "address")
+    const user = key === undefined ? Option.none<string>() : yield* userOf
+    if (Option.isNone(user)) return withHeaders(yield* answered, byAddress)
+    limiter.remember(key!, user.value)
+    return yield* asUser(user.value, byAddress)
   })
+
+/** The user a credential authenticates as (`charge`'s `userOf`); none when it does not. */
+export const userOf = <E, R>(authenticated: Effect.Effect<Principal.Principal, E, R>): Effect.Effect<Option.Option<string>, never, R> =>
+  authenticated.pipe(
+    Effect.map((principal) => Option.some<string>(principal.user.id)),
+    Effect.orElseSucceed(() => Option.none<string>())
+  )
 
 /**
  * The API-level middleware that applies the limiter to every request. The
- * app's failures are answered here (as ErrorResponses does) so that the
- * status that tells whether a credential is valid is known.
+ * app's failures are answered here (as ErrorResponses does) so that error
+ * answers carry the `RateLimit-*` headers too.
  */
-export const middleware = HttpApiBuilder.middleware(Effect.map(RateLimiter, (limiter) => (app) =>
+export const middleware = HttpApiBuilder.middleware(Effect.map(Effect.all([RateLimiter, Identity.Identity]), ([limiter, identity]) => (app) =>
   !limiter.enabled ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
     charge(
       limiter,
       credentialOf(request),
       () => limiter.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]),
+      userOf(requirePrincipal(identity)),
       Effect.catchAllCause(app, causeResponse)
     ))
 ))

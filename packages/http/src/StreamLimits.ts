@@ -1,21 +1,21 @@
 /**
  * At most N server-sent streams (account events and reply streams together)
- * open at once per credential (bearer token or browser session), so that one
- * caller cannot hold every connection of the server. A stream's slot is
- * taken when the handler answers and given back when its request ends: the
- * client went away, the stream ended, or the server stopped.
+ * open at once per user, whatever tokens and sessions they use (an anonymous
+ * caller: per client address), so that one person cannot hold every
+ * connection of the server by minting sessions. A stream's slot is taken
+ * when the handler answers and given back when its request ends: the client
+ * went away, the stream ended, or the server stopped.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Identity } from "@hosting/core"
-import { Context, Effect, Layer, Scope } from "effect"
-import { credentialOf } from "./Auth.js"
+import { Principal } from "@hosting/core"
+import { Context, Effect, Layer, Option, Scope } from "effect"
 import { json } from "./ErrorResponses.js"
 
 /** Options of the stream limit. */
 export interface StreamLimitsOptions {
-  /** Most streams one credential may hold open; 0 for no limit. */
-  readonly maxPerCredential: number
+  /** Most streams one user may hold open; 0 for no limit. */
+  readonly maxPerUser: number
 }
 
 /** Seconds a refused client is told to wait (`Retry-After`): about the time a browser tab takes to let a stream go. */
@@ -41,7 +41,7 @@ export class StreamLimits extends Context.Tag("@hosting/http/StreamLimits")<Stre
 /** The count of open streams per key; a key leaves the table with its last stream. */
 export const make = (options: StreamLimitsOptions): Service => {
   const open = new Map<string, number>()
-  const max = Math.max(0, Math.floor(options.maxPerCredential))
+  const max = Math.max(0, Math.floor(options.maxPerUser))
   const release = (key: string) =>
     Effect.sync(() => {
       const count = (open.get(key) ?? 0) - 1
@@ -62,24 +62,26 @@ export const make = (options: StreamLimitsOptions): Service => {
 /** The stream limit with the given options. */
 export const layer = (options: StreamLimitsOptions) => Layer.sync(StreamLimits, () => make(options))
 
-/** The key of the current request's credential: a hash, so that no token is kept in memory. */
-export const keyOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string> => {
-  const credential = credentialOf(request)
-  return credential === undefined ? Effect.succeed("anonymous") : Identity.hashToken(credential)
-}
+/** The key of the current request: its user, else (no one signed in) the connection's address. */
+export const keyOf = (request: HttpServerRequest.HttpServerRequest): Effect.Effect<string> =>
+  Effect.map(Effect.serviceOption(Principal.CurrentPrincipal), (principal) =>
+    Option.match(principal, {
+      onSome: ({ user }) => `user:${user.id}`,
+      onNone: () => `address:${Option.getOrElse(request.remoteAddress, () => "unknown")}`
+    }))
 
-/** The 429 of a credential that holds the most streams. */
+/** The 429 of a user who holds the most streams. */
 export const refused = (max: number): HttpServerResponse.HttpServerResponse =>
   json(
     429,
     "too_many_streams",
-    `This credential already holds ${max} open event or reply streams, the most allowed; close one and retry.`,
+    `You already hold ${max} open event or reply streams (all your tokens and sessions together), the most allowed; close one and retry.`,
     { "retry-after": String(retryAfterSeconds) }
   )
 
 /**
- * Runs `open` (which builds a stream's response) when the caller's
- * credential may hold one more stream, for as long as the request lasts;
+ * Runs `open` (which builds a stream's response) when the caller may hold
+ * one more stream, for as long as the request lasts;
  * else answers 429 `too_many_streams` with `Retry-After`. The slot is taken
  * before `open` runs, so that concurrent opens cannot overshoot, and given
  * back if `open` fails.

@@ -1,8 +1,8 @@
 /**
- * Rate limiting per credential and per client address: 429 `rate_limited`
- * with `Retry-After` and `RateLimit-*` headers, made-up tokens charged to
- * their address, buckets that refill, X-Forwarded-For trusted only as far as
- * configured.
+ * Rate limiting per user and per client address: 429 `rate_limited` with
+ * `Retry-After` and `RateLimit-*` headers, one bucket for all of a user's
+ * tokens and sessions, made-up tokens charged to their address, buckets that
+ * refill, X-Forwarded-For trusted only as far as configured.
  */
 import { describe, expect, it, layer as withLayer } from "@effect/vitest"
 import { RateLimit } from "@hosting/http"
@@ -44,7 +44,7 @@ describe("rate limits", () => {
   withLayer(
     layer({
       rateLimit: {
-        perToken: { requests: perWindow, seconds: windowSeconds },
+        perUser: { requests: perWindow, seconds: windowSeconds },
         perIp: { requests: perWindow, seconds: windowSeconds },
         trustedProxies: 1,
         now
@@ -78,25 +78,48 @@ describe("rate limits", () => {
         expect(statuses).toEqual([401, 401, 401, 429, 429])
       }))
 
-    it.effect("a valid token has a budget of its own, apart from its address's; past it, 429 names the credential", () =>
+    it.effect("a signed-in user has a budget of their own, apart from their address's; past it, 429 names the user", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         const address = from("198.51.100.4")
-        // The first request of a token is charged to its address; afterwards the token is known.
+        // The first request of a token is charged to its address and to its user; afterwards the token is known.
         expect((yield* raw("GET", "/me", { token: team.tokens.owner, headers: address })).status).toBe(200)
         for (let i = 0; i < perWindow - 1; i++) expect((yield* raw("GET", "/agents", { headers: address })).status).toBe(200)
         expect((yield* raw("GET", "/agents", { headers: address })).status).toBe(429)
-        // The address is spent, the token is not.
+        // The address is spent, the user is not.
         const own = []
-        for (let i = 0; i < perWindow; i++) own.push((yield* raw("GET", "/me", { token: team.tokens.owner, headers: address })).status)
-        expect(own).toEqual([200, 200, 200])
+        for (let i = 0; i < perWindow - 1; i++) own.push((yield* raw("GET", "/me", { token: team.tokens.owner, headers: address })).status)
+        expect(own).toEqual([200, 200])
         const refused = yield* raw("GET", "/me", { token: team.tokens.owner, headers: address })
         expect(refused.status).toBe(429)
         expectErrorBody(refused.body, "rate_limited")
-        expect(refused.body.details).toContain("credential")
+        expect(refused.body.details).toContain("user")
         expect(Number(refused.headers["retry-after"])).toBeGreaterThanOrEqual(1)
         // Another person's token is not affected.
         expect((yield* raw("GET", "/me", { token: team.tokens.admin, headers: from("198.51.100.5") })).status).toBe(200)
+      }))
+
+    it.effect("new sessions buy no more requests: every token and session of a user draws on one bucket", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        // Two browser sessions signed in with the member's token, each from an address of its own.
+        const sessions = []
+        for (let i = 0; i < 2; i++) {
+          const signedIn = yield* raw("POST", "/session", { json: { token: team.tokens.member }, headers: from(`198.51.100.${20 + i}`) })
+          expect(signedIn.status).toBe(200)
+          sessions.push((signedIn.headers["set-cookie"] ?? "").split(";")[0]!)
+        }
+        // The token and each session, from addresses with budget to spare: three requests for the person in all.
+        const statuses = [
+          (yield* raw("GET", "/me", { token: team.tokens.member, headers: from("198.51.100.30") })).status,
+          (yield* raw("GET", "/me", { headers: { cookie: sessions[0]!, ...from("198.51.100.31") } })).status,
+          (yield* raw("GET", "/me", { headers: { cookie: sessions[1]!, ...from("198.51.100.32") } })).status,
+          (yield* raw("GET", "/me", { headers: { cookie: sessions[1]!, ...from("198.51.100.33") } })).status,
+          (yield* raw("GET", "/me", { token: team.tokens.member, headers: from("198.51.100.34") })).status
+        ]
+        expect(statuses).toEqual([200, 200, 200, 429, 429])
+        // Someone else's budget is untouched.
+        expect((yield* raw("GET", "/me", { token: team.tokens.admin, headers: from("198.51.100.35") })).status).toBe(200)
       }))
 
     it.effect("the bucket refills: after Retry-After seconds the address is served again", () =>

@@ -1,14 +1,14 @@
 /**
- * At most N event and reply streams per credential: one more is 429
- * `too_many_streams` with `Retry-After`; a stream that ends gives its slot
- * back, and open/close cycles leave nothing held.
+ * At most N event and reply streams per user, over all their tokens and
+ * sessions: one more is 429 `too_many_streams` with `Retry-After`; a stream
+ * that ends gives its slot back, and open/close cycles leave nothing held.
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { StreamLimits } from "@hosting/http"
 import { Seed } from "@hosting/testing"
 import { Effect } from "effect"
 import { deployedAgent, newConversationId, replies, send, settledHistory } from "./ChatHelpers.js"
-import { expectErrorBody, layer, port } from "./HttpTestServer.js"
+import { expectErrorBody, layer, port, raw } from "./HttpTestServer.js"
 import { open, type RawStream } from "./sse.js"
 
 const max = 2
@@ -29,8 +29,8 @@ const eventually = <R>(what: string, check: Effect.Effect<boolean, never, R>) =>
     }
   })
 
-describe("HTTP: open streams per credential", () => {
-  withLayer(layer({ maxStreamsPerToken: max, echo: { delay: 0 } }), { excludeTestServices: true })((it) => {
+describe("HTTP: open streams per user", () => {
+  withLayer(layer({ maxStreamsPerUser: max, echo: { delay: 0 } }), { excludeTestServices: true })((it) => {
     it.effect("a token holds at most N streams, events and replies together; the next is 429 too_many_streams with Retry-After", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
@@ -65,6 +65,23 @@ describe("HTTP: open streams per credential", () => {
           return false
         }))
         yield* closeAll([second, admin])
+        yield* eventually("every slot is back", Effect.sync(() => limits.keys() === 0))
+      }))
+
+    it.effect("a user's sessions share the limit: signing in again gives no more streams", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const url = `http://127.0.0.1:${yield* port}/api/v1/accounts/${team.account}/events`
+        const sessions = yield* Effect.forEach(Array.from({ length: max + 1 }), () =>
+          Effect.map(raw("POST", "/session", { json: { token: team.tokens.member } }), (r) => (r.headers["set-cookie"] ?? "").split(";")[0]!))
+        const opened = yield* Effect.forEach(sessions, (cookie) => Effect.promise(() => open(url, { cookie })))
+        expect(opened.map((s) => s.status)).toEqual([...Array(max).fill(200), 429])
+        expectErrorBody(opened[max]!.body, "too_many_streams")
+        // The token the sessions came from is the same person too.
+        const token = yield* events(team, team.tokens.member)
+        expect(token.status).toBe(429)
+        yield* closeAll(opened)
+        const limits = yield* StreamLimits.StreamLimits
         yield* eventually("every slot is back", Effect.sync(() => limits.keys() === 0))
       }))
 
