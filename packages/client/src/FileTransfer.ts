@@ -73,7 +73,9 @@ const contentPath = (deploymentId: string, key: string) =>
 const uploadRequest = (options: ClientOptions, uploadUrl: string, deploymentId: string, key: string) => {
   const base = new URL(normalizeBaseUrl(options.baseUrl))
   const target = new URL(uploadUrl, base)
-  const own = target.host === base.host && target.pathname === `${base.pathname}${contentPath(deploymentId, key)}`
+  // The API's own upload route, named by its path: the server may name itself by another host than the client's
+  // base URL (its listening address), and the bytes and the token go to the base URL anyway.
+  const own = target.search === "" && target.pathname === `${base.pathname}${contentPath(deploymentId, key)}`
   return own
     ? authorize(options)(HttpClientRequest.put(`${base.href}${contentPath(deploymentId, key)}`))
     : HttpClientRequest.put(target.href)

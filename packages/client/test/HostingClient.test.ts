@@ -141,5 +141,21 @@ describe("HostingClient", () => {
         })
         expect(uploaded).toMatchObject({ size: 0, status: "ready" })
       }))
+
+    it.effect("a client on another name of the server (localhost) uploads through the API's route the server names by its address", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = yield* Seed.deployment(team)
+        const uploaded = yield* FileTransfer.upload({
+          baseUrl: (yield* baseUrl).replace("127.0.0.1", "localhost"),
+          token: team.tokens.member,
+          deploymentId: deployment.id,
+          filename: "named.txt",
+          contentType: "text/plain",
+          size: 5,
+          content: Stream.make(new TextEncoder().encode("hello"))
+        })
+        expect(uploaded).toMatchObject({ size: 5, status: "ready" })
+      }))
   })
 })

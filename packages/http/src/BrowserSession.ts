@@ -7,6 +7,7 @@ import type { HttpServerRequest } from "@effect/platform"
 import { ApiErrors, HostingApi, SessionApi } from "@hosting/api"
 import { Identity } from "@hosting/core"
 import { Effect } from "effect"
+import * as PublicUrl from "./PublicUrl.js"
 
 /** Name of the session cookie. */
 export const cookieName = SessionApi.cookieName
@@ -45,11 +46,11 @@ export const clearCookie = (secure: boolean) =>
   `${cookieName}=; HttpOnly; SameSite=Strict; Path=${HostingApi.basePath}; Max-Age=0${secure ? "; Secure" : ""}`
 
 /** False for a request sent from another origin (a page of this server sends only to itself). */
-export const sameOrigin = (request: HttpServerRequest.HttpServerRequest) => {
+export const sameOrigin = (request: HttpServerRequest.HttpServerRequest, options: PublicUrl.PublicUrlOptions) => {
   const origin = request.headers["origin"]
   if (origin === undefined || origin === "null") return origin === undefined
   try {
-    return new URL(origin).host === (request.headers["x-forwarded-host"] ?? request.headers["host"])
+    return new URL(origin).host === PublicUrl.pageHostOf(request, options)
   } catch {
     return false
   }

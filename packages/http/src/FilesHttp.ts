@@ -9,6 +9,7 @@ import { HostingApi } from "@hosting/api"
 import { Errors, File, Files, Principal } from "@hosting/core"
 import { Effect, Option, Stream } from "effect"
 import { handle } from "./ErrorMapping.js"
+import * as PublicUrl from "./PublicUrl.js"
 
 const view = (f: File.FileRecord) => ({
   key: f.key,
@@ -42,7 +43,8 @@ export const parseRange = (header: string | undefined, size: number) => {
   return { start, end }
 }
 
-export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "files", (handlers) =>
+/** The files routes; `upload_url` of a store without presigned uploads is this API's route under the public URL (PublicUrl.ts). */
+export const layerWith = (options: PublicUrl.PublicUrlOptions) => HttpApiBuilder.group(HostingApi.HostingApi, "files", (handlers) =>
   Effect.gen(function*() {
     const files = yield* Files.Files
     const caller = Principal.CurrentPrincipal
@@ -52,10 +54,9 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "files", (handl
           const principal = yield* caller
           const request = yield* HttpServerRequest.HttpServerRequest
           const reserved = yield* handle(files.reserve(principal, path.deploymentId, payload))
-          const host = request.headers["host"] ?? "localhost"
           const upload_url = Option.getOrElse(
             reserved.presigned_url,
-            () => `http://${host}${HostingApi.basePath}/deployments/${path.deploymentId}/files/${reserved.file.key}/content`
+            () => `${PublicUrl.baseOf(request, options)}/deployments/${path.deploymentId}/files/${reserved.file.key}/content`
           )
           return { ...view(reserved.file), upload_url, expires_at: reserved.expires_at }
         }))
@@ -109,3 +110,6 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "files", (handl
           })
         }))
   }))
+
+/** The files routes with links under the listening address (no public URL, no trusted proxy). */
+export const layer = layerWith({})

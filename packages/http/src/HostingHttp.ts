@@ -15,6 +15,7 @@ import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
+import * as PublicUrl from "./PublicUrl.js"
 import * as RateLimit from "./RateLimit.js"
 import * as ReferencePage from "./ReferencePage.js"
 import * as SessionHttp from "./SessionHttp.js"
@@ -25,8 +26,13 @@ import * as TracesHttp from "./TracesHttp.js"
 export interface HostingHttpOptions {
   /** Largest request body accepted, in bytes (default 2 MiB). */
   readonly maxBodyBytes?: number
-  /** The API's public base URL (`https://host/api/v1`), for links it hands out; derived from each request when absent. */
+  /**
+   * The API's public base URL (`https://host/api/v1`), for links it hands out; when absent, the host a trusted
+   * proxy forwarded, else the address the request arrived on (never a `Host` a client chose: PublicUrl.ts).
+   */
   readonly publicUrl?: string | undefined
+  /** Proxies in front of the server whose `X-Forwarded-*` headers are trusted (default: `rateLimit.trustedProxies`, else none). */
+  readonly trustedProxies?: number | undefined
   /** Most event and reply streams one user may hold open, over all their tokens and sessions (default: no limit; the example server's default is 100). */
   readonly maxStreamsPerUser?: number | undefined
   /** Requests allowed per user and per client address (default: no limit). */
@@ -39,6 +45,12 @@ const defaultMaxBodyBytes = 2 * 1024 * 1024
 const streamLimits = (options: HostingHttpOptions) =>
   StreamLimits.layer({ maxPerUser: options.maxStreamsPerUser ?? 0 })
 
+/** Where links point: the public URL, else what trusted proxies forwarded, else the listening address. */
+const publicUrlOf = (options: HostingHttpOptions): PublicUrl.PublicUrlOptions => ({
+  publicUrl: options.publicUrl,
+  trustedProxies: options.trustedProxies ?? options.rateLimit?.trustedProxies
+})
+
 const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamLimits.StreamLimits>) =>
   Layer.mergeAll(
     AgentsHttp.publicLayer,
@@ -46,11 +58,11 @@ const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamL
     AccountsHttp.layer,
     DeploymentsHttp.layer,
     ChatHttp.layer,
-    FilesHttp.layer,
+    FilesHttp.layerWith(publicUrlOf(options)),
     TracesHttp.layer,
-    OAuthHttp.layer(options),
-    OAuthHttp.wellKnownLayer(options),
-    SessionHttp.layer(options)
+    OAuthHttp.layer(publicUrlOf(options)),
+    OAuthHttp.wellKnownLayer(publicUrlOf(options)),
+    SessionHttp.layer(publicUrlOf(options))
   ).pipe(Layer.provide(Auth.layer), Layer.provide(PublicAgentCache.layer), Layer.provide(streams))
 
 /**

@@ -12,22 +12,10 @@ import { DeviceAuth, Identity } from "@hosting/core"
 import { Effect, Either, Option } from "effect"
 import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
+import * as PublicUrl from "./PublicUrl.js"
 
 /** Name of the approval page's session cookie (the browser session of the dashboard too). */
 export const sessionCookie = BrowserSession.cookieName
-
-/**
- * The public base URL of the API (`https://host/api/v1`): the configured one,
- * else the request's host and protocol (honouring X-Forwarded-Proto/Host).
- */
-export const publicBase = (request: HttpServerRequest.HttpServerRequest, configured: string | undefined): string => {
-  if (configured !== undefined) return configured.replace(/\/+$/, "")
-  const forwardedProto = request.headers["x-forwarded-proto"]?.split(",")[0]?.trim()
-  const forwardedHost = request.headers["x-forwarded-host"]?.split(",")[0]?.trim()
-  const host = forwardedHost ?? request.headers["host"] ?? "localhost"
-  const proto = forwardedProto === "https" || forwardedProto === "http" ? forwardedProto : "http"
-  return `${proto}://${host}${HostingApi.basePath}`
-}
 
 const escapeHtml = (text: string) =>
   text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
@@ -93,17 +81,15 @@ const approvalForm = (name: string, session: string, view: Option.Option<DeviceA
 
 const crossOrigin = () => page("Request refused", "<p class=\"error\">This form can only be sent from this server's page.</p>", 403)
 
-export interface OAuthHttpOptions {
-  /** The API's public base URL; derived from each request when absent. */
-  readonly publicUrl?: string | undefined
-}
+/** Where the device flow's links point (PublicUrl.ts): the public URL, else a trusted proxy's host, else the listening address. */
+export interface OAuthHttpOptions extends PublicUrl.PublicUrlOptions {}
 
 export const layer = (options: OAuthHttpOptions = {}) =>
   HttpApiBuilder.group(HostingApi.HostingApi, "oauth", (handlers) =>
     Effect.gen(function*() {
       const auth = yield* DeviceAuth.DeviceAuth
       const identity = yield* Identity.Identity
-      const base = Effect.map(HttpServerRequest.HttpServerRequest, (request) => publicBase(request, options.publicUrl))
+      const base = Effect.map(HttpServerRequest.HttpServerRequest, (request) => PublicUrl.baseOf(request, options))
 
       /** The signed-in user of the page, with the session token. */
       const session = Effect.gen(function*() {
@@ -145,7 +131,7 @@ export const layer = (options: OAuthHttpOptions = {}) =>
         .handle("deviceSession", ({ payload }) =>
           handle(Effect.gen(function*() {
             const request = yield* HttpServerRequest.HttpServerRequest
-            if (!BrowserSession.sameOrigin(request)) return crossOrigin()
+            if (!BrowserSession.sameOrigin(request, options)) return crossOrigin()
             const typed = payload.user_code ?? ""
             const signedIn = yield* auth.signIn(payload.token).pipe(
               Effect.map(Option.some),
@@ -159,7 +145,7 @@ export const layer = (options: OAuthHttpOptions = {}) =>
         .handle("deviceDecision", ({ payload }) =>
           handle(Effect.gen(function*() {
             const request = yield* HttpServerRequest.HttpServerRequest
-            if (!BrowserSession.sameOrigin(request)) return crossOrigin()
+            if (!BrowserSession.sameOrigin(request, options)) return crossOrigin()
             const signedIn = yield* session
             if (Option.isNone(signedIn)) return signInForm(payload.user_code, "Your sign-in has ended; sign in again.")
             const expected = yield* BrowserSession.csrfOf(signedIn.value.token)
@@ -197,5 +183,5 @@ export const wellKnownLayer = (options: OAuthHttpOptions = {}) =>
   HttpApiBuilder.group(HostingApi.HostingApi, "wellKnown", (handlers) =>
     Effect.succeed(
       handlers.handle("metadata", () =>
-        Effect.map(HttpServerRequest.HttpServerRequest, (request) => metadataOf(publicBase(request, options.publicUrl))))
+        Effect.map(HttpServerRequest.HttpServerRequest, (request) => metadataOf(PublicUrl.baseOf(request, options))))
     ))

@@ -10,7 +10,7 @@ import { DeviceAuth, Identity, type Principal } from "@hosting/core"
 import { Effect } from "effect"
 import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
-import { publicBase } from "./OAuthHttp.js"
+import * as PublicUrl from "./PublicUrl.js"
 
 const noSession = new ApiErrors.Unauthorized({
   error: "unauthorized",
@@ -29,10 +29,8 @@ const view = (principal: Principal.Principal, session: string, expiresIn?: numbe
     ...(expiresIn === undefined ? {} : { expires_in: expiresIn })
   }))
 
-export interface SessionHttpOptions {
-  /** The API's public base URL; cookies are `Secure` when it is https. */
-  readonly publicUrl?: string | undefined
-}
+/** The API's public URL (PublicUrl.ts): cookies are `Secure` when it is https. */
+export interface SessionHttpOptions extends PublicUrl.PublicUrlOptions {}
 
 export const layer = (options: SessionHttpOptions = {}) =>
   HttpApiBuilder.group(HostingApi.HostingApi, "session", (handlers) =>
@@ -40,14 +38,14 @@ export const layer = (options: SessionHttpOptions = {}) =>
       const auth = yield* DeviceAuth.DeviceAuth
       const identity = yield* Identity.Identity
       const secure = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
-        publicBase(request, options.publicUrl).startsWith("https:"))
+        PublicUrl.baseOf(request, options).startsWith("https:"))
 
       return handlers
         .handle("signIn", ({ payload }) =>
           Effect.gen(function*() {
             const request = yield* HttpServerRequest.HttpServerRequest
             // Login CSRF: another site must not sign a visitor in as someone else.
-            if (!BrowserSession.sameOrigin(request)) return yield* Effect.fail(crossOrigin)
+            if (!BrowserSession.sameOrigin(request, options)) return yield* Effect.fail(crossOrigin)
             const signedIn = yield* handle(auth.signIn(payload.token))
             const body = yield* view(signedIn.principal, signedIn.session, signedIn.expires_in)
             return HttpServerResponse.unsafeJson(body, {
