@@ -38,6 +38,16 @@ const signIn = (token: string, userCode: string) =>
 const decide = (cookie: string, userCode: string, decision: "approve" | "deny", csrf: string, headers: Record<string, string> = {}) =>
   raw("POST", "/device", { form: { user_code: userCode, decision, csrf }, headers: { cookie, ...headers } })
 
+/** A device login approved on the page by someone signed in with `token`: the codes, the page's session and its CSRF value. */
+const approvedLogin = (token: string) =>
+  Effect.gen(function*() {
+    const login = yield* startLogin
+    const page = yield* signIn(token, login.user_code)
+    const csrf = csrfOf(page.body)!
+    expect((yield* decide(page.cookie.pair, login.user_code, "approve", csrf)).status).toBe(200)
+    return { login, session: page.cookie.pair, csrf }
+  })
+
 describe("HTTP: device login", () => {
   it.layer(layer())((it) => {
     it.effect("the metadata names the endpoints (RFC 8414), under the base and at the root path the issuer's path derives", () =>
@@ -187,9 +197,7 @@ describe("HTTP: device login", () => {
         const browser = yield* raw("POST", "/session", { json: { token: team.tokens.member } })
         const browserCookie = cookieOf(browser.headers).pair
         expect((yield* raw("GET", "/session", { headers: { cookie: browserCookie } })).status).toBe(200)
-        const login = yield* startLogin
-        const page = yield* signIn(team.tokens.member, login.user_code)
-        expect((yield* decide(page.cookie.pair, login.user_code, "approve", csrfOf(page.body)!)).status).toBe(200)
+        const { login, session: page } = yield* approvedLogin(team.tokens.member)
         const token = yield* poll(login.device_code)
         expect(token.status).toBe(200)
         const device: string = token.body.access_token
@@ -199,7 +207,7 @@ describe("HTTP: device login", () => {
 
         expect((yield* raw("POST", "/oauth/revoke", { form: { token: team.tokens.member } })).status).toBe(200)
         expect((yield* raw("GET", "/session", { headers: { cookie: browserCookie } })).status).toBe(401)
-        expect((yield* raw("GET", "/me", { headers: { cookie: page.cookie.pair } })).status).toBe(401)
+        expect((yield* raw("GET", "/me", { headers: { cookie: page } })).status).toBe(401)
         expect((yield* raw("GET", "/me", { token: device })).status).toBe(401)
         expect((yield* raw("GET", "/session", { headers: { cookie: fromDevice } })).status).toBe(401)
         // Only what came from it: another member's token is untouched.
@@ -209,21 +217,16 @@ describe("HTTP: device login", () => {
     it.effect("signing out of the session that approved a device login ends that login's token; a login approved by an ended session gives none", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
-        const login = yield* startLogin
-        const page = yield* signIn(team.tokens.owner, login.user_code)
-        const csrf = csrfOf(page.body)!
-        expect((yield* decide(page.cookie.pair, login.user_code, "approve", csrf)).status).toBe(200)
+        const { csrf, login, session } = yield* approvedLogin(team.tokens.owner)
         const token = yield* poll(login.device_code)
         expect((yield* raw("GET", "/me", { token: token.body.access_token })).status).toBe(200)
-        const signedOut = yield* raw("DELETE", "/session", { headers: { cookie: page.cookie.pair, "x-csrf-token": csrf } })
+        const signedOut = yield* raw("DELETE", "/session", { headers: { cookie: session, "x-csrf-token": csrf } })
         expect(signedOut.status).toBe(204)
         expect((yield* raw("GET", "/me", { token: token.body.access_token })).status).toBe(401)
         // Approved, then the session ends before the client polls: the client gets no token.
-        const later = yield* startLogin
-        const second = yield* signIn(team.tokens.owner, later.user_code)
-        expect((yield* decide(second.cookie.pair, later.user_code, "approve", csrfOf(second.body)!)).status).toBe(200)
-        expect((yield* raw("POST", "/oauth/revoke", { form: { token: second.cookie.pair.split("=")[1]! } })).status).toBe(200)
-        expectOAuthError(yield* poll(later.device_code), "invalid_grant")
+        const later = yield* approvedLogin(team.tokens.owner)
+        expect((yield* raw("POST", "/oauth/revoke", { form: { token: later.session.split("=")[1]! } })).status).toBe(200)
+        expectOAuthError(yield* poll(later.login.device_code), "invalid_grant")
         expect((yield* raw("GET", "/me", { token: team.tokens.owner })).status).toBe(200)
       }))
   })

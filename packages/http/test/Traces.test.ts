@@ -43,6 +43,17 @@ const registerHelper = (team: Seed.Team) =>
     (r) => expect(r.status).toBe(201)
   )
 
+/** The traces page once a chat turn's trace is stored (within two seconds; traces are written with the next flush). */
+const firstTraces = (account: string, token: string) =>
+  Effect.gen(function*() {
+    let page = yield* raw("GET", tracesPath(account), { token })
+    for (let i = 0; i < 100 && page.body.total === 0; i++) {
+      yield* Effect.sleep("20 millis")
+      page = yield* raw("GET", tracesPath(account), { token })
+    }
+    return page
+  })
+
 const ids = (body: { traces: ReadonlyArray<{ trace_id: string }> }) => body.traces.map((t) => t.trace_id)
 
 /** Spans made by the OpenTelemetry SDK for a service, collected in memory. */
@@ -175,11 +186,7 @@ describe("HTTP: observability", () => {
         const before = Date.now()
         expect((yield* send(team.tokens.member, deployment, conversation, { content: "hello there" })).status).toBe(200)
         const messages = yield* settledHistory(team.tokens.member, deployment, conversation)
-        let page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
-        for (let i = 0; i < 100 && page.body.total === 0; i++) {
-          yield* Effect.sleep("20 millis")
-          page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
-        }
+        const page = yield* firstTraces(team.account, team.tokens.member)
         expect(page.body.total).toBe(1)
         const [turn] = page.body.traces
         expect(turn).toMatchObject({ name: "chat", status: "ok", input: "hello there", output: messages.at(-1).content })
@@ -197,11 +204,7 @@ describe("HTTP: observability", () => {
         const conversation = newConversationId()
         expect((yield* send(team.tokens.member, deployment, conversation, { content: "my private question" })).status).toBe(200)
         yield* settledHistory(team.tokens.member, deployment, conversation)
-        let mine = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
-        for (let i = 0; i < 100 && mine.body.total === 0; i++) {
-          yield* Effect.sleep("20 millis")
-          mine = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
-        }
+        const mine = yield* firstTraces(team.account, team.tokens.member)
         expect([mine.body.total, mine.body.traces[0]?.input]).toEqual([1, "my private question"])
         // The other members, the owner of the account among them, are refused the conversation itself...
         const history = `${conversationPath(deployment, conversation)}/messages`
