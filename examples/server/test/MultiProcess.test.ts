@@ -15,7 +15,8 @@ const available = await TestDatabase.isAvailable()
 const dir = mkdtempSync(join(tmpdir(), "hosting-multi-"))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
-const leaseMs = 1500
+/** The default lease: only the death of a process, which the database tells, closes its replies in time. */
+const leaseMs = 30_000
 
 interface SseEvent {
   readonly event: string
@@ -177,7 +178,7 @@ describe.skipIf(!available)(`example servers on one Postgres${available ? "" : `
     }
   })
 
-  it("when A dies mid-reply, B closes the reply as failed once A's lease ends, keeping what arrived", async () => {
+  it("when A dies mid-reply, B closes the reply as failed within 2 s, long before A's lease ends, keeping what arrived", async () => {
     const conversation = crypto.randomUUID()
     const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ")
     const sent = await call(a, "POST", `${chatPath(conversation)}/messages`, "alice-token", { content: words })
@@ -189,9 +190,11 @@ describe.skipIf(!available)(`example servers on one Postgres${available ? "" : `
       await new Promise((resolve) => setTimeout(resolve, 300))
       const killedAt = Date.now()
       a.child.kill("SIGKILL")
-      const failed = await stream.until((e) => e.event === "message.failed", leaseMs * 4 + 5_000)
-      expect(Date.now() - killedAt).toBeLessThan(leaseMs * 4 + 5_000)
+      const failed = await stream.until((e) => e.event === "message.failed", 10_000)
+      expect(Date.now() - killedAt).toBeLessThan(2_000)
       expect(failed.data.error).toContain("stopped")
+      const list = await call(b, "GET", "/deployments/dep-1/chat/conversations", "alice-token")
+      expect(list.body.conversations.find((c: any) => c.conversation_id === conversation).assistant_streaming).toBe(false)
       const history = await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")
       const reply = history.body.messages.at(-1)
       expect(reply.status).toBe("failed")

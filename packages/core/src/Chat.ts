@@ -34,7 +34,7 @@ import * as GroupCommit from "./internal/groupCommit.js"
 import * as Heartbeats from "./internal/heartbeats.js"
 import { orFail } from "./internal/lookup.js"
 import { forEachChunk } from "./internal/stream.js"
-import { ConversationStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
+import { ConversationStore, DeploymentStore, FileStore, IdGenerator, LeaseOwner, TraceStore, Transactor } from "./Ports.js"
 import { membershipIn, type Principal } from "./Principal.js"
 import { type Receiver, type Subscription, toStream } from "./Receiver.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
@@ -56,19 +56,26 @@ export class ChatConfig extends Context.Reference<ChatConfig>()("@hosting/core/C
     heartbeat: Duration.seconds(25) as Duration.Duration,
     /**
      * How long a process's claim on the replies it is receiving lasts; it is
-     * renewed every third of it. A process that stops renewing (it crashed)
-     * loses its replies to the others once the lease ends.
+     * renewed every third of it. A process that stops renewing (it is stuck)
+     * loses its replies to the others once the lease ends; one that died
+     * loses them within a second, where the storage tells a dead process
+     * (`Ports.LeaseOwner`, Postgres).
      */
     leaseDuration: Duration.seconds(30) as Duration.Duration,
     /**
      * `true` when several processes share the storage (Postgres): at start
-     * only replies whose lease ended are closed, and every process sweeps
-     * for them. `false` (one process owns the storage): every reply left
+     * only replies whose lease ended (or whose process died) are closed,
+     * and every process sweeps for them. `false` (one process owns the storage): every reply left
      * streaming at start is closed at once.
      */
     sharedStorage: false
   })
 }) {}
+
+/** How often a process sweeps shared storage for replies whose process died. */
+const sweepInterval = Duration.millis(250)
+/** How long the storage must report a lease owner gone before its replies are closed. */
+const deadAfter = Duration.millis(500)
 
 /** What a message carries (interface.md send-message body). */
 export interface SendInput {
@@ -157,27 +164,31 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     yield* Effect.addFinalizer(() => writeTraces)
     const replies = yield* FiberSet.make<void>()
 
-    /** This process, as the owner of the leases of the replies it receives. */
-    const leaseOwner = `chat-${yield* ids.next}`
+    /** This process, as the owner of the leases of the replies it receives: the storage's name for it when it has one. */
+    const leaseOwner = yield* Option.match(yield* Effect.serviceOption(LeaseOwner), {
+      onSome: (owner) => Effect.succeed(owner.name),
+      onNone: () => Effect.map(ids.next, (id) => `chat-${id}`)
+    })
     const leaseEnd = Effect.map(DateTime.now, DateTime.addDuration(config.leaseDuration))
 
     /**
-     * Closes replies that will never finish, keeping what arrived: at start
-     * every reply left streaming when this process owns the storage, else
-     * (and on every sweep) those whose lease ended. Their streams, wherever
-     * they are open, learn it from the bus.
+     * Closes replies that will never finish, keeping what arrived: without a
+     * time every reply left streaming (a start, when this process owns the
+     * storage), else those whose lease ended before it and those of
+     * `ownersGone`. Their streams, wherever they are open, learn it from the
+     * bus.
      */
-    const closeOrphans = (atStart: boolean) =>
+    const closeOrphans = (before: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string>) =>
       Effect.gen(function*() {
-        const before = atStart && !config.sharedStorage ? Option.none() : Option.some(yield* DateTime.now)
-        const closed = yield* conversations.closeStreaming(before)
+        const closed = yield* conversations.closeStreaming(before, ownersGone)
         yield* Effect.forEach(closed, ({ conversation_id, message }) =>
           bus.publish(conversation_id, { _tag: "Failed", message_id: message.message_id, error: failure.shutdown }))
         if (closed.length > 0) {
           yield* Effect.logWarning(`chat: ${closed.length} replies left streaming by a stopped process were closed as failed`)
         }
-      }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
-    yield* closeOrphans(true)
+      })
+    const closeAtStart = closeOrphans(config.sharedStorage ? Option.some(yield* DateTime.now) : Option.none(), [])
+    yield* closeAtStart.pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
 
     const scope = yield* Effect.scope
     // Turns and the last writes of replies that arrive together share a transaction.
@@ -271,7 +282,6 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     )
     // ... and one renews their leases every third of a lease.
     const leaseThird = Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration))
-    const leaseRound = Schedule.spaced(leaseThird)
     const keepRenewing = whileBusy(
       leaseThird,
       () => running.size > 0,
@@ -279,8 +289,29 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         Effect.catchAll((e) => Effect.logWarning("chat: renewing reply leases failed; the next round retries", e))
       )
     )
-    // With shared storage, every process sweeps for replies whose process stopped renewing.
-    if (config.sharedStorage) yield* closeOrphans(false).pipe(Effect.repeat(leaseRound), Effect.forkScoped)
+    /** When each owner that the storage reports gone was first reported so (never this process: it knows it lives). */
+    const goneSince = new Map<string, number>()
+    let nextLeaseSweep = 0
+    /**
+     * A sweep of shared storage, every `sweepInterval`: it closes the
+     * replies of an owner that the storage has reported gone for `deadAfter`
+     * (a live process whose connection dropped takes its lock again sooner),
+     * and, every third of a lease, those whose lease ended (a process alive
+     * but stuck, or a storage that cannot tell a dead one).
+     */
+    const sweep = Effect.gen(function*() {
+      const now = yield* Clock.currentTimeMillis
+      const gone = new Set((yield* conversations.goneOwners).filter((owner) => owner !== leaseOwner))
+      for (const owner of goneSince.keys()) if (!gone.has(owner)) goneSince.delete(owner)
+      for (const owner of gone) if (!goneSince.has(owner)) goneSince.set(owner, now)
+      const dead = [...goneSince].flatMap(([owner, since]) => now - since >= Duration.toMillis(deadAfter) ? [owner] : [])
+      if (dead.length === 0 && now < nextLeaseSweep) return
+      nextLeaseSweep = now + Duration.toMillis(leaseThird)
+      yield* closeOrphans(Option.some(yield* DateTime.now), dead)
+    }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
+    if (config.sharedStorage) {
+      yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.min(leaseThird, sweepInterval))), Effect.forkScoped)
+    }
 
     /** The deployment, for a member of the deploying account. */
     const deploymentOf = (principal: Principal, id: DeploymentId) =>

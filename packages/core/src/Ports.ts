@@ -274,12 +274,21 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
   /** Extends the leases of every reply that `owner` is still receiving. */
   readonly renewLeases: (owner: string, expiresAt: DateTime.Utc) => Effect.Effect<void, StorageError>
   /**
+   * The lease owners of streaming replies that the storage knows are gone
+   * (see `LeaseOwner`); none where it cannot tell.
+   */
+  readonly goneOwners: Effect.Effect<ReadonlyArray<string>, StorageError>
+  /**
    * Closes as `failed` (keeping their content) the replies left `streaming`:
    * with `leaseEndedBefore`, only those whose lease ended before that time
-   * (their process stopped renewing); without, all of them (one process owns
-   * the storage and has just started). Returns what it closed.
+   * (their process stopped renewing) and those of `ownersGone`; without,
+   * all of them (one process owns the storage and has just started).
+   * Returns what it closed.
    */
-  readonly closeStreaming: (leaseEndedBefore: Option.Option<DateTime.Utc>) => Effect.Effect<
+  readonly closeStreaming: (
+    leaseEndedBefore: Option.Option<DateTime.Utc>,
+    ownersGone?: ReadonlyArray<string>
+  ) => Effect.Effect<
     ReadonlyArray<{ readonly conversation_id: ConversationId; readonly message: Message }>,
     StorageError
   >
@@ -319,6 +328,17 @@ export interface ReplyLease {
   readonly owner: string
   readonly expires_at: DateTime.Utc
 }
+
+/**
+ * This process as the owner of reply leases, where the storage itself knows
+ * whether that owner lives (Postgres: a session lock that the database
+ * releases when the process's connection goes); `goneOwners` names the
+ * owners that are gone. A storage without it leaves Chat to name an owner of
+ * its own, and only the lease tells that a process stopped.
+ */
+export class LeaseOwner extends Context.Tag("@hosting/core/LeaseOwner")<LeaseOwner, {
+  readonly name: string
+}>() {}
 
 /** File records (metadata; the bytes are in the object store). */
 export class FileStore extends Context.Tag("@hosting/core/FileStore")<FileStore, {

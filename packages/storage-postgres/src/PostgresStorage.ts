@@ -5,6 +5,7 @@
 import { PgClient } from "@effect/sql-pg"
 import { SqlStorage } from "@hosting/storage-sql"
 import { Duration, Layer, Redacted } from "effect"
+import * as PgProcessLock from "./PgProcessLock.js"
 
 /** Where the database is and how the pool behaves. */
 export interface PostgresStorageConfig {
@@ -30,5 +31,10 @@ export const client = (config: PostgresStorageConfig) =>
     applicationName: config.applicationName ?? "hosting"
   })
 
-/** Every storage port on a PostgreSQL database, migrated at start; also exposes the PgClient and SqlClient. */
-export const layer = (config: PostgresStorageConfig) => SqlStorage.layer.pipe(Layer.provideMerge(client(config)))
+/**
+ * Every storage port on a PostgreSQL database, migrated at start, and this
+ * process's lease owner (a session lock the database releases when the
+ * process dies, see PgProcessLock); also exposes the PgClient and SqlClient.
+ */
+export const layer = (config: PostgresStorageConfig) =>
+  Layer.merge(SqlStorage.layer, PgProcessLock.layer(config)).pipe(Layer.provideMerge(client(config)))

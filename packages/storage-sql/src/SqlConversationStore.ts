@@ -68,6 +68,17 @@ const toMessage = (row: MessageRow) =>
     status: row.status
   }, trusted)
 
+/**
+ * On Postgres a process owns its reply leases under a session-level advisory
+ * lock `(processLockSpace, key)`, held on a connection of its own
+ * (@hosting/storage-postgres, `PgProcessLock`); its leases name it
+ * `processOwner(key)`. The database releases the lock when that connection
+ * goes: a lease whose owner's lock nobody holds is a dead process's.
+ */
+export const processLockSpace = 0x686f7374
+const processOwnerPrefix = "pg-process-"
+export const processOwner = (key: number) => `${processOwnerPrefix}${key}`
+
 export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -221,16 +232,30 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       storageError("SqlConversationStore.renewLeases")
     )
 
-  const closeStreaming = (leaseEndedBefore: Option.Option<DateTime.Utc>) =>
+  // On Postgres, the owners of streaming replies whose process lock nobody holds (the live owners are read once).
+  const goneOwners = sql.onDialectOrElse({
+    pg: () =>
+      sql<{ readonly lease_owner: string }>`SELECT DISTINCT lease_owner FROM messages
+        WHERE status = 'streaming' AND lease_owner LIKE ${`${processOwnerPrefix}%`} AND lease_owner NOT IN (
+          SELECT ${processOwnerPrefix} || l.objid::text FROM pg_locks l
+          WHERE l.locktype = 'advisory' AND l.classid = ${processLockSpace}::oid AND l.objsubid = 2 AND l.granted
+            AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()))`.pipe(
+        Effect.map((rows) => rows.map((row) => row.lease_owner))
+      ),
+    orElse: () => Effect.succeed([])
+  }).pipe(storageError("SqlConversationStore.goneOwners"))
+
+  const closeStreaming = (leaseEndedBefore: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string> = []) =>
     Effect.gen(function*() {
       const now = timeText(DateTime.unsafeNow())
+      const gone = ownersGone.length === 0 ? sql.literal("") : sql`OR ${sql.in("lease_owner", ownersGone)}`
       const rows = yield* Option.match(leaseEndedBefore, {
         onNone: () =>
           sql<MessageRow>`UPDATE messages SET status = 'failed', updated_at = ${now} WHERE status = 'streaming'
             RETURNING ${messageColumns}`,
         onSome: (before) =>
           sql<MessageRow>`UPDATE messages SET status = 'failed', updated_at = ${now}
-            WHERE status = 'streaming' AND (lease_expires_at IS NULL OR lease_expires_at < ${timeText(before)})
+            WHERE status = 'streaming' AND (lease_expires_at IS NULL OR lease_expires_at < ${timeText(before)} ${gone})
             RETURNING ${messageColumns}`
       })
       return rows.map((row) => ({ conversation_id: Conversation.ConversationId.make(row.conversation_id, trusted), message: toMessage(row) }))
@@ -247,6 +272,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     updateMessage,
     flushReplies,
     renewLeases,
+    goneOwners,
     closeStreaming
   })
 })

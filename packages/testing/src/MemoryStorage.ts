@@ -433,12 +433,15 @@ export const make = Effect.gen(function*() {
           if (m.lease?.owner === owner && m.message.status === "streaming") m.lease = { owner, expires_at: expiresAt }
         }
       }),
-    closeStreaming: (leaseEndedBefore) =>
+    // Memory is one process's: no owner it knows of is gone.
+    goneOwners: Effect.succeed([]),
+    closeStreaming: (leaseEndedBefore, ownersGone = []) =>
       Effect.sync(() =>
         state.messages
           .filter((m) =>
             m.message.status === "streaming" &&
-            unlessNone(leaseEndedBefore, (before) => m.lease === undefined || millis(m.lease.expires_at) < millis(before))
+            unlessNone(leaseEndedBefore, (before) =>
+              m.lease === undefined || millis(m.lease.expires_at) < millis(before) || ownersGone.includes(m.lease.owner))
           )
           .map((m) => {
             m.message = new Conversation.Message({ ...m.message, status: "failed" })

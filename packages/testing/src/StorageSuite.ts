@@ -675,6 +675,19 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:07:30.000Z"))))).toBe(1)
           }))
 
+        it.effect("the replies of an owner named gone close whatever their lease; no owner of this test is reported gone", () =>
+          Effect.gen(function*() {
+            const { store, where } = yield* newConversation
+            const turn = turnOf(where, "leased", "2026-11-01T10:05:00.000Z")
+            yield* store.startTurn(turn)
+            const other = uniqueName("other-process")
+            expect(yield* store.goneOwners).not.toContain(turn.lease.owner)
+            const mine = (closed: ReadonlyArray<{ readonly message: Conversation.Message }>) =>
+              closed.filter((c) => c.message.message_id === turn.reply.message_id).length
+            expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:05:30.000Z")), [other]))).toBe(0)
+            expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:05:30.000Z")), [other, turn.lease.owner]))).toBe(1)
+          }))
+
         it.effect("listFor gives a user's conversations on a deployment, most recently updated first; title and terminal stick", () =>
           Effect.gen(function*() {
             const { deployment, id, store, user, where } = yield* newConversation

@@ -5,12 +5,12 @@
  * it runs.
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
-import { Chat, Conversation, Ports, ReplyBus } from "@hosting/core"
-import { Seed, TestServices } from "@hosting/testing"
-import { DateTime, Duration, Effect, Option } from "effect"
+import { Conversation, Ports, ReplyBus } from "@hosting/core"
+import { OtherProcess, TestServices } from "@hosting/testing"
+import { Duration, Effect, Option } from "effect"
+import { chatSetup } from "./replies.js"
 
 const lease = Duration.millis(300)
-
 
 describe("reply leases on shared storage", () => {
   withLayer(TestServices.make({ sharedStorage: true, leaseDuration: lease, echo: { delay: "15 millis" } }), {
@@ -18,30 +18,15 @@ describe("reply leases on shared storage", () => {
   })((it) => {
     it.scoped("an abandoned reply closes as failed once its lease ends (its streams hear it); a reply in flight here outlives many leases", () =>
       Effect.gen(function*() {
-        const team = yield* Seed.team
-        const deployment = (yield* Seed.deployment(team)).id
-        const chat = yield* Chat.Chat
+        const { team, deployment, chat } = yield* chatSetup
         const store = yield* Ports.ConversationStore
         const bus = yield* ReplyBus.ReplyBus
 
         // A reply another process was receiving when it died: its lease runs out in 300 ms.
         const abandoned = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
         yield* chat.send(team.principals.member, deployment, abandoned, { content: "first" })
-        const orphan = new Conversation.Message({
-          message_id: Conversation.MessageId.make(`msg-${globalThis.crypto.randomUUID()}`),
-          role: "assistant",
-          content: "half",
-          attachments: [],
-          timestamp: yield* DateTime.now,
-          status: "streaming"
-        })
         const heard = yield* bus.subscribe(abandoned)
-        yield* store.append({
-          conversation_id: abandoned,
-          message: orphan,
-          client_message_id: Option.none(),
-          lease: { owner: "a-process-that-died", expires_at: DateTime.addDuration(yield* DateTime.now, lease) }
-        })
+        const orphan = yield* OtherProcess.streamingReply(abandoned, "a-process-that-died", lease)
 
         // A long reply received here: about 2 s, several leases long.
         const long = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
@@ -49,11 +34,7 @@ describe("reply leases on shared storage", () => {
         yield* chat.send(team.principals.member, deployment, long, { content: words })
 
         const started = Date.now()
-        let failed: ReplyBus.ReplyEvent | undefined
-        while (failed === undefined) {
-          const event = yield* heard.take
-          if (event._tag === "Failed" && event.message_id === orphan.message_id) failed = event
-        }
+        yield* OtherProcess.failedEvent(heard, orphan.message_id)
         expect(Date.now() - started).toBeLessThan(2_000)
         const closed = Option.getOrThrow(yield* store.latestReply(abandoned))
         expect([closed.message_id, closed.status, closed.content]).toEqual([orphan.message_id, "failed", "half"])
