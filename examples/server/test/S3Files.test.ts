@@ -60,6 +60,12 @@ describe("files on S3", () => {
     expect(download.status).toBe(200)
     expect(new Uint8Array(await download.arrayBuffer())).toEqual(body)
     expect(download.headers.get("content-disposition")).toContain("notes.txt")
+    // The presigned URL still takes a PUT (S3 cannot be told otherwise) but a ready file's bytes never change.
+    const late = new TextEncoder().encode("other bytes that try to replace the file")
+    const latePut = await fetch(reserved.upload_url, { method: "PUT", headers: { "content-type": "text/plain" }, body: late.slice(0, body.length) })
+    expect(latePut.status).toBe(200)
+    const again = await fetch(`${files}/${reserved.key}/content`, { headers: auth })
+    expect(new Uint8Array(await again.arrayBuffer())).toEqual(body)
     const tampered = await fetch(location.replace(/X-Amz-Signature=([0-9a-f])/, (_, c) => `X-Amz-Signature=${c === "0" ? "1" : "0"}`))
     expect(tampered.status).toBe(403)
   }, 60_000)

@@ -7,7 +7,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Deployment, Text } from "@hosting/core"
 import { Schema } from "effect"
-import { BadRequest, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable } from "./ApiErrors.js"
+import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
 
 const deploymentId = HttpApiSchema.param("deploymentId", Deployment.DeploymentId)
@@ -66,9 +66,10 @@ export class FilesApi extends HttpApiGroup.make("files")
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
+      .addError(Conflict)
       .addError(PayloadTooLarge)
       .addError(ServiceUnavailable)
-      .annotate(OpenApi.Summary, "Upload the bytes of a reserved file (stores without presigned uploads); 413 beyond its size")
+      .annotate(OpenApi.Summary, "Upload the bytes of a reserved file (stores without presigned uploads); 413 beyond its size, 409 once the file is complete")
       // The handler streams the body to the object store itself, so the endpoint declares no payload schema.
       .annotate(OpenApi.Override, {
         requestBody: {

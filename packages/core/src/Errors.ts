@@ -189,6 +189,16 @@ export class UploadExpired extends Schema.TaggedError<UploadExpired>()("UploadEx
   }
 }
 
+/** An upload to a file that is complete: a ready file's bytes never change. */
+export class FileComplete extends Schema.TaggedError<FileComplete>()("FileComplete", {
+  key: Schema.String
+}) {
+  readonly code = "file_complete"
+  override get message() {
+    return `File ${this.key} is complete and its bytes never change; reserve a new file to upload other bytes.`
+  }
+}
+
 /** The object store cannot be used now. */
 export class FilesUnavailable extends Schema.TaggedError<FilesUnavailable>()("FilesUnavailable", {
   details: Schema.String
@@ -300,6 +310,7 @@ export type DomainError =
   | FileTooLarge
   | UploadIncomplete
   | UploadExpired
+  | FileComplete
   | FilesUnavailable
   | TracesUnavailable
   | DeviceFlowError

@@ -10,6 +10,7 @@ import type { DeploymentId } from "./Deployment.js"
 import { FileRecord } from "./File.js"
 import {
   DeploymentNotFound,
+  FileComplete,
   FileNotFound,
   FilesUnavailable,
   FileTooLarge,
@@ -75,6 +76,14 @@ const contentTypePattern = /^[a-z0-9][a-z0-9!#$&^_.+-]{0,126}\/[a-z0-9][a-z0-9!#
 export const objectKey = (file: { readonly deployment_id: DeploymentId; readonly owner_id: UserId; readonly key: string }) =>
   `files/${file.deployment_id}/${file.owner_id}/${file.key}`
 
+/**
+ * Where the bytes of a reservation are uploaded (the presigned URL, the
+ * upload route), until completing copies them to `objectKey`: no URL and no
+ * upload ever writes a ready file's object, so its bytes never change.
+ */
+export const uploadKey = (file: { readonly deployment_id: DeploymentId; readonly owner_id: UserId; readonly key: string }) =>
+  `uploads/${file.deployment_id}/${file.owner_id}/${file.key}`
+
 /** The record key of an agent-produced file of a user: per user, by name. */
 export const agentFileKey = (owner: UserId, filename: string) => `agent/${owner}/${filename}`
 
@@ -113,6 +122,34 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     const isLapsed = (file: FileRecord, now: DateTime.Utc) =>
       file.status === "pending" && DateTime.lessThan(file.created_at, lapsedBefore(now))
 
+    /**
+     * Upload objects of completed files to delete again once their presigned URL has expired (a minute
+     * later, for the store's clock): a PUT with the URL after the completion writes the upload object
+     * again, which nothing reads. Kept in the process: at most the completions of one upload expiry.
+     */
+    const lateUploads: Array<{ readonly key: string; readonly after: DateTime.Utc }> = []
+
+    /** Deletes the upload object of a file just completed (a failure is only logged: the file is ready). */
+    const dropUpload = (file: FileRecord) =>
+      Effect.gen(function*() {
+        yield* objects.delete(uploadKey(file)).pipe(
+          Effect.catchAll((error) => Effect.logWarning("files: could not delete the upload of a completed file", error))
+        )
+        const expires = expiresAt(file)
+        if (DateTime.lessThan(yield* DateTime.now, expires)) {
+          lateUploads.push({ key: uploadKey(file), after: DateTime.addDuration(expires, Duration.minutes(1)) })
+        }
+      })
+
+    /** Deletes the upload objects whose URL has expired since their file was completed; a failed one waits for the next sweep. */
+    const sweepLateUploads = Effect.gen(function*() {
+      const now = yield* DateTime.now
+      for (const due of lateUploads.filter((upload) => DateTime.lessThan(upload.after, now))) {
+        yield* objects.delete(due.key).pipe(Effect.mapError(unavailable))
+        lateUploads.splice(lateUploads.indexOf(due), 1)
+      }
+    })
+
     /** The caller's file with that key; pending ones only when asked for. */
     const ownFile = (principal: Principal, deploymentId: DeploymentId, key: string, pending: boolean) =>
       files.find(deploymentId, key).pipe(
@@ -145,7 +182,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
         created_at: now
       })
       yield* files.upsert(record)
-      const presigned = yield* objects.presignPut(objectKey(record), {
+      const presigned = yield* objects.presignPut(uploadKey(record), {
         expiresIn: config.uploadExpiry,
         contentType: record.content_type,
         size: record.size
@@ -162,7 +199,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     ) {
       yield* deploymentFor(principal, deploymentId)
       const file = yield* ownFile(principal, deploymentId, key, true)
-      if (file.status === "ready") return yield* new InvalidRequest({ details: `File ${key} is complete; reserve a new file to upload again.` })
+      if (file.status === "ready") return yield* new FileComplete({ key })
       if (!DateTime.lessThan(yield* DateTime.now, expiresAt(file))) return yield* new UploadExpired({ key })
       // Bytes past the reserved size are read and dropped (up to a margin), so that the
       // client, still sending, receives the 413 instead of a reset connection.
@@ -172,16 +209,18 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
         Stream.tap(() => (seen > file.size + overflowMargin ? Effect.fail(new FileTooLarge({ limit: file.size })) : Effect.void)),
         Stream.concat(Stream.suspend(() => (seen > file.size ? Stream.fail(new FileTooLarge({ limit: file.size })) : Stream.empty)))
       )
-      const stored = yield* objects.put(objectKey(file), limited, { contentType: file.content_type, maxBytes: file.size }).pipe(
+      const stored = yield* objects.put(uploadKey(file), limited, { contentType: file.content_type, maxBytes: file.size }).pipe(
         Effect.catchTags({
           ObjectTooLarge: () => Effect.fail(new FileTooLarge({ limit: file.size })),
           ObjectStoreError: (error) => Effect.fail(unavailable(error))
         })
       )
-      // An upload that outlived the grace may find its reservation swept: its bytes must not stay behind.
-      if (Option.isNone(yield* files.find(deploymentId, key))) {
-        yield* objects.delete(objectKey(file)).pipe(Effect.mapError(unavailable))
-        return yield* new UploadExpired({ key })
+      // An upload that outlived the grace may find its reservation swept, and one that ran while the file was
+      // completed came too late: either way its bytes must not stay behind.
+      const after = yield* files.find(deploymentId, key)
+      if (Option.isNone(after) || after.value.status === "ready") {
+        yield* objects.delete(uploadKey(file)).pipe(Effect.mapError(unavailable))
+        return yield* Option.isNone(after) ? new UploadExpired({ key }) : new FileComplete({ key })
       }
       return stored
     })
@@ -192,13 +231,21 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       const file = yield* ownFile(principal, deploymentId, key, true)
       if (file.status === "ready") return file
       if (isLapsed(file, yield* DateTime.now)) return yield* new UploadExpired({ key })
-      const stored = yield* objects.head(objectKey(file)).pipe(Effect.mapError(unavailable))
+      const stored = yield* objects.head(uploadKey(file)).pipe(Effect.mapError(unavailable))
       const received = Option.match(stored, { onNone: () => 0, onSome: (o) => o.size })
       if (Option.isNone(stored) || received !== file.size) {
         return yield* new UploadIncomplete({ key, expected: file.size, received })
       }
+      // The file's own object, which nothing but this copy writes; checked again, as an upload may have landed meanwhile.
+      const copied = yield* objects.copy(uploadKey(file), objectKey(file)).pipe(Effect.mapError(unavailable))
+      const size = Option.match(copied, { onNone: () => 0, onSome: (o) => o.size })
+      if (size !== file.size) {
+        yield* objects.delete(objectKey(file)).pipe(Effect.mapError(unavailable))
+        return yield* new UploadIncomplete({ key, expected: file.size, received: size })
+      }
       const ready = new FileRecord({ ...file, status: "ready" })
       yield* files.upsert(ready)
+      yield* dropUpload(file)
       return ready
     })
 
@@ -286,14 +333,19 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
      * first, so that a failure leaves the record for the next sweep rather
      * than an object nothing points to (deleting a missing object is fine).
      * Ready files are never touched: a record is removed only while pending.
+     * It also deletes, once their URL has expired, the upload objects of
+     * files completed while it was still valid (a late PUT writes them again).
      */
     const sweep = Tracing.fn("Files.sweep")(function*() {
+      yield* sweepLateUploads
       const horizon = lapsedBefore(yield* DateTime.now)
       let removed = 0
       while (true) {
         const batch = yield* files.pendingBefore(horizon, sweepBatch)
         let removedNow = 0
         for (const file of batch) {
+          // The upload, and the file's own object if a completion copied it but never marked the file ready.
+          yield* objects.delete(uploadKey(file)).pipe(Effect.mapError(unavailable))
           yield* objects.delete(objectKey(file)).pipe(Effect.mapError(unavailable))
           if (yield* files.removePending(file.deployment_id, file.key)) removedNow++
         }

@@ -45,6 +45,12 @@ export class ObjectStore extends Context.Tag("@hosting/core/ObjectStore")<Object
     key: string,
     range?: ByteRange
   ) => Effect.Effect<Option.Option<Stream.Stream<Uint8Array, ObjectStoreError>>, ObjectStoreError>
+  /**
+   * Copies an object to another key, replacing any object there; None when
+   * `from` does not exist. Atomic for readers of `to` (the old object or the
+   * whole copy), and the copy stays as it is when `from` is written again.
+   */
+  readonly copy: (from: string, to: string) => Effect.Effect<Option.Option<ObjectInfo>, ObjectStoreError>
   /** Deleting a missing object is not an error. */
   readonly delete: (key: string) => Effect.Effect<void, ObjectStoreError>
   /** A URL that reads the object for a short while, when the store can make one (S3); None otherwise. */

@@ -49,6 +49,7 @@ export interface ApiErrorByTag {
   readonly FileTooLarge: ApiErrors.PayloadTooLarge
   readonly UploadIncomplete: ApiErrors.BadRequest
   readonly UploadExpired: ApiErrors.BadRequest
+  readonly FileComplete: ApiErrors.Conflict
   readonly FilesUnavailable: ApiErrors.ServiceUnavailable
   readonly TracesUnavailable: ApiErrors.ServiceUnavailable
   readonly DeviceFlowError: ApiErrors.OAuthError
@@ -91,6 +92,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "DeviceFlowError":
       return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
+    case "FileComplete":
       return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
     case "TooManyAttachments":
     case "FileTooLarge":

@@ -80,7 +80,7 @@ describe("HTTP: files", () => {
         expect((yield* raw("POST", `/deployments/${deployment}/files`, { json: good })).status).toBe(401)
       }))
 
-    it.effect("upload stores at most the reserved size (413 beyond); complete needs every byte; then the file is ready", () =>
+    it.effect("upload stores at most the reserved size (413 beyond); complete needs every byte; then the file is ready and an upload is 409", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         const deployment = yield* deployedAgent(team)
@@ -100,7 +100,12 @@ describe("HTTP: files", () => {
         const done = yield* raw("POST", `${path}/complete`, { token: team.tokens.member })
         expect(done.body).toEqual({ key: r.body.key, status: "ready", size: 4 })
         expect((yield* raw("POST", `${path}/complete`, { token: team.tokens.member })).status).toBe(200)
-        expect((yield* bytes("PUT", `${path}/content`, team.tokens.member, new Uint8Array([9]))).status).toBe(400)
+        // A ready file's bytes never change: a late upload is 409, and the file keeps its bytes.
+        const late = yield* bytes("PUT", `${path}/content`, team.tokens.member, new Uint8Array([9, 9, 9, 9]))
+        expect(late.status).toBe(409)
+        expect(JSON.parse(late.text)).toMatchObject({ error: "file_complete" })
+        expect(JSON.parse(late.text).details).toContain("never change")
+        expect(Array.from((yield* bytes("GET", `${path}/content`, team.tokens.member)).data)).toEqual([1, 2, 3, 4])
       }))
 
     it.effect("a missing, incomplete or someone else's file gives 404 on download, always", () =>

@@ -12,7 +12,7 @@ import { ObjectStore } from "@hosting/core"
 import { Effect, Layer, Option, Stream } from "effect"
 import { createHash, randomUUID } from "node:crypto"
 import { createReadStream } from "node:fs"
-import { mkdir, open, readdir, rename, rm, stat } from "node:fs/promises"
+import { copyFile, link, mkdir, open, readdir, rename, rm, stat } from "node:fs/promises"
 import { hostname } from "node:os"
 import { dirname, join } from "node:path"
 
@@ -140,6 +140,38 @@ export const make = (config: FsObjectStoreConfig) =>
           ).pipe(Stream.map((chunk) => new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength))))
       ).pipe(Effect.withSpan("FsObjectStore.get"))
 
+    /**
+     * A hard link to the source under a temporary name, renamed into place: no byte is copied, and a
+     * later write of the source (a new file renamed over it) leaves the copy as it is. Where links are
+     * not supported, a copy of the bytes, synced, takes the link's place.
+     */
+    const copy = (from: string, to: string) =>
+      Effect.tryPromise({
+        try: async () => {
+          const path = join(temporary, randomUUID())
+          try {
+            try {
+              await link(pathOf(from), path)
+            } catch (error) {
+              if (isMissing(error)) return Option.none()
+              await copyFile(pathOf(from), path)
+              const handle = await open(path, "r+")
+              await handle.sync().finally(() => handle.close())
+            }
+            const target = pathOf(to)
+            await mkdir(dirname(target), { recursive: true })
+            await rename(path, target)
+            return Option.some({ key: to, size: (await stat(target)).size })
+          } catch (error) {
+            if (isMissing(error)) return Option.none()
+            throw error
+          } finally {
+            await rm(path, { force: true })
+          }
+        },
+        catch: failed("copy a file")
+      }).pipe(Effect.withSpan("FsObjectStore.copy"))
+
     const remove = (key: string) =>
       Effect.tryPromise({ try: () => rm(pathOf(key), { force: true }), catch: failed("delete a file") }).pipe(
         Effect.withSpan("FsObjectStore.delete")
@@ -149,6 +181,7 @@ export const make = (config: FsObjectStoreConfig) =>
       put,
       head,
       get,
+      copy,
       delete: remove,
       presignGet: () => Effect.succeed(Option.none()),
       presignPut: () => Effect.succeed(Option.none())

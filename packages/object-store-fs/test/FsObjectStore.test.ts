@@ -2,23 +2,13 @@ import { describe, expect, it } from "@effect/vitest"
 import { ObjectStore } from "@hosting/core"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import { ObjectStoreSuite } from "@hosting/testing"
-import { Effect, Layer, Option, Stream } from "effect"
+import { Effect, Option, Stream } from "effect"
 import { spawnSync } from "node:child_process"
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, utimesSync, writeFileSync } from "node:fs"
 import { hostname, tmpdir } from "node:os"
 import { join } from "node:path"
+import { temporaryStore } from "./TemporaryStore.js"
 
-/** A store in a fresh temporary directory, removed when the layer is released. */
-const temporaryStore = (onDirectory: (dir: string) => void = () => {}) =>
-  Layer.unwrapScoped(
-    Effect.acquireRelease(
-      Effect.sync(() => mkdtempSync(join(tmpdir(), "hosting-objects-"))),
-      (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-    ).pipe(Effect.map((dir) => {
-      onDirectory(dir)
-      return FsObjectStore.layer({ directory: dir })
-    }))
-  )
 
 ObjectStoreSuite.run("file system", temporaryStore())
 

@@ -9,6 +9,7 @@ import {
   AbortMultipartUploadCommand,
   CompleteMultipartUploadCommand,
   type CompletedPart,
+  CopyObjectCommand,
   CreateBucketCommand,
   CreateMultipartUploadCommand,
   DeleteObjectCommand,
@@ -285,6 +286,19 @@ export const make = (config: S3ObjectStoreConfig) =>
           Effect.withSpan("S3ObjectStore.get", { attributes: { bucket, key } })
         )
 
+    /** A copy made by the store itself (one request, the bytes never leave it); objects are at most 5 GB. */
+    const copy = (from: string, to: string) =>
+      send("copy an object", (abortSignal) =>
+        client.send(
+          // The source is `bucket/key`, percent-encoded; `/` and the characters of our keys stay as they are.
+          new CopyObjectCommand({ Bucket: bucket, Key: to, CopySource: encodeURI(`${bucket}/${from}`) }),
+          { abortSignal }
+        )).pipe(
+          Effect.zipRight(head(to)),
+          Effect.catchIf((error) => isNotFound(error.cause), () => Effect.succeed(Option.none<ObjectStore.ObjectInfo>())),
+          Effect.withSpan("S3ObjectStore.copy", { attributes: { bucket, from, to } })
+        )
+
     const remove = (key: string) =>
       send("delete an object", (abortSignal) => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key }), { abortSignal })).pipe(
         Effect.asVoid,
@@ -313,7 +327,7 @@ export const make = (config: S3ObjectStoreConfig) =>
           { expiresIn: expirySeconds(options.expiresIn), signableHeaders: new Set(["content-type"]) }
         )).pipe(Effect.map(Option.some), Effect.withSpan("S3ObjectStore.presignPut", { attributes: { bucket, key } }))
 
-    return ObjectStore.ObjectStore.of({ put, head, get, delete: remove, presignGet, presignPut })
+    return ObjectStore.ObjectStore.of({ put, head, get, copy, delete: remove, presignGet, presignPut })
   })
 
 /** The store as a Layer. */

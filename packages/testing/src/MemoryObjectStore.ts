@@ -33,6 +33,14 @@ export const make = Effect.sync(() => {
         Option.map(Option.fromNullable(objects.get(key)), (bytes) =>
           Stream.make(range === undefined ? bytes : bytes.subarray(range.start, range.end + 1)))
       ),
+    copy: (from, to) =>
+      Effect.sync(() =>
+        Option.map(Option.fromNullable(objects.get(from)), (bytes) => {
+          // Objects are replaced, never changed in place, so the copy may share the bytes.
+          objects.set(to, bytes)
+          return { key: to, size: bytes.length }
+        })
+      ),
     delete: (key) => Effect.sync(() => void objects.delete(key)),
     presignGet: () => Effect.succeed(Option.none()),
     presignPut: () => Effect.succeed(Option.none())

@@ -70,6 +70,22 @@ export const run = <E>(name: string, layer: Layer.Layer<ObjectStore.ObjectStore,
           expect(Option.isNone(yield* store.head(k))).toBe(true)
         }))
 
+      it.effect("copy replaces the target with the source's bytes, which stay when the source is written again or deleted", () =>
+        Effect.gen(function*() {
+          const store = yield* ObjectStore.ObjectStore
+          const from = key()
+          const to = key()
+          expect(Option.isNone(yield* store.copy(from, to))).toBe(true)
+          expect(Option.isNone(yield* store.head(to))).toBe(true)
+          yield* store.put(to, Stream.make(text("old")), { contentType: "text/plain", maxBytes: 10 })
+          yield* store.put(from, Stream.make(text("first")), { contentType: "text/plain", maxBytes: 10 })
+          expect(yield* store.copy(from, to)).toEqual(Option.some({ key: to, size: 5 }))
+          yield* store.put(from, Stream.make(text("second")), { contentType: "text/plain", maxBytes: 10 })
+          expect(yield* read(Option.getOrThrow(yield* store.get(to)))).toBe("first")
+          yield* store.delete(from)
+          expect(yield* read(Option.getOrThrow(yield* store.get(to)))).toBe("first")
+        }))
+
       it.effect("an empty object is an object", () =>
         Effect.gen(function*() {
           const store = yield* ObjectStore.ObjectStore

@@ -1,7 +1,7 @@
 /**
  * The core use cases on in-memory storage: what use-case and HTTP tests run on.
  */
-import { type AgentRuntime, Chat, type Cluster, EventBus, Events, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
+import { type AgentRuntime, Chat, type Cluster, EventBus, Events, type ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
 import { Duration, Layer } from "effect"
 import * as EchoAgent from "./EchoAgent.js"
 import * as FakeCluster from "./FakeCluster.js"
@@ -29,6 +29,8 @@ export interface TestServicesOptions {
   readonly traces?: boolean
   /** Another storage instead of a fresh MemoryStorage (for example one that records its writes). */
   readonly storageLayer?: Layer.Layer<Ports.StoragePorts>
+  /** Another object store instead of a fresh one in memory. */
+  readonly objectStoreLayer?: Layer.Layer<ObjectStore.ObjectStore>
 }
 
 /** Every use case, the in-process event bus, a fake cluster and every storage port, in memory. */
@@ -50,7 +52,7 @@ export const make = (options: TestServicesOptions = {}) =>
     Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: options.traces ?? true })),
     Layer.provideMerge(options.agentLayer ?? EchoAgent.layer(options.echo)),
     Layer.provideMerge(ReplyBus.layerLocal),
-    Layer.provideMerge(MemoryObjectStore.layer),
+    Layer.provideMerge(options.objectStoreLayer ?? MemoryObjectStore.layer),
     Layer.provideMerge(Ports.IdGeneratorTimeOrdered),
     Layer.provideMerge(EventBus.layerLocal),
     Layer.provideMerge(options.clusterLayer ?? FakeCluster.layer(options.cluster)),

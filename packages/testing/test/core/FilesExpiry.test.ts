@@ -22,8 +22,13 @@ const reserveAs = (member: Seed.Team["principals"]["member"], deployment: Deploy
   Effect.flatMap(Files.Files, (files) =>
     files.reserve(member, deployment, { filename: "notes.txt", content_type: "text/plain", size: encode(content).length }))
 
+/** The file's object: its own once complete, else its upload. */
 const objectOf = (file: Parameters<typeof Files.objectKey>[0]) =>
-  Effect.flatMap(ObjectStore.ObjectStore, (objects) => objects.head(Files.objectKey(file)))
+  Effect.flatMap(ObjectStore.ObjectStore, (objects) =>
+    Effect.map(
+      Effect.all([objects.head(Files.objectKey(file)), objects.head(Files.uploadKey(file))]),
+      ([own, upload]) => Option.orElse(own, () => upload)
+    ))
 
 const recordOf = (deployment: Deployment.DeploymentId, key: string) =>
   Effect.flatMap(Ports.FileStore, (store) => store.find(deployment, key))
