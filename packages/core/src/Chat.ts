@@ -477,8 +477,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       Effect.gen(function*() {
         const previous = running.get(reply.conversation)
         const superseded = previous !== undefined && previous.turn > reply.turn
-        if (superseded) reply.cancelled = true
-        else running.set(reply.conversation, reply)
+        if (superseded || starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
+        if (!superseded) running.set(reply.conversation, reply)
         yield* keepRenewing
         yield* keepFlushing
         // Forked where nothing interrupts (the fiber starts uninterruptible, see runReply); a stop asked
@@ -491,6 +491,14 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         }
       })
 
+    /**
+     * The turns of each conversation between the start of their storage and
+     * the start of their reply, and the replies that a cancel asked to stop
+     * meanwhile: such a cancel finds the reply stored but not running yet,
+     * and the reply stops as soon as it starts.
+     */
+    const starting = new Map<ConversationId, { turns: number; readonly cancelled: Set<MessageId> }>()
+
     /** Stores a turn (in a transaction shared with the turns sent at the same time) and starts its reply. */
     const storeTurn = (
       principal: Principal,
@@ -499,68 +507,75 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       content: string,
       attached: ReadonlyArray<Attachment>,
       input: SendInput
-    ) => Effect.gen(function*() {
-      const deploymentId = deployment.id
-      const outcome = yield* grouped.run(Effect.gen(function*() {
-        const now = yield* DateTime.now
-        // Built of checked values (the request's, the file store's, the clock's): not checked again.
-        const message = new Message({
-          message_id: MessageId.make(`msg-${yield* ids.next}`),
-          role: "user",
-          content,
-          attachments: attached,
-          timestamp: now,
-          status: "complete"
-        }, built)
-        const reply = new Message({
-          message_id: MessageId.make(`msg-${yield* ids.next}`),
-          role: "assistant",
-          content: "",
-          attachments: [],
-          timestamp: now,
-          status: "streaming"
-        }, built)
-        // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
-        const turn = yield* conversations.startTurn({
-          conversation_id: conversationId,
-          deployment_id: deploymentId,
-          owner_id: principal.user.id,
-          title: firstTitle(content, attached),
-          message,
-          client_message_id: Option.fromNullable(input.client_message_id),
-          reply,
-          lease: { owner: leaseOwner, expires_at: yield* leaseEnd },
-          message_limit: config.messageLimit
-        })
-        // Refusals are answers, not failures: a failure would roll back the other turns of the group.
-        if (turn._tag !== "Started") return turn
-        // A conversation without a user turn yet has no history: no need to read it.
-        const history = turn.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
-        return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
-      }))
-      switch (outcome._tag) {
-        case "NotOwner":
-          return yield* new ConversationNotFound({ conversation: conversationId })
-        case "LimitReached":
-          return yield* new MessageLimitReached({ limit: config.messageLimit })
-      }
-      if (outcome._tag === "Started") {
-        const reply: RunningReply = {
-          conversation: conversationId,
-          owner: principal.user.id,
-          message_id: outcome.reply.message_id,
-          content: "",
-          stored: 0,
-          ended: false,
-          flushing: undefined,
-          turn: outcome.turn,
-          cancelled: false,
-          done: yield* Deferred.make<void>()
+    ) => Effect.suspend(() => {
+      const entry = starting.get(conversationId) ?? { turns: 0, cancelled: new Set<MessageId>() }
+      entry.turns++
+      starting.set(conversationId, entry)
+      return Effect.gen(function*() {
+        const deploymentId = deployment.id
+        const outcome = yield* grouped.run(Effect.gen(function*() {
+          const now = yield* DateTime.now
+          // Built of checked values (the request's, the file store's, the clock's): not checked again.
+          const message = new Message({
+            message_id: MessageId.make(`msg-${yield* ids.next}`),
+            role: "user",
+            content,
+            attachments: attached,
+            timestamp: now,
+            status: "complete"
+          }, built)
+          const reply = new Message({
+            message_id: MessageId.make(`msg-${yield* ids.next}`),
+            role: "assistant",
+            content: "",
+            attachments: [],
+            timestamp: now,
+            status: "streaming"
+          }, built)
+          // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
+          const turn = yield* conversations.startTurn({
+            conversation_id: conversationId,
+            deployment_id: deploymentId,
+            owner_id: principal.user.id,
+            title: firstTitle(content, attached),
+            message,
+            client_message_id: Option.fromNullable(input.client_message_id),
+            reply,
+            lease: { owner: leaseOwner, expires_at: yield* leaseEnd },
+            message_limit: config.messageLimit
+          })
+          // Refusals are answers, not failures: a failure would roll back the other turns of the group.
+          if (turn._tag !== "Started") return turn
+          // A conversation without a user turn yet has no history: no need to read it.
+          const history = turn.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
+          return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
+        }))
+        switch (outcome._tag) {
+          case "NotOwner":
+            return yield* new ConversationNotFound({ conversation: conversationId })
+          case "LimitReached":
+            return yield* new MessageLimitReached({ limit: config.messageLimit })
         }
-        const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
-        yield* startReply(reply, runReply(reply, deployment, history, outcome.message))
-      }
-      return { message_id: outcome.message.message_id, timestamp: outcome.message.timestamp }
+        if (outcome._tag === "Started") {
+          const reply: RunningReply = {
+            conversation: conversationId,
+            owner: principal.user.id,
+            message_id: outcome.reply.message_id,
+            content: "",
+            stored: 0,
+            ended: false,
+            flushing: undefined,
+            turn: outcome.turn,
+            cancelled: false,
+            done: yield* Deferred.make<void>()
+          }
+          const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
+          yield* startReply(reply, runReply(reply, deployment, history, outcome.message))
+        }
+        return { message_id: outcome.message.message_id, timestamp: outcome.message.timestamp }
+      }).pipe(Effect.ensuring(Effect.sync(() => {
+        if (--entry.turns === 0) starting.delete(conversationId)
+      })))
     })
 
     /**
@@ -606,8 +621,18 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       if (Option.isSome(stopped)) return { status: "cancelled" as const, message_id: stopped.value }
       const latest = yield* conversations.latestReply(id)
       if (Option.isSome(latest) && latest.value.status === "streaming") {
-        yield* bus.publish(id, { _tag: "CancelRequested", message_id: latest.value.message_id })
-        return { status: "cancelled" as const, message_id: latest.value.message_id }
+        const messageId = latest.value.message_id
+        const here = running.get(id)
+        if (here?.message_id === messageId) {
+          // It started here meanwhile.
+          yield* stop(here)
+          yield* Deferred.await(here.done)
+        } else {
+          // About to start here (stored, not running yet), or received by another process.
+          starting.get(id)?.cancelled.add(messageId)
+          yield* bus.publish(id, { _tag: "CancelRequested", message_id: messageId })
+        }
+        return { status: "cancelled" as const, message_id: messageId }
       }
       return { status: "idle" as const, message_id: null }
     })
