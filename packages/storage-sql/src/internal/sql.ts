@@ -8,9 +8,17 @@ import { DateTime, Effect } from "effect"
  */
 const spanOptions = { captureStackTrace: false } as const
 
-/** Maps driver and decoding failures of one repository method into the port's error, in the method's span. */
+/**
+ * Maps driver and decoding failures of one repository method into the port's
+ * error, in the method's span. The method runs to its end even when its fiber
+ * is interrupted (the interruption takes effect after): the Postgres driver
+ * cancels an interrupted statement by signalling its backend process, and a
+ * signal that arrives after the statement finished cancels whatever that
+ * connection runs next, another caller's statement.
+ */
 export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.mapError(effect, (cause) => new Errors.StorageError({ operation, cause })).pipe(
+    Effect.uninterruptible,
     Tracing.withSpan(operation, spanOptions)
   )
 
