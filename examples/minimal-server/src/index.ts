@@ -1,6 +1,7 @@
 /**
  * A custom server from the parts: SQLite in memory, the core use cases, the
- * whole hosting API, and one route of its own (`GET /api/v1/status`).
+ * whole hosting API, the probes (`/healthz`, `/readyz`), and one route of
+ * its own (`GET /api/v1/status`).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
@@ -8,7 +9,7 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
 import { Catalog, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
-import { HostingHttp } from "@hosting/http"
+import { Health, HostingHttp } from "@hosting/http"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
@@ -44,12 +45,20 @@ export const Core = UseCases.layer.pipe(
   Layer.provideMerge(SqliteStorage.layer({ filename: ":memory:" }))
 )
 
-/** The API served by whatever HttpServer is in context. */
+/** The API and the probes served by whatever HttpServer is in context. */
 export const App = HttpApiBuilder.serve().pipe(
+  Layer.provide(Health.layer()),
   Layer.provide(HostingHttp.extras()),
   Layer.provide(HttpApiBuilder.api(MinimalApi).pipe(Layer.provide([HostingHttp.handlers, StatusLive]))),
   Layer.provideMerge(Core)
 )
 
+/** A Node server whose requests are answered (503 `starting`) until the app is attached, instead of held. */
+const guardedServer = () => {
+  const server = createServer()
+  Health.guardNode(server)
+  return server
+}
+
 /** The server on a port of the loopback interface. */
-export const layer = (port: number) => App.pipe(Layer.provide(NodeHttpServer.layer(createServer, { port, host: "127.0.0.1" })))
+export const layer = (port: number) => App.pipe(Layer.provide(NodeHttpServer.layer(guardedServer, { port, host: "127.0.0.1" })))

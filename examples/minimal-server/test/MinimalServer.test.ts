@@ -1,6 +1,6 @@
 /**
- * The minimal server composes the parts: the whole API works, and so does
- * the route it adds.
+ * The minimal server composes the parts: the whole API works, and so do
+ * the route it adds and the probes.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
@@ -37,6 +37,12 @@ describe("minimal server", () => {
         expect(after.body).toEqual({ published_agents: 1 })
         const missing = yield* json(HttpClientRequest.get("/api/v1/nothing-here"))
         expect(missing).toMatchObject({ status: 404, body: { error: "not_found" } })
+      }))
+
+    it.effect("serves the probes outside the API: /healthz alive, /readyz ready", () =>
+      Effect.gen(function*() {
+        expect(yield* json(HttpClientRequest.get("/healthz"))).toEqual({ status: 200, body: { status: "alive" } })
+        expect(yield* json(HttpClientRequest.get("/readyz"))).toEqual({ status: 200, body: { status: "ready" } })
       }))
   })
 })

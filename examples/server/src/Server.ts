@@ -7,7 +7,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodeHttpServer, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { Chat, DeviceAuth, EventBus, Events, Files, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
-import { EarlySend, HostingHttp, PublicAgentCache, RateLimit, StaticSite } from "@hosting/http"
+import { EarlySend, Health, HostingHttp, PublicAgentCache, RateLimit, StaticSite } from "@hosting/http"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
@@ -196,10 +196,15 @@ const dashboard = (config: ServerConfig) =>
       ? Layer.empty
       : StaticSite.layer({ directory }).pipe(Layer.provide(Layer.merge(NodeFileSystem.layer, NodePath.layer)))))
 
-/** The API (and the dashboard) served by the HttpServer in context; gives the API's PublicAgentCache, RateLimiter and EarlySend. */
+/**
+ * The API, the probes (`/healthz`, `/readyz`) and the dashboard served by the
+ * HttpServer in context; gives the API's PublicAgentCache, RateLimiter and
+ * EarlySend, and the probes' Readiness.
+ */
 export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(dashboard(config)),
+    Layer.provideMerge(Health.layer()),
     Layer.provideMerge(HostingHttp.layer({
       maxBodyBytes: config.maxBodyBytes,
       publicUrl: config.publicUrl,
@@ -229,17 +234,19 @@ const shutdownGraceMs = 3000
  * work: anonymous agent reads that the API's cache holds (PublicAgentCache.answer
  * decides; such a read is charged to its client address like a routed one,
  * so the address's rate limit holds on this path too), and plain sends
- * (EarlySend decides). Everything else goes on as usual.
+ * (EarlySend decides), while the app serves (once it stops, the guard
+ * answers). Everything else goes on as usual.
  */
 const answerEarly = (
   server: Server,
+  guard: Health.NodeGuard,
   cache: PublicAgentCache.PublicAgentCache["Type"],
   limiter: RateLimit.Service,
   send: EarlySend.Service
 ) => {
   const emit = server.emit
   server.emit = function(this: Server, event: string | symbol, ...args: Array<unknown>) {
-    if (event === "request") {
+    if (event === "request" && guard.serving()) {
       const [request, response] = args as [IncomingMessage, ServerResponse]
       const cached = cache.answer(request.method ?? "", request.url ?? "", request.headers)
       if (cached !== undefined) {
@@ -301,10 +308,13 @@ const onClientError = (config: ServerConfig) => (error: NodeJS.ErrnoException, s
  * within their timeouts; responses, event streams and downloads are not
  * limited by them. At shutdown, after the app has stopped (event streams end
  * cleanly then), connections still open after the grace period are closed,
- * so that a stop never waits on a client.
+ * so that a stop never waits on a client. While the app is not attached
+ * (it starts after the port is open, and stops before it closes), the guard
+ * answers: `/healthz` 200, everything else 503 `starting` or `stopping`.
  */
 const listen = (config: ServerConfig) => {
   let server: Server | undefined
+  let guard: Health.NodeGuard | undefined
   const create = () => {
     server = createServer({
       headersTimeout: config.headersTimeoutMs,
@@ -314,6 +324,7 @@ const listen = (config: ServerConfig) => {
     })
     server.keepAliveTimeout = config.keepAliveTimeoutMs
     server.on("clientError", onClientError(config))
+    guard = Health.guardNode(server)
     return server
   }
   const node = NodeHttpServer.layer(create, { port: config.port, host: config.host })
@@ -332,7 +343,7 @@ const listen = (config: ServerConfig) => {
     const cache = yield* PublicAgentCache.PublicAgentCache
     const limiter = yield* RateLimit.RateLimiter
     const send = yield* EarlySend.EarlySend
-    if (server !== undefined) answerEarly(server, cache, limiter, send)
+    if (server !== undefined && guard !== undefined) answerEarly(server, guard, cache, limiter, send)
   }))
   return { layer: Layer.provideMerge(reaper, node), early }
 }
@@ -343,5 +354,8 @@ export const layer = (config: ServerConfig) =>
     const path = config.fixtures
     const fixtures = path === undefined ? undefined : { path, data: yield* readFixtures(path) }
     const node = listen(config)
-    return Layer.merge(announce(config), node.early).pipe(Layer.provide(app(config, fixtures)), Layer.provide(node.layer))
+    return Layer.mergeAll(announce(config), node.early, Health.stopFirst(Duration.millis(config.shutdownDelayMs))).pipe(
+      Layer.provide(app(config, fixtures)),
+      Layer.provide(node.layer)
+    )
   }))

@@ -53,6 +53,8 @@ export interface ServerConfig {
   readonly requestTimeoutMs: number
   /** Milliseconds an idle kept-alive connection stays open. */
   readonly keepAliveTimeoutMs: number
+  /** Milliseconds the server keeps serving after SIGTERM, with `/readyz` answering 503, before it stops. */
+  readonly shutdownDelayMs: number
   /** Most event and reply streams one user holds open, all their tokens and sessions together (0: no limit). */
   readonly maxStreamsPerToken: number
   /** Requests per user, all their tokens and sessions together; undefined for no limit. */
@@ -72,7 +74,7 @@ export interface ServerConfig {
   }
 }
 
-const parseWith = <A>(name: string, parse: (raw: string) => Either.Either<A, string>) => (raw: string) =>
+const parseWith = <I, A>(name: string, parse: (raw: I) => Either.Either<A, string>) => (raw: I) =>
   Either.mapLeft(parse(raw), (message) => ConfigError.InvalidData([name], message))
 
 /** `sqlite:<path>`, `sqlite::memory:` or `postgres://...`. */
@@ -94,10 +96,12 @@ export const parseObjectStore = (raw: string): Either.Either<ObjectStore, string
   return Either.left(`expected fs:<dir>, memory: or s3://<bucket>, got ${JSON.stringify(raw)}`)
 }
 
+// Out of range names its variable (Config.validate would report the value's path, which is empty).
 const int = (name: string, fallback: number, min: number, max: number) =>
   Config.integer(name).pipe(
     Config.withDefault(fallback),
-    Config.validate({ message: `must be a whole number from ${min} to ${max}`, validation: (n) => n >= min && n <= max })
+    Config.mapOrFail(parseWith(name, (n: number) =>
+      n >= min && n <= max ? Either.right(n) : Either.left(`must be a whole number from ${min} to ${max}, got ${n}`)))
   )
 
 const choice = <const A extends string>(name: string, values: ReadonlyArray<A>, fallback: A) =>
@@ -166,7 +170,9 @@ export const config: Config.Config<ServerConfig> = Config.all({
   uploadExpiryMs: int("HOSTING_UPLOAD_EXPIRY_MS", 900_000, 1000, 604_800_000),
   uploadGraceMs: int("HOSTING_UPLOAD_GRACE_MS", 900_000, 0, 604_800_000),
   fileSweepMs: int("HOSTING_FILE_SWEEP_MS", 300_000, 100, 86_400_000),
-  databasePoolSize: int("HOSTING_DATABASE_POOL_SIZE", 10, 1, 1000),
+  // The event and reply buses hold one pooled connection each for their notifications: a pool of two or
+  // less would leave none for queries, and the start would wait for one forever.
+  databasePoolSize: int("HOSTING_DATABASE_POOL_SIZE", 10, 3, 1000),
   publicUrl: Config.string("HOSTING_PUBLIC_URL").pipe(
     Config.option,
     Config.map(Option.getOrUndefined),
@@ -181,6 +187,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
   headersTimeoutMs: int("HOSTING_HEADERS_TIMEOUT_MS", 30_000, 100, 3_600_000),
   requestTimeoutMs: int("HOSTING_REQUEST_TIMEOUT_MS", 300_000, 0, 86_400_000),
   keepAliveTimeoutMs: int("HOSTING_KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 3_600_000),
+  shutdownDelayMs: int("HOSTING_SHUTDOWN_DELAY_MS", 0, 0, 600_000),
   maxStreamsPerToken: int("HOSTING_MAX_STREAMS_PER_TOKEN", 100, 0, 1_000_000),
   rateLimit: rate("HOSTING_RATE_LIMIT"),
   rateLimitIp: rate("HOSTING_RATE_LIMIT_IP"),

@@ -4,6 +4,7 @@
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import { writeFileSync } from "node:fs"
+import { type AddressInfo, createServer } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 
@@ -68,10 +69,22 @@ export const runToExit = (env: Record<string, string>, timeoutMs = 20_000) =>
     })
   })
 
-const spawnServer = (env: Record<string, string>) =>
+/** Starts the server process without waiting for it (HOSTING_PORT 0, a free port, unless `env` names one). */
+export const spawnServer = (env: Record<string, string>) =>
   spawn(process.execPath, ["--import", "tsx", "--conditions=@hosting/source", main], {
     env: { ...process.env, HOSTING_PORT: "0", HOSTING_HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"]
+  })
+
+/** A port no one listens on now, for a server whose port must be known before it starts. */
+export const freePort = () =>
+  new Promise<number>((resolve, reject) => {
+    const probe = createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
   })
 
 /** Starts the server and resolves once it prints its listening line. */

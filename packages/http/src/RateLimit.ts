@@ -26,6 +26,7 @@ import { Identity, type Principal } from "@hosting/core"
 import { Context, Effect, Layer, Option } from "effect"
 import { credentialOf, requirePrincipal } from "./Auth.js"
 import { causeResponse, json } from "./ErrorResponses.js"
+import * as Health from "./Health.js"
 
 /** `requests` every `seconds`: the bucket's size, refilled evenly over the window. */
 export interface Rate {
@@ -257,7 +258,8 @@ export const userOf = <E, R>(authenticated: Effect.Effect<Principal.Principal, E
  */
 export const middleware = HttpApiBuilder.middleware(Effect.map(Effect.all([RateLimiter, Identity.Identity]), ([limiter, identity]) => (app) =>
   !limiter.enabled ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    charge(
+    // A refused probe would take the server out of service for its prober's address.
+    Health.isProbe(request.url) ? app : charge(
       limiter,
       credentialOf(request),
       () => limiter.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]),

@@ -222,8 +222,38 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0009_token_parents": tokenParents
 }
 
-/** Runs the pending migrations in order; safe to run at every start. */
-export const run = Migrator.make({})({
-  loader: Migrator.fromRecord(migrations),
-  table: "hosting_migrations"
-})
+const table = "hosting_migrations"
+
+const migrate = Migrator.make({})({ loader: Migrator.fromRecord(migrations), table })
+
+/** The advisory lock key that lets one process at a time migrate a Postgres database. */
+const migrationLock = 7_310_000
+
+/**
+ * On Postgres, the migrator alone is not safe for processes that start
+ * together: each finds no migrations table and creates it, and all but one
+ * fail. One transaction holding a lock of its own runs the whole migrator,
+ * so the others wait, then find the schema current. The lock ends with the
+ * transaction (or with the connection of a process that dies). Inside a
+ * transaction the migrator's own probe for its table (a failing cast) would
+ * abort it, so the table is made first, as the migrator would make it.
+ */
+const oneAtATime = <A, E, R>(run: Effect.Effect<A, E, R>) =>
+  Effect.flatMap(SqlClient.SqlClient, (sql) =>
+    sql.onDialectOrElse({
+      pg: () =>
+        sql.withTransaction(Effect.gen(function*() {
+          yield* sql`SELECT pg_advisory_xact_lock(${migrationLock})`
+          yield* sql`CREATE TABLE IF NOT EXISTS ${sql(table)} (
+            migration_id integer primary key,
+            created_at timestamp with time zone not null default now(),
+            name text not null
+          )`
+          return yield* run
+        })),
+      // One process owns a SQLite file (SqliteStorage locks it), so there is no one to wait for.
+      orElse: () => run
+    }))
+
+/** Runs the pending migrations in order; safe to run at every start, also by processes that start together. */
+export const run = oneAtATime(migrate)

@@ -2,7 +2,8 @@
  * Hosting storage on SQLite (better-sqlite3 under an `@effect/sql` client of
  * our own, see internal/client.ts), in WAL mode with foreign keys enforced.
  */
-import { SqlClient, type SqlError } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
+import Database from "better-sqlite3"
 import { SqlStorage } from "@hosting/storage-sql"
 import { Effect, Layer } from "effect"
 import { mkdirSync } from "node:fs"
@@ -25,13 +26,57 @@ const pragmas = Layer.effectDiscard(Effect.gen(function*() {
   yield* sql`PRAGMA wal_autocheckpoint = 10000`
 }).pipe(Effect.orDie))
 
-const client = (config: SqliteStorageConfig) =>
-  Layer.unwrapEffect(Effect.sync(() => {
-    if (config.filename !== ":memory:") mkdirSync(dirname(config.filename), { recursive: true })
-    return Client.layer({ filename: config.filename })
-  }))
+/** The file beside a database whose lock says that a process owns the database. */
+const lockFileOf = (filename: string) => `${filename}.lock`
 
-/** Every storage port on a SQLite database, migrated at start; also exposes the SqlClient. */
+/**
+ * Holds a lock that says this process owns the database, until the scope
+ * closes. SQLite serves one process: a second one would close the first's
+ * streaming replies at its start, and writers of two processes would wait on
+ * each other. The lock is SQLite's own exclusive lock on a file of its own
+ * beside the database (the database itself stays readable, for backups with
+ * `sqlite3 .backup`); the system drops it when the process ends, however it
+ * ends, so a crash never blocks the next start.
+ */
+const ownDatabase = (filename: string) =>
+  Effect.acquireRelease(
+    Effect.try({
+      try: () => {
+        mkdirSync(dirname(filename), { recursive: true })
+        const lock = new Database(lockFileOf(filename), { timeout: 0 })
+        try {
+          // The journal in memory: no second file beside the lock file.
+          lock.pragma("journal_mode = MEMORY")
+          // An exclusive lock taken in this mode is kept after its transaction.
+          lock.pragma("locking_mode = EXCLUSIVE")
+          lock.exec("BEGIN EXCLUSIVE; COMMIT")
+          return lock
+        } catch (cause) {
+          lock.close()
+          throw cause
+        }
+      },
+      catch: (cause) =>
+        new SqlError.SqlError({
+          cause,
+          message: (cause as { code?: unknown }).code === "SQLITE_BUSY"
+            ? `${filename} is in use by another process (a SQLite database serves one process; use Postgres for several)`
+            : `cannot lock ${lockFileOf(filename)}: ${String(cause)}`
+        })
+    }),
+    (lock) => Effect.sync(() => lock.close())
+  )
+
+const client = (config: SqliteStorageConfig) =>
+  config.filename === ":memory:"
+    ? Client.layer({ filename: config.filename })
+    : Layer.unwrapScoped(Effect.as(ownDatabase(config.filename), Client.layer({ filename: config.filename })))
+
+/**
+ * Every storage port on a SQLite database, migrated at start; also exposes
+ * the SqlClient. On a file it fails at once when another process (or
+ * another layer of this one) has the database.
+ */
 export const layer = (config: SqliteStorageConfig) =>
   SqlStorage.layer.pipe(Layer.provideMerge(pragmas), Layer.provideMerge(client(config)))
 

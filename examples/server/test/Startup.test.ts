@@ -1,0 +1,243 @@
+/**
+ * Starting and stopping (issue 23): a request never waits on a server that
+ * is not serving yet or any more; `/healthz` and `/readyz` tell probes where
+ * the server is; one SQLite file is owned by one process; processes that
+ * start together on an empty Postgres database all serve.
+ */
+import { TestDatabase } from "@hosting/storage-postgres"
+import { mkdtempSync, rmSync } from "node:fs"
+import { request as httpRequest } from "node:http"
+import { tmpdir } from "node:os"
+import { join } from "node:path"
+import { afterAll, describe, expect, it } from "vitest"
+import { freePort, type Running, runToExit, spawnServer, start, writeFixtures } from "./process.js"
+import { sleep } from "./traffic.js"
+
+const pgAvailable = await TestDatabase.isAvailable()
+
+const dirs: Array<string> = []
+const servers: Array<Running> = []
+const databases: Array<TestDatabase.TestDatabase> = []
+afterAll(async () => {
+  await Promise.all(servers.map((s) => s.stop("SIGKILL")))
+  await Promise.all(databases.map((d) => d.drop()))
+  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
+})
+
+const tempDir = () => {
+  const dir = mkdtempSync(join(tmpdir(), "hosting-startup-"))
+  dirs.push(dir)
+  return dir
+}
+
+const startServer = async (env: Record<string, string>, timeoutMs = 30_000) => {
+  const server = await start(env, timeoutMs)
+  servers.push(server)
+  return server
+}
+
+/** What one request on a connection of its own got: an answer, a connection error, or nothing within `hungMs`. */
+type Outcome =
+  | { readonly kind: "answer"; readonly status: number; readonly body: any; readonly retryAfter: string | undefined }
+  | { readonly kind: "error"; readonly code: string }
+  | { readonly kind: "hung" }
+
+const hungMs = 5000
+
+const probe = (port: number, path: string) =>
+  new Promise<Outcome>((resolve) => {
+    const req = httpRequest({ host: "127.0.0.1", port, path, agent: false, timeout: hungMs }, (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk) => (text += chunk))
+      response.on("end", () => {
+        let body: unknown = text
+        try {
+          body = JSON.parse(text)
+        } catch {
+          // not JSON: kept as text
+        }
+        const retryAfter = response.headers["retry-after"]
+        resolve({ kind: "answer", status: response.statusCode ?? 0, body, retryAfter })
+      })
+    })
+    req.on("timeout", () => {
+      req.destroy()
+      resolve({ kind: "hung" })
+    })
+    req.on("error", (error: NodeJS.ErrnoException) => resolve({ kind: "error", code: error.code ?? String(error) }))
+    req.end()
+  })
+
+const describeOutcome = (o: Outcome) => (o.kind === "answer" ? `${o.status} ${JSON.stringify(o.body)}` : o.kind === "error" ? o.code : "hung")
+
+/** Polls `check` every 50 ms until it holds; fails with the last outcome after `timeoutMs`. */
+const waitFor = async (what: string, poll: () => Promise<Outcome>, check: (o: Outcome) => boolean, timeoutMs = 10_000) => {
+  const deadline = Date.now() + timeoutMs
+  let last: Outcome = await poll()
+  while (!check(last)) {
+    if (Date.now() > deadline) throw new Error(`${what}: still ${describeOutcome(last)} after ${timeoutMs} ms`)
+    await sleep(50)
+    last = await poll()
+  }
+  return last
+}
+
+const isStatus = (status: number, error?: string) => (o: Outcome) =>
+  o.kind === "answer" && o.status === status && (error === undefined || o.body?.error === error)
+
+describe("a server that starts", () => {
+  it("answers every request from the moment its port opens: /healthz 200, the rest 503 `starting` until it serves; none hangs", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const child = spawnServer({
+      HOSTING_PORT: String(port),
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_DASHBOARD: "off"
+    })
+    let output = ""
+    child.stdout!.on("data", (d) => (output += d))
+    child.stderr!.on("data", (d) => (output += d))
+    const paths = ["/healthz", "/readyz", "/api/v1/agents"]
+    const polls: Array<Promise<readonly [string, Outcome]>> = []
+    try {
+      // From the first instant (refused while nothing listens) until a while after it says it serves.
+      const deadline = Date.now() + 30_000
+      let servedSince: number | undefined
+      for (let i = 0; Date.now() < deadline && (servedSince === undefined || Date.now() - servedSince < 300); i++) {
+        const path = paths[i % paths.length]!
+        polls.push(probe(port, path).then((outcome) => [path, outcome] as const))
+        if (servedSince === undefined && output.includes("listening on")) servedSince = Date.now()
+        await sleep(5)
+      }
+      expect(servedSince, output).toBeDefined()
+      const outcomes = await Promise.all(polls)
+      const hung = outcomes.filter(([, o]) => o.kind === "hung")
+      expect(hung.map(([path]) => path), "requests left unanswered").toEqual([])
+      const answers = outcomes.flatMap(([path, o]) => (o.kind === "answer" ? [{ path, ...o }] : []))
+      for (const answer of answers) {
+        if (answer.path === "/healthz") expect(answer.status).toBe(200)
+        else if (answer.status !== 200) {
+          expect(answer).toMatchObject({ status: 503, retryAfter: "1", body: { error: "starting", details: expect.any(String) } })
+        }
+      }
+      // The polls met the window between the port opening and the app serving, and the server once it served.
+      expect(answers.some((a) => a.status === 503)).toBe(true)
+      expect(answers.filter((a) => a.path === "/readyz").at(-1)).toMatchObject({ status: 200, body: { status: "ready" } })
+      expect(answers.filter((a) => a.path === "/api/v1/agents").at(-1)?.status).toBe(200)
+      // Every error is a connection refused before the port opened.
+      expect(new Set(outcomes.flatMap(([, o]) => (o.kind === "error" ? [o.code] : [])))).toEqual(new Set(["ECONNREFUSED"]))
+    } finally {
+      child.kill("SIGKILL")
+    }
+  }, 60_000)
+})
+
+describe("a server that stops", () => {
+  it("on SIGTERM /readyz answers 503 `stopping` at once, requests are served for HOSTING_SHUTDOWN_DELAY_MS, then it exits 0", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const server = await startServer({
+      HOSTING_PORT: String(port),
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_DASHBOARD: "off",
+      HOSTING_SHUTDOWN_DELAY_MS: "2000"
+    })
+    expect(await probe(port, "/readyz")).toMatchObject({ status: 200, body: { status: "ready" } })
+    const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve))
+    const signalled = Date.now()
+    server.child.kill("SIGTERM")
+    const stopping = await waitFor("/readyz after SIGTERM", () => probe(port, "/readyz"), isStatus(503, "stopping"), 1500)
+    expect(stopping).toMatchObject({ retryAfter: "1", body: { details: expect.any(String) } })
+    expect(await probe(port, "/api/v1/agents")).toMatchObject({ status: 200 })
+    expect(await probe(port, "/healthz")).toMatchObject({ status: 200, body: { status: "alive" } })
+    expect(Date.now() - signalled).toBeLessThan(2000)
+    expect(await exited).toBe(0)
+    expect(Date.now() - signalled).toBeGreaterThanOrEqual(2000)
+  }, 60_000)
+})
+
+describe("one SQLite file, one process", () => {
+  it("a second process on the same file refuses to start with one line naming HOSTING_DATABASE_URL; a killed owner does not block the next", async () => {
+    const dir = tempDir()
+    const env = {
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_DASHBOARD: "off"
+    }
+    const first = await startServer(env)
+    const second = await runToExit(env)
+    expect(second.code).toBe(1)
+    const lines = second.output.trim().split("\n")
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(/^hosting: cannot start: HOSTING_DATABASE_URL: .*in use by another process.*Postgres/)
+    // The first one goes on serving.
+    const port = Number(new URL(first.baseUrl).port)
+    expect(await probe(port, "/readyz")).toMatchObject({ status: 200 })
+
+    expect(await first.stop("SIGKILL")).toBe(null)
+    const third = await startServer(env)
+    expect(await probe(Number(new URL(third.baseUrl).port), "/readyz")).toMatchObject({ status: 200 })
+  }, 90_000)
+})
+
+describe.skipIf(!pgAvailable)(`servers on Postgres${pgAvailable ? "" : ` (skipped: ${TestDatabase.skipReason})`}`, () => {
+  // That the schema is migrated once is checked on the storage layers (storage-postgres ConcurrentStart.test.ts).
+  it("three processes started at once on an empty database all serve", async () => {
+    const dir = tempDir()
+    const database = await TestDatabase.create()
+    databases.push(database)
+    const env = {
+      HOSTING_DATABASE_URL: database.url,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_DASHBOARD: "off",
+      // The smallest pool allowed, so that a start waiting on another holds as few connections as it can.
+      HOSTING_DATABASE_POOL_SIZE: "3"
+    }
+    const started = await Promise.all([0, 1, 2].map(() => startServer(env, 90_000)))
+    for (const server of started) {
+      const port = Number(new URL(server.baseUrl).port)
+      expect(await probe(port, "/readyz")).toMatchObject({ status: 200, body: { status: "ready" } })
+      // The fixtures are there (loaded by one start or several: each load is idempotent).
+      const me = await fetch(`${server.baseUrl}/me`, { headers: { authorization: "Bearer alice-token" } })
+      expect(me.status).toBe(200)
+    }
+  }, 180_000)
+
+  it("refuses HOSTING_DATABASE_POOL_SIZE below 3 in one line (the buses hold two pooled connections; the start would wait forever)", async () => {
+    const database = await TestDatabase.create()
+    databases.push(database)
+    const result = await runToExit({ HOSTING_DATABASE_URL: database.url, HOSTING_DATABASE_POOL_SIZE: "2", HOSTING_DASHBOARD: "off" })
+    expect(result.code).toBe(1)
+    expect(result.output.trim().split("\n")).toHaveLength(1)
+    expect(result.output).toContain("HOSTING_DATABASE_POOL_SIZE")
+  })
+
+  it("/readyz answers 503 `storage_unavailable` while the database refuses connections and 200 once it is back; /healthz stays 200", async () => {
+    const dir = tempDir()
+    const database = await TestDatabase.create()
+    databases.push(database)
+    const server = await startServer({
+      HOSTING_DATABASE_URL: database.url,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_DASHBOARD: "off"
+    })
+    const port = Number(new URL(server.baseUrl).port)
+    const readyz = () => probe(port, "/readyz")
+    await waitFor("/readyz before the outage", readyz, isStatus(200))
+    await database.refuseConnections()
+    try {
+      const down = await waitFor("/readyz during the outage", readyz, isStatus(503, "storage_unavailable"))
+      expect(down).toMatchObject({ retryAfter: "5", body: { details: expect.any(String) } })
+      expect(await probe(port, "/healthz")).toMatchObject({ status: 200 })
+    } finally {
+      await database.acceptConnections()
+    }
+    await waitFor("/readyz after the outage", readyz, isStatus(200))
+  }, 60_000)
+})
