@@ -9,6 +9,7 @@ import { Account, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
+import { BodyLimit, KiB } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 
@@ -53,6 +54,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.put("rename")`/accounts/${account}`
+      .annotate(BodyLimit, 16 * KiB)
       .setPayload(RenameRequest)
       .addSuccess(RenameResponse)
       .addError(BadRequest)

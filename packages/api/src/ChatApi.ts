@@ -11,6 +11,7 @@ import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge } from "./ApiErrors.js"
 import { EventStream, EventsHeaders, EventsParams } from "./AccountsApi.js"
 import { Authentication } from "./Authentication.js"
+import { BodyLimit, KiB } from "./RouteFacts.js"
 
 const deploymentId = HttpApiSchema.param("deploymentId", Deployment.DeploymentId)
 const conversationId = HttpApiSchema.param("conversationId", Conversation.ConversationId)
@@ -52,6 +53,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .add(
     HttpApiEndpoint.put("setTitle")`/deployments/${deploymentId}/chat/conversations/${conversationId}/title`
+      .annotate(BodyLimit, 16 * KiB)
       .setPayload(TitleRequest)
       .addSuccess(TitleResponse)
       .addError(BadRequest)
@@ -61,6 +63,8 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .add(
     HttpApiEndpoint.post("send")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/messages`
+      // A message of up to 100,000 characters (up to 6 bytes each once escaped) and its attachment keys.
+      .annotate(BodyLimit, 1024 * KiB)
       .setPayload(SendRequest)
       .addSuccess(SendResponse)
       .addError(BadRequest)
@@ -93,6 +97,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .add(
     HttpApiEndpoint.post("cancel")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/cancel`
+      .annotate(BodyLimit, 16 * KiB)
       .addSuccess(CancelResponse)
       .addError(BadRequest)
       .addError(Forbidden)

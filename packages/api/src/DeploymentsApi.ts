@@ -9,6 +9,7 @@ import { Cluster, Deployment, Ids } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
+import { BodyLimit, KiB } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
@@ -54,6 +55,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   )
   .add(
     HttpApiEndpoint.post("deploy")`/agents/${account}/${name}/deployments`
+      .annotate(BodyLimit, 16 * KiB)
       .setPayload(DeployRequest)
       .addSuccess(Deployment.Deployment, { status: 201 })
       .addError(BadRequest)
@@ -75,6 +77,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   )
   .add(
     HttpApiEndpoint.del("undeploy")`/deployments/${deploymentId}`
+      .annotate(BodyLimit, 16 * KiB)
       .addSuccess(Deployment.Deployment)
       .addError(BadRequest)
       .addError(Forbidden)
@@ -94,6 +97,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   )
   .add(
     HttpApiEndpoint.post("restartPod")`/deployments/${namespace}/pods/${pod}/restart`
+      .annotate(BodyLimit, 16 * KiB)
       .setUrlParams(OwnershipParams)
       .addSuccess(RestartResponse)
       .addError(BadRequest)

@@ -11,6 +11,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, OAuthError } from "./ApiErrors.js"
+import { BodyLimit, KiB } from "./RouteFacts.js"
 
 const html = HttpApiSchema.Text({ contentType: "text/html" })
 
@@ -97,6 +98,8 @@ export const DecisionRequest = Schema.Struct({
 export class OAuthApi extends HttpApiGroup.make("oauth")
   .add(
     HttpApiEndpoint.post("deviceCode")`/oauth/device/code`
+      // OAuth form posts: a token of at most 4,096 characters and a few short fields.
+      .annotate(BodyLimit, 8 * KiB)
       .setPayload(DeviceCodeRequest)
       .addSuccess(DeviceCodeResponse)
       .addError(OAuthError)
@@ -104,6 +107,7 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
   )
   .add(
     HttpApiEndpoint.post("token")`/oauth/token`
+      .annotate(BodyLimit, 8 * KiB)
       .setPayload(TokenRequest)
       .addSuccess(TokenResponse)
       .addError(OAuthError)
@@ -114,6 +118,7 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
   )
   .add(
     HttpApiEndpoint.post("revoke")`/oauth/revoke`
+      .annotate(BodyLimit, 8 * KiB)
       .setPayload(RevokeRequest)
       .addSuccess(Schema.Struct({}))
       .addError(OAuthError)
@@ -132,6 +137,7 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
   )
   .add(
     HttpApiEndpoint.post("deviceSession")`/device/session`
+      .annotate(BodyLimit, 8 * KiB)
       .setPayload(SessionRequest)
       .addSuccess(html)
       .addError(BadRequest)
@@ -143,6 +149,7 @@ export class OAuthApi extends HttpApiGroup.make("oauth")
   )
   .add(
     HttpApiEndpoint.post("deviceDecision")`/device`
+      .annotate(BodyLimit, 8 * KiB)
       .setPayload(DecisionRequest)
       .addSuccess(html)
       .addError(BadRequest)

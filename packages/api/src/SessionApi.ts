@@ -12,6 +12,7 @@ import * as OpenApi from "@effect/platform/OpenApi"
 import { Text } from "@hosting/core"
 import { Schema } from "effect"
 import { Forbidden, Unauthorized } from "./ApiErrors.js"
+import { BodyLimit, KiB } from "./RouteFacts.js"
 
 /** Name of the session cookie (also used by the device approval page). */
 export const cookieName = "hosting_session" as const
@@ -36,6 +37,8 @@ export type BrowserSession = typeof BrowserSession.Type
 export class SessionApi extends HttpApiGroup.make("session")
   .add(
     HttpApiEndpoint.post("signIn")`/session`
+      // A token of at most 4,096 characters.
+      .annotate(BodyLimit, 8 * KiB)
       .setPayload(SignInRequest)
       .addSuccess(BrowserSession)
       .addError(Unauthorized)
@@ -53,6 +56,7 @@ export class SessionApi extends HttpApiGroup.make("session")
   )
   .add(
     HttpApiEndpoint.del("signOut")`/session`
+      .annotate(BodyLimit, 8 * KiB)
       .addSuccess(HttpApiSchema.NoContent)
       .addError(Forbidden)
       .annotate(OpenApi.Summary, "End the browser session (needs X-CSRF-Token) and clear the cookie")

@@ -11,6 +11,7 @@ import { Ids, Otlp, Trace } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
+import { BodyLimit } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
@@ -59,6 +60,8 @@ export class TracesApi extends HttpApiGroup.make("traces")
   )
   .add(
     HttpApiEndpoint.post("ingest")`/otlp/v1/traces`
+      // OTLP batches.
+      .annotate(BodyLimit, "server")
       .setPayload(Otlp.ExportTraceServiceRequest)
       .addSuccess(Otlp.ExportTraceServiceResponse)
       .addError(BadRequest)

@@ -14,14 +14,14 @@
  * session cookie, a chunked or oversize body, a malformed header) goes on to
  * the router, which answers it as before.
  */
-import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ChatApi, HostingApi } from "@hosting/api"
+import { ChatApi } from "@hosting/api"
 import { Chat, type Conversation, type Deployment, Identity } from "@hosting/core"
 import { Context, Effect, Either, FiberId, Layer, Option, ParseResult, Runtime, Schema } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
+import * as ApiRoutes from "./ApiRoutes.js"
 import { bearerToken, headerCredential } from "./Auth.js"
 import * as BodyLimits from "./BodyLimits.js"
 import { sendAs } from "./ChatHttp.js"
@@ -41,8 +41,9 @@ export interface Service {
 /** The early send of one server. */
 export class EarlySend extends Context.Tag("@hosting/http/EarlySend")<EarlySend, Service>() {}
 
-// The endpoint's own schemas, so that this answer cannot drift from the route's.
-const endpoint = ChatApi.ChatApi.endpoints.send as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+// The endpoint's own path, schemas and body limit, so that this answer cannot drift from the route's.
+const route = ApiRoutes.routeOf(ChatApi.ChatApi, "send")
+const endpoint = route.endpoint
 const pathSchema = Option.getOrThrow(endpoint.pathSchema) as Schema.Schema<
   { readonly deploymentId: Deployment.DeploymentId; readonly conversationId: Conversation.ConversationId },
   unknown
@@ -50,8 +51,8 @@ const pathSchema = Option.getOrThrow(endpoint.pathSchema) as Schema.Schema<
 const payloadSchema = Option.getOrThrow(endpoint.payloadSchema) as Schema.Schema<typeof ChatApi.SendRequest.Type, unknown>
 const successSchema = endpoint.successSchema as Schema.Schema<typeof ChatApi.SendResponse.Type, unknown>
 
-/** The route, with its two path parameters; segments with escapes are left to the router, which decodes them. */
-const route = new RegExp(`^${HostingApi.basePath}/deployments/([^/%?#]+)/messaging/conversations/([^/%?#]+)/messages$`)
+/** The route's path, its parameters named; segments with escapes are left to the router, which decodes them. */
+const routePath = ApiRoutes.pattern(route.path, { segment: "[^/%?#]+" })
 
 const decodePath = Schema.decodeUnknown(pathSchema)
 const decodePayload = Schema.decodeUnknown(payloadSchema)
@@ -77,11 +78,11 @@ export const make = (options: { readonly maxBodyBytes: number }): Effect.Effect<
     const identity = yield* Identity.Identity
     const limiter = yield* RateLimit.RateLimiter
     const run = Runtime.runFork(yield* Effect.runtime<never>())
-    // The route's body limit: the same for every path the route matches.
-    const limit = BodyLimits.limitFor("POST", `${HostingApi.basePath}/deployments/d/messaging/conversations/c/messages`, options.maxBodyBytes)
+    // The route's body limit (a streamed one would leave every request to the router).
+    const limit = BodyLimits.ofRoute(route, options.maxBodyBytes)
 
     /** What the routed send does once its body is read, in the order it does it. */
-    const answered = (token: string, params: { deploymentId: string; conversationId: string }, body: Either.Either<string, unknown>) =>
+    const answered = (token: string, params: Readonly<Record<string, string>>, body: Either.Either<string, unknown>) =>
       Effect.gen(function*() {
         const principal = yield* handle(identity.authenticate(token))
         const path = yield* decodePath(params)
@@ -97,19 +98,18 @@ export const make = (options: { readonly maxBodyBytes: number }): Effect.Effect<
       )
 
     const answer = (request: IncomingMessage, response: ServerResponse): boolean => {
-      if (request.method !== "POST") return false
+      if (request.method !== route.method) return false
       const url = request.url ?? ""
-      const match = route.exec(url)
+      const match = routePath.exec(url)
       if (match === null || DotSegments.hasDotSegment(url)) return false
       const headers = request.headers
       const authorization = headers["authorization"]
       const token = bearerToken(authorization)
       if (authorization === undefined || Option.isNone(token) || !readsAsJson(headers["content-type"]) || headers["transfer-encoding"] !== undefined) return false
       const declared = headers["content-length"] === undefined ? Number.NaN : Number(headers["content-length"])
-      if (!(declared >= 0 && declared <= limit)) return false
-      const params = { deploymentId: match[1]!, conversationId: match[2]! }
+      if (!(typeof limit === "number" && declared >= 0 && declared <= limit)) return false
       readBody(request, declared, (body) => {
-        const program = answered(token.value, params, body)
+        const program = answered(token.value, match.groups!, body)
         const charged = limiter.enabled
           ? RateLimit.charge(
             limiter,

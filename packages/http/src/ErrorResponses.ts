@@ -218,19 +218,17 @@ const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRespons
     return bodiless ? limited : Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withBodyLimits(request, limit))
   })
 
-/** File uploads stream to the object store; their limit is the size reserved for the file. */
-const fileUpload = /^\/api\/v1\/deployments\/[^/]+\/files\/[^/]+\/content$/
-
 /**
  * Refuses bodies whose declared length is over the route's limit
- * (BodyLimits) before reading them, and caps the rest.
+ * (BodyLimits) before reading them, and caps the rest. A streamed route (a
+ * file upload, limited by the size reserved for the file) reads its own body.
  */
 const limitBody = (maxBodyBytes: number) => <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.gen(function*() {
     const request = yield* HttpServerRequest.HttpServerRequest
     const pathname = new URL(request.url, "http://x").pathname
-    if (request.method === "PUT" && fileUpload.test(pathname)) return yield* app
     const limit = BodyLimits.limitFor(request.method, pathname, maxBodyBytes)
+    if (limit === "streamed") return yield* app
     const declared = Number(request.headers["content-length"] ?? "0")
     if (Number.isFinite(declared) && declared > limit) {
       return json(413, "payload_too_large", `The request body is larger than the ${limit} bytes this route accepts.`)

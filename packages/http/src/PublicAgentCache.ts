@@ -14,9 +14,10 @@
  * (`examples/server` does, on Node's request event).
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { HostingApi, SessionApi } from "@hosting/api"
+import { AgentsApi, SessionApi } from "@hosting/api"
 import { Agent, Catalog, EventBus, type Ids } from "@hosting/core"
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
+import * as ApiRoutes from "./ApiRoutes.js"
 
 interface Entry {
   readonly body: string
@@ -52,8 +53,12 @@ export interface CachedAnswer {
   readonly body: string
 }
 
-/** The path of an agent read: `/api/v1/agents/{account}/{name}`, nothing after it. */
-const agentPath = new RegExp(`^${HostingApi.basePath}/agents/([a-z0-9-]+)/([a-z0-9-]+)$`)
+/** The agent read's route, and its path (`/api/v1/agents/{account}/{name}`, nothing after it; escapes left to the router). */
+const agentRead = ApiRoutes.routeOf(AgentsApi.PublicAgentsApi, "get")
+const agentPath = ApiRoutes.pattern(agentRead.path, { segment: "[^/%?#]+" })
+
+/** The key of an entry: the route's path parameters. */
+const keyOf = (account: string, name: string) => `${account}/${name}`
 
 /** Headers of both the routed and the early answer. */
 const headersOf = (etag: string) => ({ etag, "cache-control": "no-cache" })
@@ -100,12 +105,12 @@ export const make = Effect.gen(function*() {
     url: string,
     headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
   ): CachedAnswer | undefined => {
-    if (method !== "GET" || headers["authorization"] !== undefined) return undefined
+    if (method !== agentRead.method || headers["authorization"] !== undefined) return undefined
     const cookie = headers["cookie"]
     if (cookie !== undefined && String(cookie).includes(`${SessionApi.cookieName}=`)) return undefined
     const path = agentPath.exec(url)
     if (path === null) return undefined
-    const cached = entries.get(`${path[1]}/${path[2]}`)
+    const cached = entries.get(keyOf(path.groups!["account"]!, path.groups!["name"]!))
     if (cached === undefined) return undefined
     const ifNoneMatch = headers["if-none-match"]
     if (typeof ifNoneMatch === "string" && matches(ifNoneMatch, cached.etag)) {
@@ -116,7 +121,7 @@ export const make = Effect.gen(function*() {
 
   const read = (account: Ids.AccountName, name: Ids.AgentName, ifNoneMatch: string | undefined) =>
     Effect.gen(function*() {
-      const key = `${account}/${name}`
+      const key = keyOf(account, name)
       const cached = entries.get(key)
       if (cached !== undefined) return respond(cached.body, cached.etag, ifNoneMatch)
       const before = generation

@@ -1,12 +1,14 @@
 /**
- * Body limits per route (BodyLimits): the table covers every route that
- * takes a body, small routes refuse what only the document routes need with
+ * Body limits per route (BodyLimits): every route that takes a body decides
+ * its limit on its endpoint in @hosting/api (RouteFacts), small routes refuse what only the document routes need with
  * 413 `{ error, details }` and store nothing, declared or streamed.
  */
 import { describe, expect, it, layer as withLayer } from "@effect/vitest"
-import { HostingApi } from "@hosting/api"
-import { BodyLimits } from "@hosting/http"
-import { Effect } from "effect"
+import type { HttpApi, HttpApiGroup } from "@effect/platform"
+import { OpenApi } from "@effect/platform"
+import { HostingApi, RouteFacts } from "@hosting/api"
+import { ApiRoutes, BodyLimits } from "@hosting/http"
+import { Context, Effect, Option } from "effect"
 import {
   bearer,
   endpoints,
@@ -23,27 +25,60 @@ import {
 
 const serverLimit = 2 * 1024 * 1024
 
-const routeKey = (method: string, path: string) => `${method} ${path.slice(HostingApi.basePath.length)}`
-
 describe("HTTP: body limits per route", () => {
-  it("every route with a body is in the table (uploads aside), and every entry names a route", () => {
-    const withBody = endpoints.filter((e) =>
-      e.path.startsWith(HostingApi.basePath) && (e.method === "POST" || e.method === "PUT" || e.method === "PATCH") &&
-      e.id !== "files.upload"
-    )
-    const keys = new Set(Object.keys(BodyLimits.routes))
-    expect(withBody.map((e) => routeKey(e.method, e.path)).filter((key) => !keys.has(key))).toEqual([])
-    const routes = new Set(endpoints.map((e) => routeKey(e.method, e.path)))
-    expect([...keys].filter((key) => !routes.has(key))).toEqual([])
+  it("every route but a GET decides its body limit on its endpoint; a streamed route declares no payload", () => {
+    // Every endpoint of the definition is seen.
+    expect(ApiRoutes.routes.map((r) => r.id).sort()).toEqual(endpoints.map((e) => e.id).sort())
+    const undecided = ApiRoutes.routes.filter((r) => r.method !== "GET" && BodyLimits.declared(r) === undefined)
+    expect(undecided.map((r) => `${r.id} (${r.method} ${r.path})`)).toEqual([])
+    const gets = ApiRoutes.routes.filter((r) => r.method === "GET" && BodyLimits.declared(r) !== undefined)
+    expect(gets.map((r) => r.id)).toEqual([])
+    for (const route of ApiRoutes.routes) {
+      const limit = BodyLimits.declared(route)
+      if (typeof limit === "number") expect(Number.isSafeInteger(limit) && limit > 0, route.id).toBe(true)
+      expect(limit === "streamed" && Option.isSome(route.endpoint.payloadSchema), route.id).toBe(false)
+    }
+    expect(ApiRoutes.routes.filter((r) => BodyLimits.declared(r) === "streamed").map((r) => r.id)).toEqual(["files.upload"])
   })
 
-  it("a route's limit never exceeds the server's; document routes take the server's", () => {
+  it("a route's limit never exceeds the server's; document routes take the server's; uploads are streamed", () => {
     expect(BodyLimits.limitFor("POST", "/api/v1/agents/acme/helper/publish", serverLimit)).toBe(16 * 1024)
+    expect(BodyLimits.limitFor("POST", "/api/v1/agents/acme/helper/publish/", serverLimit)).toBe(16 * 1024)
     expect(BodyLimits.limitFor("POST", "/api/v1/agents/acme/helper/publish", 4096)).toBe(4096)
     expect(BodyLimits.limitFor("POST", "/api/v1/agents/acme/helper/register", serverLimit)).toBe(serverLimit)
     expect(BodyLimits.limitFor("POST", "/api/v1/session", serverLimit)).toBe(8 * 1024)
+    expect(BodyLimits.limitFor("POST", "/api/v1/device", serverLimit)).toBe(8 * 1024)
+    expect(BodyLimits.limitFor("POST", "/api/v1/deployments/d-1/messaging/conversations/c-1/messages", serverLimit)).toBe(1024 * 1024)
+    expect(BodyLimits.limitFor("PUT", "/api/v1/deployments/d-1/files/k/content", serverLimit)).toBe("streamed")
+    // The same path with another method is another route.
+    expect(BodyLimits.limitFor("GET", "/api/v1/deployments/d-1/files/k/content", serverLimit)).toBe(serverLimit)
     // A route an embedder adds keeps the server's limit.
     expect(BodyLimits.limitFor("POST", "/api/v1/custom/thing", serverLimit)).toBe(serverLimit)
+  })
+
+  it("the OpenAPI document is the same with and without the route facts", () => {
+    const withoutFacts = <A extends { readonly annotations: Context.Context<never> }>(item: A): A =>
+      Object.assign(Object.create(Object.getPrototypeOf(item)), item, {
+        annotations: Context.omit(RouteFacts.BodyLimit)(item.annotations)
+      })
+    const api = HostingApi.HostingApi as unknown as HttpApi.HttpApi.Any & {
+      readonly groups: Record<string, HttpApiGroup.HttpApiGroup.AnyWithProps>
+    }
+    const stripped = Object.assign(Object.create(Object.getPrototypeOf(api)), api, {
+      groups: Object.fromEntries(Object.entries(api.groups).map(([key, group]) => [
+        key,
+        Object.assign(withoutFacts(group), {
+          endpoints: Object.fromEntries(Object.entries(group.endpoints).map(([name, e]) => [name, withoutFacts(e)]))
+        })
+      ]))
+    }) as typeof api
+    const facts = (groups: typeof api.groups) =>
+      Object.values(groups).flatMap((g) => Object.values(g.endpoints))
+        .filter((e) => Context.getOption(e.annotations, RouteFacts.BodyLimit)._tag === "Some").length
+    // The copy really lacks them, and the definition has them.
+    expect(facts(stripped.groups)).toBe(0)
+    expect(facts(api.groups)).toBeGreaterThan(0)
+    expect(OpenApi.fromApi(stripped as any)).toEqual(OpenApi.fromApi(api as any))
   })
 
   withLayer(layer(), { excludeTestServices: true })((it) => {

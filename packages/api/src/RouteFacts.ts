@@ -1,0 +1,24 @@
+/**
+ * Facts about a route that the server acts on, kept as annotations on the
+ * endpoint where it is defined (`.annotate(RouteFacts.BodyLimit, 16 * KiB)`),
+ * so that no other place lists routes. The server reads them from the
+ * definition (`@hosting/http`'s `ApiRoutes`); the OpenAPI document does not
+ * show them (docs/decisions.md).
+ */
+import { Context } from "effect"
+
+export const KiB = 1024
+
+/**
+ * The largest request body a route accepts: a number of bytes (never more
+ * than the server-wide limit, HOSTING_MAX_BODY_BYTES in the example server),
+ * `"server"` for the server-wide limit itself (routes that carry documents),
+ * or `"streamed"` for a route whose handler reads the body as a stream and
+ * limits it itself (a file upload, limited by the size reserved for the
+ * file). Every route other than GET takes a decision; a route without one
+ * (a GET, a route an embedder adds) gets the server-wide limit.
+ */
+export type BodyLimitValue = number | "server" | "streamed"
+
+/** The annotation key of a route's body limit. */
+export class BodyLimit extends Context.Tag("@hosting/api/RouteFacts/BodyLimit")<BodyLimit, BodyLimitValue>() {}

@@ -1,0 +1,85 @@
+/**
+ * The routes of `@hosting/api`, read once from the definition: each
+ * endpoint with its full path (the prefix included) and its annotations
+ * (`RouteFacts`), and path matchers built from an endpoint's own path. What
+ * the server knows about a route comes from here, never from a path or a
+ * table written a second time.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import { HostingApi } from "@hosting/api"
+import type { Context } from "effect"
+
+export interface Route {
+  /** `group.endpoint`, the OpenAPI operationId. */
+  readonly id: string
+  /** The method in capitals, as requests carry it. */
+  readonly method: string
+  /** The path as the definition keeps it: the prefix, then segments with `:param` placeholders. */
+  readonly path: string
+  /** The endpoint's annotations over its group's and the API's. */
+  readonly annotations: Context.Context<never>
+  /** The endpoint with the prefix applied. */
+  readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+}
+
+/** Every route of HostingApi, in the order of the definition. */
+export const routes: ReadonlyArray<Route> = (() => {
+  const found: Array<Route> = []
+  HttpApi.reflect(HostingApi.HostingApi as unknown as HttpApi.HttpApi.Any as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.AnyWithProps>, {
+    onGroup: () => undefined,
+    onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
+      found.push({
+        id: `${group.identifier}.${endpoint.name}`,
+        method: endpoint.method,
+        path: endpoint.path,
+        annotations: mergedAnnotations,
+        endpoint: endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+      })
+    }
+  })
+  return found
+})()
+
+/** The route of an endpoint of one of HostingApi's groups (the group as `@hosting/api` exports it). */
+export const routeOf = <Group extends HttpApiGroup.HttpApiGroup.Any>(
+  group: Group,
+  name: HttpApiEndpoint.HttpApiEndpoint.Name<HttpApiGroup.HttpApiGroup.Endpoints<Group>>
+): Route => {
+  const id = `${(group as unknown as HttpApiGroup.HttpApiGroup.AnyWithProps).identifier}.${name}`
+  const route = routes.find((r) => r.id === id)
+  if (route === undefined) throw new Error(`HostingApi has no endpoint ${id}`)
+  return route
+}
+
+const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
+
+const isParam = (segment: string) => segment.startsWith(":")
+
+/**
+ * A regular expression for a route's path: its static segments as they
+ * are, each `:param` as a named group of `segment` (one path segment, any
+ * text but `/`, unless told narrower), a trailing slash allowed when asked.
+ */
+export const pattern = (path: string, options?: { readonly segment?: string; readonly trailingSlash?: boolean }): RegExp => {
+  const segment = options?.segment ?? "[^/]+"
+  const source = path.split("/").map((part) => {
+    return isParam(part) ? `(?<${part.slice(1)}>${segment})` : escape(part)
+  }).join("/")
+  return new RegExp(`^${source}${options?.trailingSlash === true ? "/?" : ""}$`)
+}
+
+/**
+ * Orders routes as the router prefers them when several match a path:
+ * segment by segment, a static segment before a parameter.
+ */
+export const bySpecificity = (a: Route, b: Route): number => {
+  const left = a.path.split("/")
+  const right = b.path.split("/")
+  for (let i = 0; i < Math.min(left.length, right.length); i++) {
+    const order = Number(isParam(left[i]!)) - Number(isParam(right[i]!))
+    if (order !== 0) return order
+  }
+  return 0
+}
