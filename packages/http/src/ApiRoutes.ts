@@ -83,3 +83,19 @@ export const bySpecificity = (a: Route, b: Route): number => {
   }
   return 0
 }
+
+/**
+ * A link to a route for a client: the API's public base URL
+ * (`https://host/api/v1`, PublicUrl.baseOf), then the route's path after the
+ * prefix with each parameter filled in (escaped).
+ */
+export const link = (base: string, route: Route, params: Readonly<Record<string, string>> = {}): string => {
+  if (!route.path.startsWith(`${HostingApi.basePath}/`)) throw new Error(`${route.id} is not under ${HostingApi.basePath}`)
+  const path = route.path.slice(HostingApi.basePath.length).split("/").map((part) => {
+    if (!isParam(part)) return part
+    const value = params[part.slice(1)]
+    if (value === undefined) throw new Error(`${route.id} needs the parameter ${part.slice(1)}`)
+    return encodeURIComponent(value)
+  }).join("/")
+  return `${base}${path}`
+}

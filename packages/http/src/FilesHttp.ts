@@ -5,9 +5,10 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { HostingApi } from "@hosting/api"
+import { FilesApi, HostingApi } from "@hosting/api"
 import { Errors, File, Files, Principal } from "@hosting/core"
 import { Effect, Option, Stream } from "effect"
+import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
 
@@ -43,6 +44,9 @@ export const parseRange = (header: string | undefined, size: number) => {
   return { start, end }
 }
 
+/** The upload route, the `upload_url` of a store without presigned uploads. */
+const upload = ApiRoutes.routeOf(FilesApi.FilesApi, "upload")
+
 /** The files routes; `upload_url` of a store without presigned uploads is this API's route under the public URL (PublicUrl.ts). */
 export const layerWith = (options: PublicUrl.PublicUrlOptions) => HttpApiBuilder.group(HostingApi.HostingApi, "files", (handlers) =>
   Effect.gen(function*() {
@@ -56,7 +60,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => HttpApiBuilder
           const reserved = yield* handle(files.reserve(principal, path.deploymentId, payload))
           const upload_url = Option.getOrElse(
             reserved.presigned_url,
-            () => `${PublicUrl.baseOf(request, options)}/deployments/${path.deploymentId}/files/${reserved.file.key}/content`
+            () => ApiRoutes.link(PublicUrl.baseOf(request, options), upload, { deploymentId: path.deploymentId, fileKey: reserved.file.key })
           )
           return { ...view(reserved.file), upload_url, expires_at: reserved.expires_at }
         }))

@@ -7,10 +7,11 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { HostingApi } from "@hosting/api"
+import { HostingApi, OAuthApi } from "@hosting/api"
 import { DeviceAuth, Identity } from "@hosting/core"
 import { Effect, Either, Option } from "effect"
 import * as BrowserSession from "./BrowserSession.js"
+import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
 
@@ -81,6 +82,9 @@ const approvalForm = (name: string, session: string, view: Option.Option<DeviceA
 
 const crossOrigin = () => page("Request refused", "<p class=\"error\">This form can only be sent from this server's page.</p>", 403)
 
+/** The approval page, the `verification_uri` of device logins. */
+const devicePage = ApiRoutes.routeOf(OAuthApi.OAuthApi, "devicePage")
+
 /** Where the device flow's links point (PublicUrl.ts): the public URL, else a trusted proxy's host, else the listening address. */
 export interface OAuthHttpOptions extends PublicUrl.PublicUrlOptions {}
 
@@ -106,11 +110,11 @@ export const layer = (options: OAuthHttpOptions = {}) =>
         .handle("deviceCode", ({ payload }) =>
           Effect.gen(function*() {
             const started = yield* handle(auth.start(payload.client_id, payload.scope ?? ""))
-            const root = yield* base
+            const page = ApiRoutes.link(yield* base, devicePage)
             return {
               ...started,
-              verification_uri: `${root}/device`,
-              verification_uri_complete: `${root}/device?user_code=${encodeURIComponent(started.user_code)}`
+              verification_uri: page,
+              verification_uri_complete: `${page}?user_code=${encodeURIComponent(started.user_code)}`
             }
           }))
         .handle("token", ({ payload }) =>
@@ -169,9 +173,9 @@ export const layer = (options: OAuthHttpOptions = {}) =>
 /** RFC 8414 metadata of the server at a base URL. */
 export const metadataOf = (root: string) => ({
   issuer: root,
-  device_authorization_endpoint: `${root}/oauth/device/code`,
-  token_endpoint: `${root}/oauth/token`,
-  revocation_endpoint: `${root}/oauth/revoke`,
+  device_authorization_endpoint: ApiRoutes.link(root, ApiRoutes.routeOf(OAuthApi.OAuthApi, "deviceCode")),
+  token_endpoint: ApiRoutes.link(root, ApiRoutes.routeOf(OAuthApi.OAuthApi, "token")),
+  revocation_endpoint: ApiRoutes.link(root, ApiRoutes.routeOf(OAuthApi.OAuthApi, "revoke")),
   grant_types_supported: [DeviceAuth.deviceCodeGrant],
   response_types_supported: [],
   token_endpoint_auth_methods_supported: ["none"],
