@@ -8,6 +8,7 @@
 import * as HttpApi from "@effect/platform/HttpApi"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import type * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import { HostingApi } from "@hosting/api"
 import type { Context } from "effect"
 
@@ -20,6 +21,8 @@ export interface Route {
   readonly path: string
   /** The endpoint's annotations over its group's and the API's. */
   readonly annotations: Context.Context<never>
+  /** The middleware of the endpoint and its group (`Authentication` where a caller is needed). */
+  readonly middleware: ReadonlySet<HttpApiMiddleware.TagClassAny>
   /** The endpoint with the prefix applied. */
   readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 }
@@ -29,12 +32,13 @@ export const routes: ReadonlyArray<Route> = (() => {
   const found: Array<Route> = []
   HttpApi.reflect(HostingApi.HostingApi as unknown as HttpApi.HttpApi.Any as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.AnyWithProps>, {
     onGroup: () => undefined,
-    onEndpoint: ({ endpoint, group, mergedAnnotations }) => {
+    onEndpoint: ({ endpoint, group, mergedAnnotations, middleware }) => {
       found.push({
         id: `${group.identifier}.${endpoint.name}`,
         method: endpoint.method,
         path: endpoint.path,
         annotations: mergedAnnotations,
+        middleware,
         endpoint: endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
       })
     }

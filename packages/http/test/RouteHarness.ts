@@ -6,11 +6,11 @@
  * endpoints reflected from @hosting/api, and a validator of answers against
  * the generated OpenAPI document.
  */
-import { HttpApi, HttpApiBuilder, type HttpApiEndpoint, HttpServer, HttpServerRequest, OpenApi } from "@effect/platform"
+import { HttpApiBuilder, type HttpApiEndpoint, type HttpApiMiddleware, HttpServer, HttpServerRequest, OpenApi } from "@effect/platform"
 import { NodeHttpServer } from "@effect/platform-node"
-import { HostingApi } from "@hosting/api"
+import { Authentication, HostingApi } from "@hosting/api"
 import { Cluster, Fixtures, Identity, Ids, Ports } from "@hosting/core"
-import { HostingHttp } from "@hosting/http"
+import { ApiRoutes, HostingHttp } from "@hosting/http"
 import { FakeCluster, MemoryStorage, Seed, TestServices } from "@hosting/testing"
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
@@ -312,24 +312,15 @@ export interface Endpoint {
   readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 }
 
-/** Every endpoint of HostingApi, found by reflection (so that a new route shows up without anyone listing it). */
-export const endpoints: ReadonlyArray<Endpoint> = (() => {
-  const found: Array<Endpoint> = []
-  HttpApi.reflect(HostingApi.HostingApi as any, {
-    onGroup: () => undefined,
-    onEndpoint: ({ endpoint, group, middleware }) => {
-      found.push({
-        id: `${group.identifier}.${endpoint.name}`,
-        method: endpoint.method,
-        path: endpoint.path,
-        template: endpoint.path.replace(/:(\w+)\??/g, "{$1}"),
-        authenticated: [...middleware].some((m: any) => m.key === "@hosting/api/Authentication"),
-        endpoint: endpoint as unknown as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-      })
-    }
-  })
-  return found
-})()
+/** Every endpoint of HostingApi, as the server reads the definition (so that a new route shows up without anyone listing it). */
+export const endpoints: ReadonlyArray<Endpoint> = ApiRoutes.routes.map((route) => ({
+  id: route.id,
+  method: route.method,
+  path: route.path,
+  template: route.path.replace(/:(\w+)\??/g, "{$1}"),
+  authenticated: route.middleware.has(Authentication.Authentication as unknown as HttpApiMiddleware.TagClassAny),
+  endpoint: route.endpoint
+}))
 
 export const endpointById = (id: string) => {
   const found = endpoints.find((e) => e.id === id)
