@@ -170,7 +170,7 @@ describe("one SQLite file, one process", () => {
       HOSTING_DASHBOARD: "off"
     }
     const first = await startServer(env)
-    const second = await runToExit(env)
+    const second = await runToExit(env, 60_000)
     expect(second.code).toBe(1)
     const lines = second.output.trim().split("\n")
     expect(lines).toHaveLength(1)
@@ -212,11 +212,12 @@ describe.skipIf(!pgAvailable)(`servers on Postgres${pgAvailable ? "" : ` (skippe
   it("refuses HOSTING_DATABASE_POOL_SIZE below 3 in one line (the buses hold two pooled connections; the start would wait forever)", async () => {
     const database = await TestDatabase.create()
     databases.push(database)
-    const result = await runToExit({ HOSTING_DATABASE_URL: database.url, HOSTING_DATABASE_POOL_SIZE: "2", HOSTING_DASHBOARD: "off" })
+    // A start on a busy machine takes a while; the old code never exited at all.
+    const result = await runToExit({ HOSTING_DATABASE_URL: database.url, HOSTING_DATABASE_POOL_SIZE: "2", HOSTING_DASHBOARD: "off" }, 60_000)
     expect(result.code).toBe(1)
     expect(result.output.trim().split("\n")).toHaveLength(1)
     expect(result.output).toContain("HOSTING_DATABASE_POOL_SIZE")
-  })
+  }, 90_000)
 
   it("/readyz answers 503 `storage_unavailable` while the database refuses connections and 200 once it is back; /healthz stays 200", async () => {
     const dir = tempDir()
