@@ -71,13 +71,25 @@ const routes = async (req, res, parts, user) => {
   const [a, b, c, d, e, f] = parts
   const method = req.method
 
-  // GET /agents/{account}/{name}: public, the stored JSON as it is.
+  // GET /agents/{account}/{name}: public, the stored JSON as it is (every build for a member).
   if (method === "GET" && a === "agents" && parts.length === 3) {
-    const json = store.agentJson(b, c)
+    const json = store.agentJson(b, c, user)
     return send(res, json === undefined ? notFound(`agent ${b}/${c} does not exist`) : { status: 200, body: json })
   }
 
   if (user === undefined) return send(res, unauthorized)
+
+  if (method === "GET" && a === "me" && parts.length === 1) return send(res, store.me(user))
+
+  // GET /agents/{account}/{name}/deployment/history
+  if (method === "GET" && a === "agents" && d === "deployment" && e === "history" && parts.length === 5) {
+    return send(res, store.deploymentHistory(user, b, c))
+  }
+
+  // GET /deployments/{dep}/chat/conversations
+  if (method === "GET" && a === "deployments" && c === "chat" && d === "conversations" && parts.length === 4) {
+    return send(res, store.conversations(user, b))
+  }
 
   // POST /agents/{account}/{name}/register: appends an agent.build event and wakes the account's streams.
   if (method === "POST" && a === "agents" && d === "register" && parts.length === 4) {

@@ -2,9 +2,10 @@
 // of @hosting/storage-sqlite), the seed the runner wrote, bearer tokens
 // checked by SHA-256 hash per request, and the chat rules the workloads
 // exercise (send, history, replies stored as they arrive and published to
-// the conversation's listeners). Answers carry the same JSON shapes as the
-// example server. Deliberately left out: cancellation, resume by
-// Last-Event-ID, titles, attachments.
+// the conversation's listeners), and the member reads of the `reads`
+// workload (profile, agent, deployment history, conversation list). Answers
+// carry the same JSON shapes as the example server. Deliberately left out:
+// cancellation, resume by Last-Event-ID, titles, attachments.
 import Database from "better-sqlite3"
 import { createHash, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
@@ -13,12 +14,20 @@ import { Agent, request } from "node:http"
 const uuidV4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i
 
 const schema = `
+CREATE TABLE IF NOT EXISTS users (id TEXT PRIMARY KEY, name TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS tokens (hash TEXT PRIMARY KEY, user_id TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS members (account TEXT NOT NULL, user_id TEXT NOT NULL, PRIMARY KEY (account, user_id));
-CREATE TABLE IF NOT EXISTS agents (account TEXT NOT NULL, name TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (account, name));
-CREATE TABLE IF NOT EXISTS deployments (id TEXT PRIMARY KEY, account TEXT NOT NULL, endpoint TEXT);
+CREATE TABLE IF NOT EXISTS members (
+  account TEXT NOT NULL, user_id TEXT NOT NULL, role TEXT NOT NULL, PRIMARY KEY (account, user_id));
+CREATE INDEX IF NOT EXISTS members_by_user ON members (user_id, account);
+CREATE TABLE IF NOT EXISTS agents (
+  account TEXT NOT NULL, name TEXT NOT NULL, json TEXT NOT NULL, member_json TEXT, PRIMARY KEY (account, name));
+CREATE TABLE IF NOT EXISTS deployments (
+  id TEXT PRIMARY KEY, account TEXT NOT NULL, endpoint TEXT, agent TEXT NOT NULL, build_id TEXT NOT NULL,
+  namespace TEXT NOT NULL, status TEXT NOT NULL, deployed_at TEXT NOT NULL, undeployed_at TEXT, spec TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS deployments_by_agent ON deployments (agent, deployed_at);
 CREATE TABLE IF NOT EXISTS conversations (
   id TEXT PRIMARY KEY, deployment TEXT NOT NULL, user_id TEXT NOT NULL, title TEXT NOT NULL, updated_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS conversations_by_owner ON conversations (deployment, user_id, updated_at);
 CREATE TABLE IF NOT EXISTS messages (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, conversation TEXT NOT NULL REFERENCES conversations (id),
   role TEXT NOT NULL, content TEXT NOT NULL, timestamp TEXT NOT NULL, status TEXT NOT NULL);
@@ -51,14 +60,27 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
   if (seedPath) {
     const seed = JSON.parse(readFileSync(seedPath, "utf8"))
     db.transaction(() => {
+      const userRow = db.prepare("INSERT OR REPLACE INTO users (id, name) VALUES (?, ?)")
       const token = db.prepare("INSERT OR REPLACE INTO tokens (hash, user_id) VALUES (?, ?)")
-      for (const user of seed.users ?? []) for (const t of user.tokens) token.run(sha256(t), user.id)
-      const member = db.prepare("INSERT OR REPLACE INTO members (account, user_id) VALUES (?, ?)")
-      for (const m of seed.members ?? []) member.run(m.account, m.user)
-      const agentRow = db.prepare("INSERT OR REPLACE INTO agents (account, name, json) VALUES (?, ?, ?)")
-      for (const a of seed.agents ?? []) agentRow.run(a.account, a.name, a.json)
-      const deployment = db.prepare("INSERT OR REPLACE INTO deployments (id, account, endpoint) VALUES (?, ?, ?)")
-      for (const d of seed.deployments ?? []) deployment.run(d.id, d.account, d.endpoint ?? null)
+      for (const user of seed.users ?? []) {
+        userRow.run(user.id, user.name ?? user.id)
+        for (const t of user.tokens) token.run(sha256(t), user.id)
+      }
+      const member = db.prepare("INSERT OR REPLACE INTO members (account, user_id, role) VALUES (?, ?, ?)")
+      for (const m of seed.members ?? []) member.run(m.account, m.user, m.role ?? "member")
+      const agentRow = db.prepare("INSERT OR REPLACE INTO agents (account, name, json, member_json) VALUES (?, ?, ?, ?)")
+      for (const a of seed.agents ?? []) agentRow.run(a.account, a.name, a.json, a.member_json ?? null)
+      const deployment = db.prepare(
+        `INSERT OR REPLACE INTO deployments (id, account, endpoint, agent, build_id, namespace, status, deployed_at,
+          undeployed_at, spec) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+      )
+      // Times as the example server answers them (ISO 8601 with milliseconds).
+      const iso = (time) => (time == null ? null : new Date(time).toISOString())
+      for (const d of seed.deployments ?? []) {
+        deployment.run(d.id, d.account, d.endpoint ?? d.spec?.endpoint ?? null, d.agent ?? `${d.account}/agent`,
+          d.build_id ?? "b-1", d.namespace ?? d.id, d.status ?? "running", iso(d.deployed_at ?? 0), iso(d.undeployed_at),
+          JSON.stringify(d.spec ?? {}))
+      }
       const file = db.prepare(
         "INSERT OR REPLACE INTO files (deployment, key, owner, path, filename, content_type) VALUES (?, ?, ?, ?, ?, ?)"
       )
@@ -69,7 +91,23 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
   const q = {
     token: db.prepare("SELECT user_id FROM tokens WHERE hash = ?").pluck(),
     member: db.prepare("SELECT 1 FROM members WHERE account = ? AND user_id = ?").pluck(),
+    user: db.prepare("SELECT id, name FROM users WHERE id = ?"),
+    accounts: db.prepare("SELECT account AS name, role FROM members WHERE user_id = ? ORDER BY account"),
     agent: db.prepare("SELECT json FROM agents WHERE account = ? AND name = ?").pluck(),
+    memberAgent: db.prepare(
+      "SELECT coalesce(a.member_json, a.json) FROM agents a JOIN members m ON m.account = a.account AND m.user_id = ? " +
+        "WHERE a.account = ? AND a.name = ?"
+    ).pluck(),
+    deploymentsOf: db.prepare(
+      `SELECT d.id, d.account, d.agent, d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec
+        FROM deployments d JOIN members m ON m.account = d.account AND m.user_id = ?
+        WHERE d.agent = ? ORDER BY d.deployed_at DESC, d.id`
+    ),
+    conversations: db.prepare(
+      `SELECT c.id, c.title, c.updated_at,
+          (SELECT count(*) FROM messages m WHERE m.conversation = c.id AND m.status = 'streaming') AS streaming
+        FROM conversations c WHERE c.deployment = ? AND c.user_id = ? ORDER BY c.updated_at DESC, c.id`
+    ),
     deployment: db.prepare("SELECT account, endpoint FROM deployments WHERE id = ?"),
     conversation: db.prepare("SELECT deployment, user_id FROM conversations WHERE id = ?"),
     insertConversation: db.prepare(
@@ -96,8 +134,55 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
 
   const isMember = (account, user) => q.member.get(account, user) !== undefined
 
-  /** The stored JSON text of an agent, or undefined. */
-  const agentJson = (account, name) => q.agent.get(account, name)
+  /**
+   * The stored JSON text of an agent, or undefined: what members see (every
+   * build) when `user` is a member of the account, else the public one.
+   */
+  const agentJson = (account, name, user) =>
+    (user === undefined ? undefined : q.memberAgent.get(user, account, name)) ?? q.agent.get(account, name)
+
+  /** GET /me: the user and their accounts with roles. */
+  const me = (user) => {
+    const row = q.user.get(user)
+    return answer(200, { user: { id: row.id, name: row.name }, accounts: q.accounts.all(user) })
+  }
+
+  /**
+   * GET /agents/{account}/{name}/deployment/history: the agent's deployments
+   * made by the caller's accounts, most recent first; 403 for a caller who is
+   * neither a member of the publisher nor of an account deploying it.
+   */
+  const deploymentHistory = (user, account, name) => {
+    const rows = q.deploymentsOf.all(user, `${account}/${name}`)
+    if (rows.length === 0 && !isMember(account, user)) return problem(403, "forbidden", "not a member of the account")
+    const deployments = rows.map((d) => ({
+      id: d.id,
+      account: d.account,
+      agent: d.agent,
+      agent_name: d.agent.slice(d.agent.indexOf("/") + 1),
+      build_id: d.build_id,
+      namespace: d.namespace,
+      status: d.status,
+      deployed_at: d.deployed_at,
+      undeployed_at: d.undeployed_at,
+      spec: JSON.parse(d.spec)
+    }))
+    return answer(200, { deployments, count: deployments.length })
+  }
+
+  /** GET .../chat/conversations: the caller's conversations on the deployment, most recent first. */
+  const conversations = (user, deploymentId) => {
+    const { refused } = deploymentOf(user, deploymentId)
+    if (refused) return refused
+    return answer(200, {
+      conversations: q.conversations.all(deploymentId, user).map((c) => ({
+        conversation_id: c.id,
+        title: c.title,
+        updated_at: c.updated_at,
+        assistant_streaming: c.streaming > 0
+      }))
+    })
+  }
 
   /** `{ deployment }` when `user` may use it, else `{ refused }` with the answer. */
   const deploymentOf = (user, id) => {
@@ -335,7 +420,10 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
     return { file: row }
   }
 
-  return { authenticate, isMember, agentJson, send, history, stream, appendEvent, file, close: () => db.close() }
+  return {
+    authenticate, isMember, agentJson, me, deploymentHistory, conversations, send, history, stream, appendEvent, file,
+    close: () => db.close()
+  }
 }
 
 /** The error body of a 401. */

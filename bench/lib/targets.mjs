@@ -21,37 +21,44 @@ export const deployment = "dep-1"
 export const buildIsStale = () =>
   serverDirs().some((dir) => dir !== join(root, "examples", "dashboard") && isStale(dir, distMain))
 
+/** The deployment record of the fixtures: dep-1 of acme/helper, deployed by acme, with `spec`. */
+const deploymentRecord = (spec) => ({
+  id: deployment,
+  account: "acme",
+  agent: "acme/helper",
+  build_id: "b-1",
+  namespace: "acme-helper",
+  status: "running",
+  deployed_at: "2026-01-01T00:00:00Z",
+  undeployed_at: null,
+  spec
+})
+
 /**
  * Writes the example server's fixtures into `dir`: alice with the bench
- * token, owner of acme, and deployment dep-1 of acme/helper with `spec`.
+ * token, owner of acme, and deployment dep-1 of acme/helper with `spec`;
+ * `deployments` are further records in the fixtures' format.
  */
-export const writeFixtures = (dir, spec = {}) => {
+export const writeFixtures = (dir, spec = {}, { deployments = [] } = {}) => {
   const path = join(dir, "fixtures.json")
   writeFileSync(path, JSON.stringify({
     users: [{ id: "alice", name: "Alice", tokens: [token] }],
     accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }] }],
-    deployments: [{
-      id: deployment,
-      account: "acme",
-      agent: "acme/helper",
-      build_id: "b-1",
-      namespace: "acme-helper",
-      status: "running",
-      deployed_at: "2026-01-01T00:00:00Z",
-      undeployed_at: null,
-      spec
-    }]
+    deployments: [deploymentRecord(spec), ...deployments]
   }))
   return path
 }
 
-/** Writes the baselines' seed (same user, account and deployment) plus `extra` into `dir`. */
-export const writeBaselineSeed = (dir, { endpoint = null, agents = [], files = [] } = {}) => {
+/**
+ * Writes the baselines' seed (the same user, account and deployments as the
+ * fixtures; `deployments` as given to `writeFixtures`) plus `extra` into `dir`.
+ */
+export const writeBaselineSeed = (dir, { endpoint = null, agents = [], files = [], deployments = [] } = {}) => {
   const path = join(dir, "baseline-seed.json")
   writeFileSync(path, JSON.stringify({
-    users: [{ id: "alice", tokens: [token] }],
-    members: [{ account: "acme", user: "alice" }],
-    deployments: [{ id: deployment, account: "acme", endpoint }],
+    users: [{ id: "alice", name: "Alice", tokens: [token] }],
+    members: [{ account: "acme", user: "alice", role: "owner" }],
+    deployments: [{ ...deploymentRecord({}), endpoint }, ...deployments],
     agents,
     files
   }))
