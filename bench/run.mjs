@@ -17,11 +17,12 @@ import { table, withTimeout } from "./lib/util.mjs"
 import agentGet from "./workloads/agent-get.mjs"
 import download from "./workloads/download.mjs"
 import events from "./workloads/events.mjs"
+import reads from "./workloads/reads.mjs"
 import replies from "./workloads/replies.mjs"
 import send from "./workloads/send.mjs"
 import start from "./workloads/start.mjs"
 
-const workloads = [agentGet, send, events, replies, start, download]
+const workloads = [agentGet, send, reads, events, replies, start, download]
 
 /** Full runs measure the goals; smoke runs only prove the harness works (seconds per workload). */
 const scales = {
@@ -30,6 +31,7 @@ const scales = {
     subscribers: 10_000, eventRounds: 3, eventsPerRound: 5, churnCycles: 5,
     conversations: 1000, chunks: 50, intervalMs: 100, replyRounds: 3,
     startRounds: 5, fileMB: 200, downloadRounds: 3, downloadMBs: 100,
+    readConversations: 20, readDeployments: 10, readRounds: 3, readS: 10,
     sseWorkers: 4, workloadS: 1800
   },
   smoke: {
@@ -37,6 +39,7 @@ const scales = {
     subscribers: 200, eventRounds: 2, eventsPerRound: 2, churnCycles: 2,
     conversations: 50, chunks: 10, intervalMs: 100, replyRounds: 2,
     startRounds: 2, fileMB: 20, downloadRounds: 2, downloadMBs: 50,
+    readConversations: 5, readDeployments: 3, readRounds: 1, readS: 0.5,
     sseWorkers: 2, workloadS: 300
   }
 }
@@ -51,7 +54,7 @@ options:
                    start time and RSS then include the compiler)
   --build          build the example server and its packages first (pnpm -r build)
   --rounds <n>     measured rounds per target (default: full 5 HTTP / 3 streams, smoke 2)
-  --duration <s>   seconds per autocannon round (default: full 10, smoke 2)
+  --duration <s>   seconds per autocannon round (default: full 10, smoke 2; reads smoke 0.5)
   --set <k>=<v>    override one count of the scale, e.g. --set subscribers=2000 (repeatable;
                    the keys are listed by --list)
   --time-limit <s> stop a workload (and every process it started) after this many seconds
@@ -98,7 +101,8 @@ if (options.help) {
 if (options.list) {
   for (const w of workloads) console.log(`${w.name.padEnd(10)} ${w.title}`)
   console.log("\nscale (full / smoke), for --set:")
-  for (const key of Object.keys(scales.full)) console.log(`  ${key.padEnd(15)} ${scales.full[key]} / ${scales.smoke[key]}`)
+  const width = Math.max(...Object.keys(scales.full).map((key) => key.length))
+  for (const key of Object.keys(scales.full)) console.log(`  ${key.padEnd(width)}  ${scales.full[key]} / ${scales.smoke[key]}`)
   process.exit(0)
 }
 
@@ -118,12 +122,15 @@ const scale = { ...scales[options.smoke ? "smoke" : "full"] }
 if (options.rounds) {
   const rounds = Number(options.rounds)
   if (!Number.isInteger(rounds) || rounds < 1) refuse("--rounds must be a whole number >= 1")
-  Object.assign(scale, { httpRounds: rounds, eventRounds: rounds, replyRounds: rounds, startRounds: rounds, downloadRounds: rounds })
+  Object.assign(scale, {
+    httpRounds: rounds, readRounds: rounds, eventRounds: rounds, replyRounds: rounds,
+    startRounds: rounds, downloadRounds: rounds
+  })
 }
 if (options.duration) {
   const seconds = Number(options.duration)
   if (!(seconds >= 1)) refuse("--duration must be at least 1 second")
-  scale.durationS = seconds
+  Object.assign(scale, { durationS: seconds, readS: seconds })
 }
 for (const assignment of options.set ?? []) {
   const [key, value] = assignment.split("=")
