@@ -17,12 +17,13 @@ import { table, withTimeout } from "./lib/util.mjs"
 import agentGet from "./workloads/agent-get.mjs"
 import download from "./workloads/download.mjs"
 import events from "./workloads/events.mjs"
+import flow from "./workloads/flow.mjs"
 import reads from "./workloads/reads.mjs"
 import replies from "./workloads/replies.mjs"
 import send from "./workloads/send.mjs"
 import start from "./workloads/start.mjs"
 
-const workloads = [agentGet, send, reads, events, replies, start, download]
+const workloads = [agentGet, send, reads, flow, events, replies, start, download]
 
 /** Full runs measure the goals; smoke runs only prove the harness works (seconds per workload). */
 const scales = {
@@ -32,6 +33,7 @@ const scales = {
     conversations: 1000, chunks: 50, intervalMs: 100, replyRounds: 3,
     startRounds: 5, fileMB: 200, downloadRounds: 3, downloadMBs: 100,
     readConversations: 20, readDeployments: 10, readRounds: 3, readS: 10,
+    flowClients: 10, flowClientsHigh: 50, flowRounds: 3, flowS: 10, flowWorkers: 1, flowDatabase: "sqlite",
     sseWorkers: 4, workloadS: 1800
   },
   smoke: {
@@ -40,9 +42,13 @@ const scales = {
     conversations: 50, chunks: 10, intervalMs: 100, replyRounds: 2,
     startRounds: 2, fileMB: 20, downloadRounds: 2, downloadMBs: 50,
     readConversations: 5, readDeployments: 3, readRounds: 1, readS: 0.5,
+    flowClients: 10, flowClientsHigh: 50, flowRounds: 1, flowS: 1, flowWorkers: 1, flowDatabase: "sqlite",
     sseWorkers: 2, workloadS: 300
   }
 }
+
+/** The keys of the scale that take one of these words instead of a positive number. */
+const choices = { flowDatabase: ["sqlite", "postgres"] }
 
 const usage = `usage: node bench/run.mjs [options] [workload ...]   (pnpm bench [options] [workload ...])
 
@@ -54,9 +60,11 @@ options:
                    start time and RSS then include the compiler)
   --build          build the example server and its packages first (pnpm -r build)
   --rounds <n>     measured rounds per target (default: full 5 HTTP / 3 streams, smoke 2)
-  --duration <s>   seconds per autocannon round (default: full 10, smoke 2; reads smoke 0.5)
+  --duration <s>   seconds per autocannon or flow round (default: full 10, smoke 2; reads and flow smoke: 0.5 / 1)
   --set <k>=<v>    override one count of the scale, e.g. --set subscribers=2000 (repeatable;
-                   the keys are listed by --list)
+                   the keys are listed by --list); --set flowDatabase=postgres runs the flow
+                   workload's example server on a fresh database of HOSTING_BENCH_POSTGRES
+                   (default postgres://postgres@127.0.0.1:5432), dropped after the run
   --time-limit <s> stop a workload (and every process it started) after this many seconds
                    (default: full 1800, smoke 300)
   --cpus <s>/<l>   taskset CPU lists for servers / load generators (default: halves of the allowed CPUs)
@@ -123,17 +131,22 @@ if (options.rounds) {
   const rounds = Number(options.rounds)
   if (!Number.isInteger(rounds) || rounds < 1) refuse("--rounds must be a whole number >= 1")
   Object.assign(scale, {
-    httpRounds: rounds, readRounds: rounds, eventRounds: rounds, replyRounds: rounds,
+    httpRounds: rounds, readRounds: rounds, flowRounds: rounds, eventRounds: rounds, replyRounds: rounds,
     startRounds: rounds, downloadRounds: rounds
   })
 }
 if (options.duration) {
   const seconds = Number(options.duration)
   if (!(seconds >= 1)) refuse("--duration must be at least 1 second")
-  Object.assign(scale, { durationS: seconds, readS: seconds })
+  Object.assign(scale, { durationS: seconds, readS: seconds, flowS: seconds })
 }
 for (const assignment of options.set ?? []) {
   const [key, value] = assignment.split("=")
+  if (key in choices) {
+    if (!choices[key].includes(value)) refuse(`--set ${assignment}: ${key} is one of ${choices[key].join(", ")}`)
+    scale[key] = value
+    continue
+  }
   if (!(key in scale) || !(Number(value) > 0)) {
     refuse(`--set ${assignment}: expected <key>=<positive number>, key one of ${Object.keys(scale).join(", ")}`)
   }
@@ -214,12 +227,23 @@ if (selected.some((w) => w.name === "events") && fdLimit < scale.subscribers + 1
 
 let stopping = false
 let currentTmp
+/** What the running workload asked to undo once its processes are stopped (a Postgres database). */
+let cleanups = []
+const runCleanups = async () => {
+  for (const undo of cleanups.splice(0).reverse()) {
+    try {
+      await undo()
+    } catch (error) {
+      console.log(`  cleanup failed: ${error.message}`)
+    }
+  }
+}
 for (const signal of ["SIGINT", "SIGTERM"]) {
   process.on(signal, () => {
     if (stopping) return
     stopping = true
     console.error(`\nbench: ${signal}: stopping every process it started`)
-    stopAll(2_000).finally(() => {
+    stopAll(2_000).then(runCleanups).finally(() => {
       if (currentTmp && !options.keep) rmSync(currentTmp, { recursive: true, force: true })
       process.exit(130)
     })
@@ -246,6 +270,8 @@ for (const workload of selected) {
     cpus,
     against,
     dir: () => tmp,
+    // Runs after the workload's processes are stopped, whether it ended, failed or ran out of time.
+    cleanup: (undo) => void cleanups.push(undo),
     // A workload that ran out of time may still be unwinding: it stays quiet.
     log: (line) => ctx.scope.closed || console.log(`  . ${line}`)
   }
@@ -267,6 +293,7 @@ for (const workload of selected) {
   } finally {
     ctx.scope.closed = true
     await stopAll()
+    await runCleanups()
     forgetServers()
     if (!options.keep) rmSync(tmp, { recursive: true, force: true })
     else console.log(`  kept ${tmp}`)

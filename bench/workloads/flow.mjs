@@ -1,0 +1,149 @@
+// The chat flow as a client lives it: send a message to a new conversation
+// (echo agent, delay 0), open that conversation's reply stream, read it
+// until `message.completed`, close it, again and again, by 10 and then by 50
+// clients at once (load/flow-client.mjs). Measured per round: completed
+// flows a second, the server's CPU per flow (from /proc), and from each
+// send's start the time to the first `message.delta` and to
+// `message.completed`. The bare baseline does the same flow: its send stores
+// the message and the reply, its stream replays the reply's events.
+//
+// `--set flowDatabase=postgres` puts the example server on a fresh Postgres
+// database (lib/postgres.mjs), dropped after the run; bare stays on SQLite,
+// the yardstick. The server CPU per flow then leaves out Postgres's own.
+import { cpuMicros, startWorkers } from "../lib/proc.mjs"
+import { createDatabase, postgresServer } from "../lib/postgres.mjs"
+import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
+import { fmt, goal, median, percentile, ratio } from "../lib/util.mjs"
+
+const content = "hello from the bench, please echo this back"
+
+/** One round of `clients` flows on `target` for `seconds`; the workers share the clients. */
+const round = async (workers, target, clients, seconds) => {
+  const cpuBefore = cpuMicros(target.pid)
+  const answers = await workers.all(
+    {
+      cmd: "flow",
+      prefix: `${target.url}/deployments/${deployment}/messaging/conversations`,
+      token,
+      seconds,
+      content,
+      flowTimeoutMs: 10_000
+    },
+    (seconds + 60) * 1000,
+    (i) => ({ clients: Math.floor(clients / workers.count) + (i < clients % workers.count ? 1 : 0) })
+  )
+  const cpu = cpuMicros(target.pid) - cpuBefore
+  const sum = (key) => answers.reduce((n, a) => n + a[key], 0)
+  const first = answers.flatMap((a) => Array.from(a.first))
+  const done = answers.flatMap((a) => Array.from(a.done))
+  const completed = sum("completed")
+  const elapsed = Math.max(...answers.map((a) => a.seconds))
+  return {
+    completed,
+    unfinished: sum("wrong") + sum("failed") + sum("timeouts") + sum("errors"),
+    errorSamples: [...new Set(answers.flatMap((a) => a.errorSamples))],
+    perSecond: completed / elapsed,
+    cpuPerFlowUs: completed > 0 ? cpu / completed : NaN,
+    // Of the load CPUs: a busy client process measures itself, not the server.
+    clientBusy: sum("cpuUs") / (elapsed * 1e6 * workers.count),
+    firstP50: percentile(first, 50),
+    firstP99: percentile(first, 99),
+    doneP50: percentile(done, 50),
+    doneP99: percentile(done, 99)
+  }
+}
+
+const summarize = (list) => ({
+  perSecond: median(list.map((r) => r.perSecond)),
+  cpuPerFlowUs: median(list.map((r) => r.cpuPerFlowUs)),
+  firstP50: median(list.map((r) => r.firstP50)),
+  firstP99: median(list.map((r) => r.firstP99)),
+  doneP50: median(list.map((r) => r.doneP50)),
+  doneP99: median(list.map((r) => r.doneP99)),
+  completed: list.reduce((n, r) => n + r.completed, 0),
+  unfinished: list.reduce((n, r) => n + r.unfinished, 0)
+})
+
+export default {
+  name: "flow",
+  title: "chat flow: send to a new conversation, read its reply stream to the end (echo, delay 0)",
+  needs: ["better-sqlite3"],
+  async run(ctx) {
+    const { scale } = ctx
+    const dir = ctx.dir()
+    const postgres = scale.flowDatabase === "postgres"
+    let env = {}
+    if (postgres) {
+      const database = createDatabase("flow")
+      ctx.cleanup(database.drop)
+      ctx.log(`example server on Postgres: database ${database.name} on ${postgresServer} (dropped after the run)`)
+      env = { HOSTING_DATABASE_URL: database.url }
+    }
+    const example = await startExample(ctx, { dir, fixtures: writeFixtures(dir), env })
+    const bare = await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir) })
+    const targets = [example, bare]
+    const workers = await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope)
+    const levels = [scale.flowClients, scale.flowClientsHigh]
+    const warmupS = Math.min(scale.warmupS, scale.flowS)
+    const rounds = {}
+    for (const clients of levels) {
+      for (const target of targets) {
+        ctx.log(`warm-up ${target.name}, ${clients} clients (${warmupS} s)`)
+        await round(workers, target, clients, warmupS)
+      }
+      for (const target of targets) rounds[`${target.name}@${clients}`] = []
+      for (let r = 1; r <= scale.flowRounds; r++) {
+        for (const target of targets) {
+          const result = await round(workers, target, clients, scale.flowS)
+          rounds[`${target.name}@${clients}`].push(result)
+          ctx.log(`round ${r} ${target.name}, ${clients} clients: ${fmt(result.perSecond)} msgs/s, ` +
+            `${fmt(result.cpuPerFlowUs)} µs of server CPU per message, first chunk p50 ${fmt(result.firstP50, 1)} ms, ` +
+            `done p50/p99 ${fmt(result.doneP50, 1)}/${fmt(result.doneP99, 1)} ms, ` +
+            `client processes ${fmt(result.clientBusy * 100)}% busy` +
+            (result.unfinished ? `; ${fmt(result.unfinished)} flows unfinished: ${result.errorSamples.join("; ")}` : ""))
+        }
+      }
+    }
+    await workers.stop()
+    const s = Object.fromEntries(Object.entries(rounds).map(([key, list]) => [key, summarize(list)]))
+    const [low, high] = levels
+    const e = s[`example@${low}`]
+    const unfinished = levels.reduce((n, clients) => n + s[`example@${clients}`].unfinished, 0)
+    const completed = levels.reduce((n, clients) => n + s[`example@${clients}`].completed, 0)
+    const db = postgres ? "Postgres" : "SQLite"
+    const goals = postgres
+      ? [
+        goal(`msgs/s on Postgres at ${low} clients`, fmt(e.perSecond), ">= 400", e.perSecond >= 400),
+        goal(`done p99 on Postgres at ${low} clients`, `${fmt(e.doneP99, 1)} ms`, "<= 100 ms", e.doneP99 <= 100)
+      ]
+      : [
+        goal(`msgs/s on SQLite at ${low} clients`, fmt(e.perSecond), ">= 1,500", e.perSecond >= 1500),
+        goal(`server CPU per message at ${low} clients`, `${fmt(e.cpuPerFlowUs / 1000, 2)} ms`, "<= 0.6 ms",
+          e.cpuPerFlowUs <= 600),
+        goal(`first chunk p50 at ${low} clients`, `${fmt(e.firstP50, 1)} ms`, "<= 5 ms", e.firstP50 <= 5)
+      ]
+    return {
+      detail: `example server on ${db}, bare on SQLite; ${low} then ${high} clients in ${scale.flowWorkers} ` +
+        `process(es), ${scale.flowRounds} rounds x ${scale.flowS} s per target and count`,
+      columns: ["target", "clients", "msgs/s", "CPU µs/msg", "first chunk p50 ms", "first chunk p99 ms", "done p50 ms",
+        "done p99 ms", "unfinished", "msgs/s vs bare"],
+      rows: levels.flatMap((clients) =>
+        targets.map(({ name }) => {
+          const r = s[`${name}@${clients}`]
+          return [
+            name === "example" ? `example (${db})` : name, fmt(clients), fmt(r.perSecond), fmt(r.cpuPerFlowUs),
+            fmt(r.firstP50, 1), fmt(r.firstP99, 1), fmt(r.doneP50, 1), fmt(r.doneP99, 1), fmt(r.unfinished),
+            ratio(r.perSecond, s[`bare@${clients}`].perSecond)
+          ]
+        })
+      ),
+      goals: [
+        ...goals,
+        goal("every flow completed with the echoed text", `${fmt(completed)}/${fmt(completed + unfinished)}`, "all",
+          completed > 0 && unfinished === 0)
+      ],
+      notes: postgres ? ["CPU µs/msg counts the example server's process only, not Postgres's"] : [],
+      raw: { database: db, rounds }
+    }
+  }
+}
