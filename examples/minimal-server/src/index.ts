@@ -6,16 +6,15 @@
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
 import { Catalog, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { Health, HostingHttp } from "@hosting/http"
+import { NodeServer } from "@hosting/http-node"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
 import { Effect, Layer, Option, Schema } from "effect"
-import { createServer } from "node:http"
 
 /** The hosting API plus a status route. */
 export class MinimalApi extends HostingApi.HostingApi.add(
@@ -53,12 +52,10 @@ export const App = HttpApiBuilder.serve().pipe(
   Layer.provideMerge(Core)
 )
 
-/** A Node server whose requests are answered (503 `starting`) until the app is attached, instead of held. */
-const guardedServer = () => {
-  const server = createServer()
-  Health.guardNode(server)
-  return server
-}
-
-/** The server on a port of the loopback interface. */
-export const layer = (port: number) => App.pipe(Layer.provide(NodeHttpServer.layer(guardedServer, { port, host: "127.0.0.1" })))
+/**
+ * The server on a port of the loopback interface: `@hosting/http-node`, the
+ * same request path as the example server's, answering 503 `starting`
+ * until the app is attached instead of holding requests.
+ */
+export const layer = (port: number) =>
+  App.pipe(Layer.provide(NodeServer.layer({ port, host: "127.0.0.1", unavailable: Health.refusal, livePath: Health.livePath })))

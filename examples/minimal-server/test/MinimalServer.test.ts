@@ -3,7 +3,7 @@
  * the route it adds and the probes.
  */
 import { HttpClient, HttpClientRequest } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeServer } from "@hosting/http-node"
 import { describe, expect, it } from "@effect/vitest"
 import { App } from "@hosting/example-minimal-server"
 import { Seed } from "@hosting/testing"
@@ -16,7 +16,7 @@ const json = (request: HttpClientRequest.HttpClientRequest) =>
   )
 
 describe("minimal server", () => {
-  it.layer(App.pipe(Layer.provideMerge(NodeHttpServer.layerTest)))((it) => {
+  it.layer(App.pipe(Layer.provideMerge(NodeServer.layerTest)))((it) => {
     it.effect("its own route and the hosting routes are served together", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team

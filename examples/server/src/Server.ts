@@ -4,10 +4,11 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
-import { NodeFileSystem, NodeHttpServer, NodePath } from "@effect/platform-node"
+import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { Chat, DeviceAuth, EventBus, Events, Files, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
-import { EarlySend, Health, HostingHttp, PublicAgentCache, RateLimit, StaticSite } from "@hosting/http"
+import { Health, HostingHttp, StaticSite } from "@hosting/http"
+import { NodeServer } from "@hosting/http-node"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
@@ -16,8 +17,6 @@ import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer } from "effect"
 import { existsSync } from "node:fs"
 import { readFile } from "node:fs/promises"
-import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
-import type { Duplex } from "node:stream"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ServerConfig } from "./ServerConfig.js"
@@ -198,8 +197,8 @@ const dashboard = (config: ServerConfig) =>
 
 /**
  * The API, the probes (`/healthz`, `/readyz`) and the dashboard served by the
- * HttpServer in context; gives the API's PublicAgentCache, RateLimiter and
- * EarlySend, and the probes' Readiness.
+ * HttpServer in context; gives the API's PublicAgentCache and RateLimiter,
+ * and the probes' Readiness.
  */
 export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
   HttpApiBuilder.serve().pipe(
@@ -225,137 +224,33 @@ const announce = (config: ServerConfig) =>
     })
   ))
 
-/** How long requests still running at shutdown may take before their connections are cut. */
-const shutdownGraceMs = 3000
-
 /**
- * Answers two kinds of request on Node's request event, before they reach
- * Effect's router, with the answer the route gives for a fraction of the
- * work: anonymous agent reads that the API's cache holds (PublicAgentCache.answer
- * decides; such a read is charged to its client address like a routed one,
- * so the address's rate limit holds on this path too), and plain sends
- * (EarlySend decides), while the app serves (once it stops, the guard
- * answers). Everything else goes on as usual.
+ * The Node server on HOST:PORT (`@hosting/http-node`), with the timeouts
+ * that keep slow clients from holding it: the headers and the whole request
+ * (body included) must arrive within their timeouts; responses, event
+ * streams and downloads are not limited by them. While the app is not
+ * attached (it starts after the port is open, and stops before it closes),
+ * `/healthz` answers 200 and everything else 503 `starting` or `stopping`.
  */
-const answerEarly = (
-  server: Server,
-  guard: Health.NodeGuard,
-  cache: PublicAgentCache.PublicAgentCache["Type"],
-  limiter: RateLimit.Service,
-  send: EarlySend.Service
-) => {
-  const emit = server.emit
-  server.emit = function(this: Server, event: string | symbol, ...args: Array<unknown>) {
-    if (event === "request" && guard.serving()) {
-      const [request, response] = args as [IncomingMessage, ServerResponse]
-      const cached = cache.answer(request.method ?? "", request.url ?? "", request.headers)
-      if (cached !== undefined) {
-        const decision = limiter.takeAddress(limiter.clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"]))
-        const answer = decision === undefined
-          ? cached
-          : decision.allowed
-          ? { ...cached, headers: { ...cached.headers, ...RateLimit.headersOf(decision) } }
-          : RateLimit.refusal(decision, "address")
-        response.writeHead(answer.status, { ...answer.headers, "content-length": Buffer.byteLength(answer.body) })
-        response.end(answer.body)
-        return true
-      }
-      if (send.answer(request, response)) return true
-    }
-    return (emit as (this: Server, event: string | symbol, ...args: Array<unknown>) => boolean).call(this, event, ...args)
-  } as Server["emit"]
-}
-
-/** The status, code and sentence of a request Node could not read. */
-const clientErrorAnswer = (error: NodeJS.ErrnoException, config: ServerConfig): [number, string, string] => {
-  switch (error.code) {
-    case "ERR_HTTP_REQUEST_TIMEOUT":
-      return [
-        408,
-        "request_timeout",
-        `The request did not arrive in time: headers within ${config.headersTimeoutMs} ms` +
-        (config.requestTimeoutMs === 0 ? "." : `, the whole request within ${config.requestTimeoutMs} ms.`)
-      ]
-    case "HPE_HEADER_OVERFLOW":
-      return [431, "headers_too_large", "The request's headers are larger than this server accepts."]
-    default:
-      return [400, "invalid_request", "The request is not valid HTTP/1.1."]
-  }
-}
-
-/**
- * Answers what Node's parser refused (malformed requests, oversize headers,
- * requests that took too long) with the `{ error, details }` body instead of
- * Node's bare answer, then closes the connection.
- */
-const onClientError = (config: ServerConfig) => (error: NodeJS.ErrnoException, socket: Duplex) => {
-  const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
-  if (error.code === "ECONNRESET" || !socket.writable || started) {
-    socket.destroy()
-    return
-  }
-  const [status, code, details] = clientErrorAnswer(error, config)
-  const body = JSON.stringify({ error: code, details })
-  socket.end(
-    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
-      `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
-  )
-}
-
-/**
- * The Node server on HOST:PORT, with the timeouts that keep slow clients from
- * holding it: the headers and the whole request (body included) must arrive
- * within their timeouts; responses, event streams and downloads are not
- * limited by them. At shutdown, after the app has stopped (event streams end
- * cleanly then), connections still open after the grace period are closed,
- * so that a stop never waits on a client. While the app is not attached
- * (it starts after the port is open, and stops before it closes), the guard
- * answers: `/healthz` 200, everything else 503 `starting` or `stopping`.
- */
-const listen = (config: ServerConfig) => {
-  let server: Server | undefined
-  let guard: Health.NodeGuard | undefined
-  const create = () => {
-    server = createServer({
-      headersTimeout: config.headersTimeoutMs,
-      requestTimeout: config.requestTimeoutMs,
-      // How often Node looks for requests past their timeouts: a fraction of the shortest.
-      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(config.headersTimeoutMs / 4)))
-    })
-    server.keepAliveTimeout = config.keepAliveTimeoutMs
-    server.on("clientError", onClientError(config))
-    guard = Health.guardNode(server)
-    return server
-  }
-  const node = NodeHttpServer.layer(create, { port: config.port, host: config.host })
-  const reaper = Layer.scopedDiscard(
-    Effect.zipRight(
-      HttpServer.HttpServer,
-      Effect.addFinalizer(() =>
-        Effect.sync(() => {
-          server?.closeIdleConnections()
-          setTimeout(() => server?.closeAllConnections(), shutdownGraceMs).unref()
-        })
-      )
-    )
-  )
-  const early = Layer.effectDiscard(Effect.gen(function*() {
-    const cache = yield* PublicAgentCache.PublicAgentCache
-    const limiter = yield* RateLimit.RateLimiter
-    const send = yield* EarlySend.EarlySend
-    if (server !== undefined && guard !== undefined) answerEarly(server, guard, cache, limiter, send)
-  }))
-  return { layer: Layer.provideMerge(reaper, node), early }
-}
+const listen = (config: ServerConfig) =>
+  NodeServer.layer({
+    port: config.port,
+    host: config.host,
+    headersTimeoutMs: config.headersTimeoutMs,
+    requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    shutdownGraceMs: 3000,
+    unavailable: Health.refusal,
+    livePath: Health.livePath
+  })
 
 /** The whole server listening on HOST:PORT; announces itself once requests are served. */
 export const layer = (config: ServerConfig) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const path = config.fixtures
     const fixtures = path === undefined ? undefined : { path, data: yield* readFixtures(path) }
-    const node = listen(config)
-    return Layer.mergeAll(announce(config), node.early, Health.stopFirst(Duration.millis(config.shutdownDelayMs))).pipe(
+    return Layer.mergeAll(announce(config), Health.stopFirst(Duration.millis(config.shutdownDelayMs))).pipe(
       Layer.provide(app(config, fixtures)),
-      Layer.provide(node.layer)
+      Layer.provide(listen(config))
     )
   }))

@@ -4,18 +4,17 @@
  * plus a TCP proxy that can cut its connections the way a network does.
  */
 import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
+import { NodeServer } from "@hosting/http-node"
 import { HostingHttp } from "@hosting/http"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer } from "effect"
-import { createServer } from "node:http"
 import { connect, createServer as createTcpServer, type Socket } from "node:net"
 
 export const layer = (options: TestServices.TestServicesOptions = {}) =>
   HttpApiBuilder.serve().pipe(
     Layer.provide(HostingHttp.layer()),
     Layer.provideMerge(TestServices.make(options)),
-    Layer.provideMerge(NodeHttpServer.layer(createServer, { port: 0, host: "127.0.0.1" })),
+    Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1" })),
     Layer.provideMerge(FetchHttpClient.layer)
   )
 

@@ -3,25 +3,16 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HostingApi } from "@hosting/api"
-import { Chat, type Conversation, type Deployment, Principal } from "@hosting/core"
+import { Chat, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
 import { handle } from "./ErrorMapping.js"
 import * as Sse from "./Sse.js"
 import * as StreamLimits from "./StreamLimits.js"
 
-/** The send route's work once its caller, path and body are known: also what the early send runs. */
-export const sendAs = (chat: Chat.Chat) =>
-(
-  principal: Principal.Principal,
-  path: { readonly deploymentId: Deployment.DeploymentId; readonly conversationId: Conversation.ConversationId },
-  payload: Chat.SendInput
-) => handle(chat.send(principal, path.deploymentId, path.conversationId, payload))
-
 export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "chat", (handlers) =>
   Effect.gen(function*() {
     const chat = yield* Chat.Chat
     const caller = Principal.CurrentPrincipal
-    const send = sendAs(chat)
     return handlers
       .handle("list", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(chat.list(p, path.deploymentId))).pipe(
@@ -29,7 +20,8 @@ export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "chat", (handle
         ))
       .handle("setTitle", ({ path, payload }) =>
         Effect.flatMap(caller, (p) => handle(chat.setTitle(p, path.deploymentId, path.conversationId, payload.title))))
-      .handle("send", ({ path, payload }) => Effect.flatMap(caller, (p) => send(p, path, payload)))
+      .handle("send", ({ path, payload }) =>
+        Effect.flatMap(caller, (p) => handle(chat.send(p, path.deploymentId, path.conversationId, payload))))
       .handle("history", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(chat.history(p, path.deploymentId, path.conversationId))).pipe(
           Effect.map((messages) => ({ messages }))

@@ -11,12 +11,9 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
-import * as UrlParams from "@effect/platform/UrlParams"
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
-import { Cause, Deferred, Effect, Either, Exit, FiberId, Option, type Schema } from "effect"
-import type { Readable } from "node:stream"
+import { Cause, Effect, Option, type Schema } from "effect"
 import * as BodyLimits from "./BodyLimits.js"
 import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
@@ -99,13 +96,6 @@ export const causeResponse = <E>(
       json(404, "not_found", `No route for ${request.method} ${new URL(request.url, "http://x").pathname}.`))
   )
 
-/**
- * `causeResponse` for a request answered outside the router (as the early
- * send does), where no route can be missing: such a failure is a defect.
- */
-export const failureResponse = <E>(cause: Cause.Cause<E>): Effect.Effect<HttpServerResponse.HttpServerResponse, E> =>
-  answerOf(cause)
-
 /** Deepest nesting of arrays and objects a JSON body may have: decoding and error messages recurse into it. */
 export const maxJsonDepth = 64
 
@@ -138,84 +128,31 @@ export const parseJson = (body: string): Effect.Effect<unknown, unknown> =>
     ? Effect.fail(tooDeep)
     : Effect.try({ try: (): unknown => (body === "" ? null : JSON.parse(body)), catch: (cause) => cause })
 
-/** What the platform's reading of a body fails with past its limit (`bodyDecodeResponse` recognises it by its message). */
+/** What a body read past its limit fails with, on the platform's servers and on `@hosting/http-node` alike (`bodyDecodeResponse` recognises it by its message). */
 const tooLarge = new Error("maxBytes exceeded")
 
 /**
- * Reads a body as text, failing past `limit` bytes, and calls `done` once
- * with the text or the failure's cause. Unlike the platform's reading,
- * which destroys the connection of a body past its limit (a client still
- * sending then loses the 413), the rest of such a body flows on and is
- * dropped, so the client can finish and read the answer.
+ * The request with a `json` that refuses a body nested deeper than
+ * `maxJsonDepth` before parsing it, so that nothing downstream recurses
+ * into it. The body itself is read by the server, under the limit in
+ * context.
  */
-export const readBody = (source: Readable, limit: number, done: (result: Either.Either<string, unknown>) => void): void => {
-  const chunks: Array<Buffer> = []
-  let bytes = 0
-  const stop = () => {
-    source.off("data", onData)
-    source.off("end", onEnd)
-    source.off("error", onError)
-  }
-  const fail = (cause: unknown) => {
-    stop()
-    done(Either.left(cause))
-  }
-  function onData(chunk: Buffer) {
-    bytes += chunk.length
-    if (bytes <= limit) return void chunks.push(chunk)
-    fail(tooLarge)
-    // Without a reader the stream would stop; flowing, it drops what still comes.
-    source.resume()
-  }
-  function onEnd() {
-    stop()
-    done(Either.right(Buffer.concat(chunks).toString("utf8")))
-  }
-  function onError(error: Error) {
-    fail(error)
-  }
-  source.on("data", onData)
-  source.once("end", onEnd)
-  source.once("error", onError)
-}
-
-/**
- * The request with its body read as text by `readBody` (once, however often
- * it is asked for, and on to its end even when the fiber that started the
- * reading is interrupted): `text`, `urlParamsBody`, and a `json` that refuses a body
- * nested deeper than `maxJsonDepth` before parsing it, so that nothing
- * downstream recurses into it. Other readings (multipart, the raw stream)
- * stay the platform's, under its limit.
- */
-const withBodyLimits = (request: HttpServerRequest.HttpServerRequest, limit: number): HttpServerRequest.HttpServerRequest => {
+const withJsonDepth = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
   const decodeError = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
-  let reading: Deferred.Deferred<string, HttpServerError.RequestError> | undefined
-  const text = Effect.suspend(() => {
-    if (reading === undefined) {
-      const deferred = Deferred.unsafeMake<string, HttpServerError.RequestError>(FiberId.none)
-      reading = deferred
-      readBody(NodeHttpServerRequest.toIncomingMessage(request), limit, (result) =>
-        Deferred.unsafeDone(deferred, Either.isRight(result) ? Exit.succeed(result.right) : Exit.fail(decodeError(result.left))))
-    }
-    return Deferred.await(reading)
-  })
-  const json = Effect.flatMap(text, (body) => Effect.mapError(parseJson(body), decodeError))
-  const urlParamsBody = Effect.flatMap(text, (body) =>
-    Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(body)), catch: decodeError }))
-  const body: Record<PropertyKey, unknown> = { text, json, urlParamsBody }
+  const json = Effect.flatMap(request.text, (body) => Effect.mapError(parseJson(body), decodeError))
   return new Proxy(request, {
-    get: (target, key) => Object.hasOwn(body, key) ? body[key] : Reflect.get(target, key, target)
+    get: (target, key) => key === "json" ? json : Reflect.get(target, key, target)
   })
 }
 
-/** Requests with a body get the reading of `withBodyLimits`; every reading keeps the platform's limit too. */
+/** Every reading of a body is limited; requests with a body get the `json` of `withJsonDepth`. */
 const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, limit: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const headers = request.headers
     const bodiless = request.method === "GET" || request.method === "HEAD" ||
       (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined)
     const limited = HttpServerRequest.withMaxBodySize(app, Option.some(limit))
-    return bodiless ? limited : Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withBodyLimits(request, limit))
+    return bodiless ? limited : Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withJsonDepth(request))
   })
 
 /**

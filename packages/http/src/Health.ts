@@ -8,16 +8,15 @@
  *   answers now); 503 while it starts or stops and while storage does not
  *   answer.
  *
- * `layer` routes both on the app. `guardNode` answers a Node server's
- * requests while no app is attached to it, which happens twice in a
- * server's life: between listening and the end of the app's start, and
- * between the app's stop and the server's close.
+ * `layer` routes both on the app. While no app is attached to the server
+ * (between listening and the end of the app's start, and between the app's
+ * stop and the server's close), the server itself answers with `refusal`
+ * (`@hosting/http-node`'s NodeServer does).
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Ports } from "@hosting/core"
 import { Context, Duration, Effect, Layer } from "effect"
-import type { IncomingMessage, Server, ServerResponse } from "node:http"
 import { storageUnavailableResponse } from "./ErrorMapping.js"
 
 /** The liveness probe's path. */
@@ -47,7 +46,12 @@ export interface HealthOptions {
 /** Seconds a client is told to wait (`Retry-After`) when the server starts or stops. */
 export const retryAfterSeconds = 1
 
-const refusal = (phase: "starting" | "stopping") => ({
+/**
+ * The body of a request refused while the server starts or stops: `/readyz`
+ * while stopping, and every request a server answers while no app is
+ * attached (`@hosting/http-node` takes it as its `unavailable` option).
+ */
+export const refusal = (phase: "starting" | "stopping") => ({
   error: phase,
   details: phase === "starting"
     ? "The server is starting and does not take requests yet; retry shortly."
@@ -118,40 +122,3 @@ export const stopFirst = (delay: Duration.DurationInput) =>
           : Effect.void
       )
     )))
-
-/** What the guard of a Node server tells. */
-export interface NodeGuard {
-  /** Whether an app answers the server's requests now (false while it starts and once it stops). */
-  readonly serving: () => boolean
-}
-
-/**
- * Answers the requests of a Node server while no app is attached to it
- * (Effect's platform attaches one `request` listener): Node would hold such
- * a request, unanswered, for a listener that may never come. `/healthz`
- * answers 200; every other request 503 `starting` (before an app was ever
- * attached) or `stopping` (after it was detached), with `Retry-After` and
- * the connection closed. Call it on the server before it listens.
- */
-export const guardNode = (server: Server): NodeGuard => {
-  let wasAttached = false
-  const serving = () => server.listenerCount("request") > 1
-  const guard = (request: IncomingMessage, response: ServerResponse) => {
-    if (serving()) return
-    const alive = request.method === "GET" && pathOf(request.url ?? "") === livePath
-    const body = JSON.stringify(alive ? { status: "alive" } : refusal(wasAttached ? "stopping" : "starting"))
-    response.writeHead(alive ? 200 : 503, {
-      "content-type": "application/json",
-      "content-length": Buffer.byteLength(body),
-      connection: "close",
-      ...noStore,
-      ...(alive ? {} : { "retry-after": String(retryAfterSeconds) })
-    })
-    response.end(body)
-  }
-  server.on("request", guard)
-  server.on("newListener", (event) => {
-    if (event === "request") wasAttached = true
-  })
-  return { serving }
-}

@@ -10,7 +10,6 @@ import * as AgentsHttp from "./AgentsHttp.js"
 import * as Auth from "./Auth.js"
 import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
-import * as EarlySend from "./EarlySend.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
@@ -76,9 +75,8 @@ export const handlers = handlersWith()
 
 /**
  * HostingApi with its handlers; needs the core use cases (UseCases.layer).
- * It also gives the handlers' PublicAgentCache (one instance: a layer is
- * built once per build), for a server that answers cached reads early, and
- * their StreamLimits.
+ * It also gives the handlers' PublicAgentCache and StreamLimits (one
+ * instance each: a layer is built once per build).
  */
 export const apiWith = (options: HostingHttpOptions = {}) => {
   // One layer value for both uses, so that the handlers and the caller share one instance.
@@ -104,16 +102,11 @@ const extrasUsing = (options: HostingHttpOptions, limiter: Layer.Layer<RateLimit
 /** What every served API gets: the OpenAPI document, the reference page, the body limits, rate limits and error bodies. */
 export const extras = (options: HostingHttpOptions = {}) => extrasUsing(options, RateLimit.layer(options.rateLimit))
 
-/**
- * HostingApi plus its extras, ready for `HttpApiBuilder.serve`. It also gives
- * the RateLimiter and the EarlySend, for a server that answers requests
- * before routing.
- */
+/** HostingApi plus its extras, ready for `HttpApiBuilder.serve`; it also gives the RateLimiter. */
 export const layer = (options: HostingHttpOptions = {}) => {
   const limiter = RateLimit.layer(options.rateLimit)
   return extrasUsing(options, limiter).pipe(
     Layer.provideMerge(apiWith(options)),
-    Layer.provideMerge(EarlySend.layer({ maxBodyBytes: options.maxBodyBytes ?? defaultMaxBodyBytes }).pipe(Layer.provide(limiter))),
     Layer.provideMerge(limiter)
   )
 }

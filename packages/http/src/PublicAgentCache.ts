@@ -9,15 +9,12 @@
  * only if no wake-up happened while it read, and only once this process is
  * subscribed to the account, so a change can never leave a stale entry.
  *
- * `answer` gives the same answer synchronously from what is kept, so a
- * server can reply to the busiest public read before any routing
- * (`examples/server` does, on Node's request event).
+ * It is a decision of the read's handler, reached through the same request
+ * path as every route.
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { AgentsApi, SessionApi } from "@hosting/api"
 import { Agent, Catalog, EventBus, type Ids } from "@hosting/core"
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
-import * as ApiRoutes from "./ApiRoutes.js"
 
 interface Entry {
   readonly body: string
@@ -46,21 +43,10 @@ const etagOf = (body: string) => {
 const matches = (header: string | undefined, etag: string) =>
   header !== undefined && (header.trim() === "*" || header.split(",").some((tag) => tag.trim() === etag))
 
-/** A complete answer: status, headers and body (empty for 304). */
-export interface CachedAnswer {
-  readonly status: 200 | 304
-  readonly headers: Readonly<Record<string, string>>
-  readonly body: string
-}
-
-/** The agent read's route, and its path (`/api/v1/agents/{account}/{name}`, nothing after it; escapes left to the router). */
-const agentRead = ApiRoutes.routeOf(AgentsApi.PublicAgentsApi, "get")
-const agentPath = ApiRoutes.pattern(agentRead.path, { segment: "[^/%?#]+" })
-
 /** The key of an entry: the route's path parameters. */
 const keyOf = (account: string, name: string) => `${account}/${name}`
 
-/** Headers of both the routed and the early answer. */
+/** Headers of a kept answer and of its 304. */
 const headersOf = (etag: string) => ({ etag, "cache-control": "no-cache" })
 
 export const make = Effect.gen(function*() {
@@ -94,31 +80,6 @@ export const make = Effect.gen(function*() {
       ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) })
       : HttpServerResponse.text(body, { contentType: "application/json", headers: headersOf(etag) })
 
-  /**
-   * The answer to a request from what is kept, without any routing; undefined
-   * when the request is not an anonymous agent read, or the agent is not kept.
-   * A request with a credential (header or session cookie) is never answered
-   * here: members may see more than anyone.
-   */
-  const answer = (
-    method: string,
-    url: string,
-    headers: Readonly<Record<string, string | ReadonlyArray<string> | undefined>>
-  ): CachedAnswer | undefined => {
-    if (method !== agentRead.method || headers["authorization"] !== undefined) return undefined
-    const cookie = headers["cookie"]
-    if (cookie !== undefined && String(cookie).includes(`${SessionApi.cookieName}=`)) return undefined
-    const path = agentPath.exec(url)
-    if (path === null) return undefined
-    const cached = entries.get(keyOf(path.groups!["account"]!, path.groups!["name"]!))
-    if (cached === undefined) return undefined
-    const ifNoneMatch = headers["if-none-match"]
-    if (typeof ifNoneMatch === "string" && matches(ifNoneMatch, cached.etag)) {
-      return { status: 304, headers: headersOf(cached.etag), body: "" }
-    }
-    return { status: 200, headers: { "content-type": "application/json", ...headersOf(cached.etag) }, body: cached.body }
-  }
-
   const read = (account: Ids.AccountName, name: Ids.AgentName, ifNoneMatch: string | undefined) =>
     Effect.gen(function*() {
       const key = keyOf(account, name)
@@ -140,10 +101,10 @@ export const make = Effect.gen(function*() {
       }
       return respond(body, etag, ifNoneMatch)
     })
-  return { read, answer } as const
+  return { read } as const
 })
 
-/** The cache of one server, shared by the routed handler and an early answer. */
+/** The cache of one server. */
 export class PublicAgentCache extends Context.Tag("@hosting/http/PublicAgentCache")<
   PublicAgentCache,
   Effect.Effect.Success<typeof make>

@@ -2,14 +2,9 @@
  * Server-sent events on the wire: framing, headers, and the response of a
  * stream that a service pushes (the account event stream, reply streams).
  */
-import * as NodeHttpServerRequest from "@effect/platform-node/NodeHttpServerRequest"
-import * as HttpApp from "@effect/platform/HttpApp"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Chat, Events, Receiver } from "@hosting/core"
-import { Effect, Exit, Scope } from "effect"
-import type { ServerResponse } from "node:http"
-import { Readable } from "node:stream"
+import { Effect, Stream } from "effect"
 
 /** How long a client should wait before reconnecting, sent once per connection. */
 export const retryMs = 3000
@@ -99,128 +94,78 @@ export const replyFrames: Encoder<Chat.ReplyItem> = {
   }
 }
 
-/** The Node response of a request, when the server is Node's and nothing was written yet. */
-const nodeResponseOf = (request: HttpServerRequest.HttpServerRequest): ServerResponse | undefined => {
-  const response = NodeHttpServerRequest.toServerResponse(request) as ServerResponse | undefined
-  return typeof response?.writeHead === "function" && !response.headersSent ? response : undefined
-}
-
 type Follow<A, E, R> = (receiver: Receiver.Receiver<A>) => Effect.Effect<Receiver.Subscription, E, R>
 
 /**
- * On Node, the stream is handed off: the handler registers the receiver and
- * answers at once with the stream's status and headers; the server writes
- * them (with whatever its middleware adds) and the request's fiber ends,
- * while the receiver goes on writing frames straight into the Node
- * response. The request's scope (which holds the registration and the
- * stream's slot) is closed when the connection closes. An open stream so
- * costs its socket, its listener and a few closures.
+ * Where a pushed body is written: `write` says false once the connection's
+ * buffer is full (the service then waits for `resume`), `end` ends it.
  */
-const handedOff = <A, E, R>(
-  response: ServerResponse,
-  frames: Encoder<A>,
-  follow: Follow<A, E, R>,
-  prefix: string
-) =>
-  Effect.gen(function*() {
-    // The request's scope, which the server made (a closeable one) and closes unless it is ejected.
-    const scope = (yield* Effect.scope) as Scope.CloseableScope
-    // Frames pushed before the head is written wait here.
-    let pending: Array<Uint8Array | string> | undefined = prefix === "" ? [] : [prefix]
-    let ended = false
-    const receiver: Receiver.Receiver<A> = {
-      push: (items) => {
-        if (ended || response.destroyed) return true
-        const bytes = frames.encode(items)
-        if (pending !== undefined) {
-          pending.push(bytes)
-          return true
-        }
-        return response.write(bytes)
-      },
-      end: () => {
-        if (ended) return
-        ended = true
-        if (pending === undefined && !response.destroyed) response.end()
-      }
-    }
-    const subscription = yield* follow(receiver)
-    // The server's own listener, which would interrupt the request's fiber: that fiber will have ended.
-    let earlier = response.listeners("close")
-    HttpApp.ejectDefaultScopeClose(scope)
-    const close = () => Effect.runFork(Scope.close(scope, Exit.void))
-    if (response.destroyed) close()
-    else response.once("close", close)
-    response.on("drain", subscription.resume)
-    const { end, writeHead } = response
-    response.writeHead = function(this: ServerResponse, ...args: Parameters<ServerResponse["writeHead"]>) {
-      response.writeHead = writeHead
-      writeHead.apply(response, args)
-      if (response.statusCode !== 200) {
-        // Something after the handler answered otherwise: that answer goes out as it is, and the stream is over.
-        ended = true
-        pending = undefined
-        close()
-        return response
-      }
-      // The server's end of the head-only answer is the stream's start instead.
-      response.end = function(this: ServerResponse) {
-        response.end = end
-        const queued = pending ?? []
-        pending = undefined
-        for (const bytes of queued) response.write(bytes)
-        if (ended) response.end()
-        for (const listener of earlier) response.removeListener("close", listener as () => void)
-        earlier = []
-        return response
-      } as ServerResponse["end"]
-      return response
-    } as ServerResponse["writeHead"]
-    return HttpServerResponse.empty({ status: 200, headers: { ...headers, "content-type": "text/event-stream" } })
-  })
+export interface PushSink {
+  readonly write: (chunk: Uint8Array | string) => boolean
+  readonly end: () => void
+}
 
 /**
- * A response fed through a readable: the receiver writes each batch into a
- * Node readable that the server pipes into the response; when the client
- * reads slower than events come, the receiver asks for a pause once the
- * readable's buffer is full, and resumes when the client has read it.
+ * The key under which a stream body carries its push source, through the
+ * global symbol registry: a server that knows it (`@hosting/http-node`)
+ * hands the source its socket and keeps no fiber for the stream; any other
+ * server runs the body as the stream it also is.
  */
-const piped = <A, E, R>(frames: Encoder<A>, follow: Follow<A, E, R>, prefix: string) =>
-  Effect.suspend(() => {
-    let subscription: Receiver.Subscription | undefined
-    let ended = false
-    const body = new Readable({ read: () => subscription?.resume() })
-    if (prefix !== "") body.push(utf8.encode(prefix))
-    const receiver: Receiver.Receiver<A> = {
-      // Once ended or gone, pushes are dropped: the request's scope is about to close.
-      push: (items) => ended || body.destroyed ? true : body.push(frames.encode(items)),
-      end: () => {
-        if (ended || body.destroyed) return
-        ended = true
-        body.push(null)
-      }
-    }
-    return follow(receiver).pipe(
-      Effect.map((registered) => {
-        subscription = registered
-        return HttpServerResponse.raw(body, { contentType: "text/event-stream", headers })
-      }),
-      Effect.onError(() => Effect.sync(() => body.destroy()))
-    )
-  })
+export const pushSourceKey = Symbol.for("@hosting/http/PushSource")
 
 /**
  * The streaming response of a service that pushes (see `Receiver`), for the
- * life of the request's scope: handed off to the Node response when there
- * is one, else piped through a readable. A slow client's stream pauses when
- * its buffer is full and gets what it missed once it has read it.
+ * life of the registration `follow` makes (the request's scope). Frames pushed before a server attaches wait
+ * in order. Attached by a server, each batch goes straight into its sink,
+ * and a full sink pauses the service until it drains; run as a stream (any
+ * other server), each batch is one element of it.
  */
 export const pushed = <A, E, R>(
   frames: Encoder<A>,
   follow: Follow<A, E, R>,
   prefix = ""
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest | Scope.Scope> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const response = request.method === "HEAD" ? undefined : nodeResponseOf(request)
-    return response === undefined ? piped(frames, follow, prefix) : handedOff(response, frames, follow, prefix)
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
+  Effect.suspend(() => {
+    let subscription: Receiver.Subscription | undefined
+    let sink: PushSink | undefined
+    let pending: Array<Uint8Array | string> = prefix === "" ? [] : [prefix]
+    let ended = false
+    const receiver: Receiver.Receiver<A> = {
+      push: (items) => {
+        if (ended) return true
+        const bytes = frames.encode(items)
+        if (sink === undefined) {
+          pending.push(bytes)
+          return true
+        }
+        return sink.write(bytes)
+      },
+      end: () => {
+        if (ended) return
+        ended = true
+        sink?.end()
+      }
+    }
+    const attach = (to: PushSink) => {
+      sink = to
+      const queued = pending
+      pending = []
+      for (const bytes of queued) to.write(bytes)
+      if (ended) to.end()
+      return { resume: () => subscription?.resume() }
+    }
+    const stream = Stream.async<Uint8Array>((emit) => {
+      attach({
+        write: (chunk) => {
+          void emit.single(typeof chunk === "string" ? utf8.encode(chunk) : chunk)
+          return true
+        },
+        end: () => void emit.end()
+      })
+    })
+    Object.defineProperty(stream, pushSourceKey, { value: { attach } })
+    return Effect.map(follow(receiver), (registered) => {
+      subscription = registered
+      return HttpServerResponse.stream(stream, { contentType: "text/event-stream", headers })
+    })
   })

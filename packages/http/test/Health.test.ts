@@ -1,19 +1,16 @@
 /**
  * The probes outside the API: `/healthz` answers while the process runs;
  * `/readyz` answers 200 only while storage answers and the server is not
- * stopping; no rate limit refuses a probe. A Node server's guard answers
- * every request while no app is attached (starting, stopping), so that none
- * waits for a listener that is not there.
+ * stopping; no rate limit refuses a probe. (The answers while no app is
+ * attached are the server's: packages/http-node/test/NodeServer.test.ts.)
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
-import { describe, expect, it, layer as withLayer } from "@effect/vitest"
+import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { Errors, Ports } from "@hosting/core"
 import { Health, HostingHttp } from "@hosting/http"
+import { NodeServer } from "@hosting/http-node"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer } from "effect"
-import { createServer, type IncomingMessage, request as httpRequest, type ServerResponse } from "node:http"
-import type { AddressInfo } from "node:net"
 import { expectErrorBody, raw } from "./HttpTestServer.js"
 
 /** What the storage behind readiness does: answer, fail as a database that is down does, or never answer. */
@@ -41,7 +38,7 @@ describe("HTTP: health probes", () => {
       Layer.provideMerge(Health.layer({ timeout: "300 millis" }).pipe(Layer.provide(switchableTransactor))),
       Layer.provideMerge(HostingHttp.layer({ rateLimit: { perIp: { requests: 2, seconds: 600 } } })),
       Layer.provideMerge(TestServices.make()),
-      Layer.provideMerge(NodeHttpServer.layerTest)
+      Layer.provideMerge(NodeServer.layerTest)
     ),
     { excludeTestServices: true }
   )((it) => {
@@ -89,56 +86,5 @@ describe("HTTP: health probes", () => {
         expect(ready.headers["retry-after"]).toBe(String(Health.retryAfterSeconds))
         expect((yield* probe("/healthz")).status).toBe(200)
       }))
-  })
-})
-
-/** One request on a connection of its own; rejects when no answer comes within a second. */
-const get = (port: number, path: string) =>
-  new Promise<{ status: number; body: any; headers: Record<string, unknown> }>((resolve, reject) => {
-    const req = httpRequest({ host: "127.0.0.1", port, path, agent: false, timeout: 1000 }, (response) => {
-      let text = ""
-      response.setEncoding("utf8")
-      response.on("data", (chunk) => (text += chunk))
-      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text), headers: response.headers }))
-    })
-    req.on("timeout", () => req.destroy(new Error(`no answer to ${path} within a second`)))
-    req.on("error", reject)
-    req.end()
-  })
-
-describe("Node guard", () => {
-  it("answers while no app is attached: 503 `starting` before, the app alone while attached, 503 `stopping` after; /healthz 200 throughout", async () => {
-    const server = createServer()
-    const guard = Health.guardNode(server)
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve))
-    const { port } = server.address() as AddressInfo
-    try {
-      expect(guard.serving()).toBe(false)
-      const starting = await get(port, "/api/v1/agents")
-      expect(starting.status).toBe(503)
-      expectErrorBody(starting.body, "starting")
-      expect(starting.headers["retry-after"]).toBe("1")
-      expect((await get(port, "/readyz")).body.error).toBe("starting")
-      expect(await get(port, "/healthz")).toMatchObject({ status: 200, body: { status: "alive" } })
-
-      const app = (_: IncomingMessage, response: ServerResponse) => {
-        response.writeHead(200, { "content-type": "application/json" })
-        response.end(JSON.stringify({ from: "app" }))
-      }
-      server.on("request", app)
-      expect(guard.serving()).toBe(true)
-      expect(await get(port, "/api/v1/agents")).toMatchObject({ status: 200, body: { from: "app" } })
-      expect(await get(port, "/healthz")).toMatchObject({ status: 200, body: { from: "app" } })
-
-      server.off("request", app)
-      expect(guard.serving()).toBe(false)
-      const stopping = await get(port, "/api/v1/agents")
-      expect(stopping.status).toBe(503)
-      expectErrorBody(stopping.body, "stopping")
-      expect(await get(port, "/healthz")).toMatchObject({ status: 200, body: { status: "alive" } })
-    } finally {
-      server.closeAllConnections()
-      await new Promise((resolve) => server.close(resolve))
-    }
   })
 })

@@ -5,10 +5,10 @@
  * 500. Neither body shows the cause, SQL text or a file path.
  */
 import { HttpApiBuilder } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
 import { HostingHttp } from "@hosting/http"
+import { NodeServer } from "@hosting/http-node"
 import { EchoAgent, FakeCluster, MemoryObjectStore, MemoryStorage } from "@hosting/testing"
 import { Context, Effect, Layer } from "effect"
 import { expectErrorBody, raw } from "./HttpTestServer.js"
@@ -60,7 +60,7 @@ describe("HTTP: server failures", () => {
       Layer.provideMerge(MemoryObjectStore.layer),
       Layer.provideMerge(flakyStores),
       Layer.provideMerge(MemoryStorage.layer),
-      Layer.provideMerge(NodeHttpServer.layerTest)
+      Layer.provideMerge(NodeServer.layerTest)
     )
   )((it) => {
     it.effect("storage down: public and authenticated routes answer 503 storage_unavailable with Retry-After, then recover", () =>

@@ -3,9 +3,9 @@
  * storage, plus small helpers to call it raw or through HttpApiClient.
  */
 import { HttpApiBuilder, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { HostingApi } from "@hosting/api"
 import { HostingHttp } from "@hosting/http"
+import { NodeServer } from "@hosting/http-node"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer, Supervisor } from "effect"
 import { expect } from "vitest"
@@ -13,11 +13,16 @@ import { expect } from "vitest"
 /** Tracks every fiber the test server forks, so tests can see that none is left behind. */
 export const fibers = Effect.runSync(Supervisor.track)
 
-export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions = {}) =>
+/** Which server serves the API: `@hosting/http-node`'s, unless a test names another (the platform's, as a reference). */
+export interface ServerOption {
+  readonly server?: typeof NodeServer.layerTest | undefined
+}
+
+export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions & ServerOption = {}) =>
   HttpApiBuilder.serve().pipe(
     Layer.provideMerge(HostingHttp.layer(options)),
     Layer.provideMerge(TestServices.make(options)),
-    Layer.provideMerge(NodeHttpServer.layerTest),
+    Layer.provideMerge(options.server ?? NodeServer.layerTest),
     Layer.provide(Supervisor.addSupervisor(fibers))
   )
 

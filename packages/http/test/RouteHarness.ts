@@ -7,10 +7,10 @@
  * the generated OpenAPI document.
  */
 import { HttpApiBuilder, type HttpApiEndpoint, type HttpApiMiddleware, HttpServer, HttpServerRequest, OpenApi } from "@effect/platform"
-import { NodeHttpServer } from "@effect/platform-node"
 import { Authentication, HostingApi } from "@hosting/api"
 import { Cluster, Fixtures, Identity, Ids, Ports } from "@hosting/core"
 import { ApiRoutes, HostingHttp } from "@hosting/http"
+import { NodeServer } from "@hosting/http-node"
 import { FakeCluster, MemoryStorage, Seed, TestServices } from "@hosting/testing"
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
 import addFormatsModule from "ajv-formats"
@@ -122,7 +122,7 @@ export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.Tes
       storageLayer: options.storageLayer === undefined ? recordedStorage : recorded(options.storageLayer),
       clusterLayer: recordedCluster
     })),
-    Layer.provideMerge(NodeHttpServer.layerTest)
+    Layer.provideMerge(NodeServer.layerTest)
   )
 
 /** The port the test server listens on. */

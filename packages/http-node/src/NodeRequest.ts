@@ -1,0 +1,178 @@
+/**
+ * The platform's `HttpServerRequest` over a Node request, made once per
+ * request with nothing computed until a handler asks: headers are Node's own
+ * object, the body is read once on first use (whichever reading asks), under
+ * the limit in context (`HttpIncomingMessage.MaxBodySize`).
+ *
+ * Past its limit a body is refused (`RequestError` with reason `Decode`,
+ * whose cause says `maxBytes exceeded`, as the platform's own reading says),
+ * and the rest of it is read and dropped instead of the connection being
+ * destroyed, so that a client still sending gets the answer.
+ */
+import type * as Headers from "@effect/platform/Headers"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type { HttpMethod } from "@effect/platform/HttpMethod"
+import type * as Multipart from "@effect/platform/Multipart"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as Cookies from "@effect/platform/Cookies"
+import * as NodeMultipart from "@effect/platform-node/NodeMultipart"
+import * as NodeStream from "@effect/platform-node/NodeStream"
+import { Deferred, Effect, Exit, FiberId, Inspectable, Option, type Stream } from "effect"
+import type { IncomingMessage, ServerResponse } from "node:http"
+
+/** The failure of a body read past its limit (its message is the one the platform's reading uses, which error answers recognise). */
+export const tooLarge = (): Error => new Error("maxBytes exceeded")
+
+/** What reading a body ends with: its bytes, or why there are none. */
+type Read = Exit.Exit<Buffer, HttpServerError.RequestError>
+
+/**
+ * Reads a Node body to its end, or to `limit` bytes, then calls `done`
+ * once. Past the limit, what still comes is read and dropped.
+ */
+export const readBody = (source: IncomingMessage, limit: number, done: (result: Buffer | Error) => void): void => {
+  const chunks: Array<Buffer> = []
+  let bytes = 0
+  let settled = false
+  const settle = (result: Buffer | Error) => {
+    if (settled) return
+    settled = true
+    source.off("data", onData)
+    source.off("end", onEnd)
+    source.off("error", onError)
+    done(result)
+  }
+  function onData(chunk: Buffer) {
+    bytes += chunk.length
+    if (bytes <= limit) return void chunks.push(chunk)
+    settle(tooLarge())
+    // Flowing without a listener, the stream drops the rest instead of stalling the connection.
+    source.resume()
+  }
+  function onEnd() {
+    settle(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks))
+  }
+  function onError(error: Error) {
+    settle(error)
+  }
+  source.on("data", onData)
+  source.once("end", onEnd)
+  source.once("error", onError)
+}
+
+/** The state a request and its modified copies share: the body is read once for all of them. */
+interface Shared {
+  reading: Deferred.Deferred<Buffer, HttpServerError.RequestError> | undefined
+  multipart: Effect.Effect<Multipart.Persisted, Multipart.MultipartError, any> | undefined
+}
+
+export class NodeRequest extends Inspectable.Class implements HttpServerRequest.HttpServerRequest {
+  readonly [HttpServerRequest.TypeId]: HttpServerRequest.TypeId = HttpServerRequest.TypeId
+  readonly [HttpIncomingMessage.TypeId]: HttpIncomingMessage.TypeId = HttpIncomingMessage.TypeId
+  private cachedCookies: Readonly<Record<string, string>> | undefined
+
+  constructor(
+    readonly source: IncomingMessage,
+    readonly response: ServerResponse,
+    readonly url: string = source.url ?? "/",
+    private readonly headersOverride?: Headers.Headers,
+    private readonly remoteAddressOverride?: string,
+    private readonly shared: Shared = { reading: undefined, multipart: undefined }
+  ) {
+    super()
+  }
+
+  get originalUrl(): string {
+    return this.source.url ?? "/"
+  }
+
+  get method(): HttpMethod {
+    return this.source.method as HttpMethod
+  }
+
+  get headers(): Headers.Headers {
+    return this.headersOverride ?? (this.source.headers as unknown as Headers.Headers)
+  }
+
+  get cookies(): Readonly<Record<string, string>> {
+    return this.cachedCookies ??= Cookies.parseHeader(this.headers["cookie"] ?? "")
+  }
+
+  get remoteAddress(): Option.Option<string> {
+    return Option.fromNullable(this.remoteAddressOverride ?? this.source.socket.remoteAddress)
+  }
+
+  private readonly decodeError = (cause: unknown) => new HttpServerError.RequestError({ request: this, reason: "Decode", cause })
+
+  /** The body's bytes, read once under the limit in context when first asked for. */
+  get bytes(): Effect.Effect<Buffer, HttpServerError.RequestError> {
+    return Effect.flatMap(HttpIncomingMessage.MaxBodySize, (max) => {
+      let reading = this.shared.reading
+      if (reading === undefined) {
+        const deferred = Deferred.unsafeMake<Buffer, HttpServerError.RequestError>(FiberId.none)
+        reading = this.shared.reading = deferred
+        const limit = Option.isSome(max) ? Number(max.value) : Number.POSITIVE_INFINITY
+        readBody(this.source, limit, (result) => {
+          const exit: Read = result instanceof Error ? Exit.fail(this.decodeError(result)) : Exit.succeed(result)
+          Deferred.unsafeDone(deferred, exit)
+        })
+      }
+      return Deferred.await(reading)
+    })
+  }
+
+  get text(): Effect.Effect<string, HttpServerError.RequestError> {
+    return Effect.map(this.bytes, (bytes) => bytes.toString("utf8"))
+  }
+
+  get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({ try: (): unknown => (text === "" ? null : JSON.parse(text)), catch: this.decodeError }))
+  }
+
+  get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {
+    return Effect.flatMap(this.text, (text) =>
+      Effect.try({ try: () => UrlParams.fromInput(new URLSearchParams(text)), catch: this.decodeError }))
+  }
+
+  get arrayBuffer(): Effect.Effect<ArrayBuffer, HttpServerError.RequestError> {
+    return Effect.map(this.bytes, (bytes) => bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer)
+  }
+
+  get stream(): Stream.Stream<Uint8Array, HttpServerError.RequestError> {
+    return NodeStream.fromReadable<HttpServerError.RequestError, Uint8Array>(() => this.source, this.decodeError)
+  }
+
+  get multipart() {
+    return this.shared.multipart ??= Effect.runSync(Effect.cached(NodeMultipart.persisted(this.source, this.source.headers)))
+  }
+
+  get multipartStream(): Stream.Stream<Multipart.Part, Multipart.MultipartError> {
+    return NodeMultipart.stream(this.source, this.source.headers)
+  }
+
+  get upgrade(): HttpServerRequest.HttpServerRequest["upgrade"] {
+    return Effect.fail(this.decodeError("this server does not upgrade connections"))
+  }
+
+  modify(options: { readonly url?: string; readonly headers?: Headers.Headers; readonly remoteAddress?: string }): NodeRequest {
+    return new NodeRequest(
+      this.source,
+      this.response,
+      options.url ?? this.url,
+      options.headers ?? this.headersOverride,
+      options.remoteAddress ?? this.remoteAddressOverride,
+      this.shared
+    )
+  }
+
+  override toString(): string {
+    return `NodeRequest(${this.method} ${this.url})`
+  }
+
+  override toJSON(): unknown {
+    return { _id: "@effect/platform/HttpServerRequest", method: this.method, url: this.originalUrl }
+  }
+}

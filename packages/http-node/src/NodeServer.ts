@@ -1,0 +1,243 @@
+/**
+ * The platform's `HttpServer` on `node:http`, made for one request path:
+ * every request of every route goes through the same few steps, on a
+ * runtime captured once when the app is served.
+ *
+ * - A request gets a `NodeRequest` (nothing parsed until asked), a scope,
+ *   and one fiber that runs the app and writes its answer. The platform's
+ *   per-request span and pre-response handlers are not made: this server
+ *   keeps to what the work needs (see docs/decisions.md).
+ * - Answers are written straight into Node's response; a pushed body
+ *   (server-sent events, `Respond.PushSource`) is fed by its source with no
+ *   fiber while it is open, and its scope closes with the connection.
+ * - Slow clients are bounded: the headers and the whole request must arrive
+ *   within their timeouts; what Node's parser refuses (a malformed request,
+ *   oversize headers, a request past its time) gets the `{ error, details }`
+ *   body instead of Node's bare answer.
+ * - While no app is attached (the port opens before the app has started,
+ *   and the app stops before the port closes), requests are answered at
+ *   once: `/healthz` 200, everything else 503 `starting` or `stopping` with
+ *   `Retry-After`; never held.
+ * - At shutdown the server stops listening, closes idle connections, and
+ *   closes the rest after a grace period, so that a stop never waits on a
+ *   client.
+ */
+import * as Etag from "@effect/platform/Etag"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
+import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
+import { Cause, Context, Effect, Exit, Layer, Runtime, Scope } from "effect"
+import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
+import type { Duplex } from "node:stream"
+import { NodeRequest } from "./NodeRequest.js"
+import * as Respond from "./Respond.js"
+
+/** Why a request is refused while no app is attached. */
+export type Phase = "starting" | "stopping"
+
+export interface NodeServerOptions {
+  readonly port?: number | undefined
+  /** The address to listen on (default: every interface, as Node does). */
+  readonly host?: string | undefined
+  /** Time for a request's headers to arrive, in ms (default 60,000). */
+  readonly headersTimeoutMs?: number | undefined
+  /** Time for a whole request, body included, to arrive, in ms; 0 for none (default 300,000). Answers are never limited. */
+  readonly requestTimeoutMs?: number | undefined
+  /** How long an idle kept-alive connection stays open, in ms (default 5,000). */
+  readonly keepAliveTimeoutMs?: number | undefined
+  /** How long requests still open at shutdown may take before their connections are cut, in ms (default 3,000). */
+  readonly shutdownGraceMs?: number | undefined
+  /** The body of a request refused while no app is attached (default: `{ error: phase, details }` with a sentence of this package). */
+  readonly unavailable?: ((phase: Phase) => unknown) | undefined
+  /** The liveness probe's path, answered 200 even while no app is attached (default `/healthz`). */
+  readonly livePath?: string | undefined
+}
+
+/** The Node server behind the `HttpServer`, for what only Node can tell. */
+export class NodeServer extends Context.Tag("@hosting/http-node/NodeServer")<NodeServer, {
+  readonly server: Server
+  /** Whether an app answers requests now (false while it starts and once it stops). */
+  readonly serving: () => boolean
+}>() {}
+
+/** Seconds a refused client is told to wait (`Retry-After`) while the server starts or stops. */
+export const retryAfterSeconds = 1
+
+const defaultUnavailable = (phase: Phase) => ({
+  error: phase,
+  details: phase === "starting"
+    ? "The server is starting and does not take requests yet; retry shortly."
+    : "The server is stopping; retry, another process may take the request."
+})
+
+const pathOf = (target: string) => {
+  const query = target.indexOf("?")
+  return query === -1 ? target : target.slice(0, query)
+}
+
+/** The status, code and sentence for a request Node's parser refused. */
+const clientErrorAnswer = (error: NodeJS.ErrnoException, headersTimeoutMs: number, requestTimeoutMs: number): [number, string, string] => {
+  switch (error.code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return [
+        408,
+        "request_timeout",
+        `The request did not arrive in time: headers within ${headersTimeoutMs} ms` +
+        (requestTimeoutMs === 0 ? "." : `, the whole request within ${requestTimeoutMs} ms.`)
+      ]
+    case "HPE_HEADER_OVERFLOW":
+      return [431, "headers_too_large", "The request's headers are larger than this server accepts."]
+    default:
+      return [400, "invalid_request", "The request is not valid HTTP/1.1."]
+  }
+}
+
+/** Writes a whole JSON answer and closes the connection after it. */
+const closingJson = (out: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) => {
+  const text = JSON.stringify(body)
+  out.writeHead(status, {
+    "content-type": "application/json",
+    "content-length": Buffer.byteLength(text),
+    "cache-control": "no-store",
+    connection: "close",
+    ...headers
+  })
+  out.end(text)
+}
+
+type Handler = (request: IncomingMessage, response: ServerResponse) => void
+
+/**
+ * Makes the handler of an app: one fiber per request on the captured
+ * runtime, with the request and a fresh scope in its context. The scope
+ * closes once the answer is delivered (for a pushed body, when the
+ * connection closes); a client that leaves interrupts the fiber.
+ */
+const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<R>): Handler => {
+  const runFork = Runtime.runFork(runtime)
+  const answer = (request: NodeRequest, scope: Scope.CloseableScope) =>
+    Effect.matchCauseEffect(app, {
+      onSuccess: (response) => deliver(request, scope, response),
+      onFailure: (cause) =>
+        Cause.isInterruptedOnly(cause)
+          ? Scope.close(scope, Exit.void)
+          : Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => deliver(request, scope, response))
+    })
+  const deliver = (request: NodeRequest, scope: Scope.CloseableScope, response: HttpServerResponse.HttpServerResponse) => {
+    const written = Respond.write(request.response, request.method, response)
+    if (written === "streaming") {
+      const out = request.response
+      const close = () => Effect.runFork(Scope.close(scope, Exit.void))
+      if (out.destroyed) close()
+      else out.once("close", close)
+      return Effect.void
+    }
+    if (written === "done") return Scope.close(scope, Exit.void)
+    return Effect.ensuring(written, Scope.close(scope, Exit.void))
+  }
+  return (incoming, out) => {
+    const request = new NodeRequest(incoming, out)
+    const fiber = runFork(
+      Effect.flatMap(Scope.make(), (scope) =>
+        answer(request, scope).pipe(
+          Effect.provideService(Scope.Scope, scope),
+          Effect.provideService(HttpServerRequest.HttpServerRequest, request)
+        ))
+    )
+    out.once("close", () => {
+      if (!out.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
+    })
+  }
+}
+
+/**
+ * Listens with Node's server and gives the `HttpServer` that serves apps
+ * on it, and the `NodeServer`. The server closes with the scope.
+ */
+export const make = (options: NodeServerOptions = {}) =>
+  Effect.gen(function*() {
+    const headersTimeoutMs = options.headersTimeoutMs ?? 60_000
+    const requestTimeoutMs = options.requestTimeoutMs ?? 300_000
+    const unavailable = options.unavailable ?? defaultUnavailable
+    const livePath = options.livePath ?? "/healthz"
+    let handler: Handler | undefined
+    let wasAttached = false
+    const guard: Handler = (request, out) => {
+      if (request.method === "GET" && pathOf(request.url ?? "") === livePath) {
+        return closingJson(out, 200, { status: "alive" })
+      }
+      closingJson(out, 503, unavailable(wasAttached ? "stopping" : "starting"), { "retry-after": String(retryAfterSeconds) })
+    }
+    const server = createServer({
+      headersTimeout: headersTimeoutMs,
+      requestTimeout: requestTimeoutMs,
+      // How often Node looks for requests past their timeouts: a fraction of the shortest.
+      connectionsCheckingInterval: Math.max(50, Math.min(30_000, Math.floor(headersTimeoutMs / 4)))
+    }, (request, out) => (handler ?? guard)(request, out))
+    server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000
+    server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+      const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
+      if (error.code === "ECONNRESET" || !socket.writable || started) return void socket.destroy()
+      const [status, code, details] = clientErrorAnswer(error, headersTimeoutMs, requestTimeoutMs)
+      const body = JSON.stringify({ error: code, details })
+      socket.end(
+        `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json\r\n` +
+          `content-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`
+      )
+    })
+    yield* Effect.acquireRelease(
+      Effect.async<void, HttpServerError.ServeError>((resume) => {
+        const onError = (cause: Error) => resume(Effect.fail(new HttpServerError.ServeError({ cause })))
+        server.once("error", onError)
+        server.listen({ port: options.port ?? 0, host: options.host }, () => {
+          server.off("error", onError)
+          resume(Effect.void)
+        })
+      }),
+      () =>
+        Effect.async<void>((resume) => {
+          server.close(() => resume(Effect.void))
+          server.closeIdleConnections()
+          setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 3_000).unref()
+        })
+    )
+    const address = server.address()
+    const httpServer = HttpServer.make({
+      address: typeof address === "string" || address === null
+        ? { _tag: "UnixAddress", path: String(address) }
+        : { _tag: "TcpAddress", hostname: address.address === "::" ? "0.0.0.0" : address.address, port: address.port },
+      serve: (app, middleware) =>
+        Effect.gen(function*() {
+          const runtime = yield* Effect.runtime<never>()
+          const served = (middleware === undefined ? app : middleware(app)) as HttpApp.Default<unknown, never>
+          handler = makeHandler(served, runtime)
+          wasAttached = true
+          yield* Effect.addFinalizer(() => Effect.sync(() => void (handler = undefined)))
+        })
+    })
+    return { httpServer, node: NodeServer.of({ server, serving: () => handler !== undefined }) }
+  })
+
+/** The services the platform's routers expect beside the server: files, paths, ETags, file answers. */
+const platform = Layer.mergeAll(NodeHttpPlatform.layer, Etag.layerWeak).pipe(Layer.provideMerge(NodeContext.layer))
+
+/** The server on `options.port` (default: a free one), with the platform services routes use. */
+export const layer = (options: NodeServerOptions = {}) =>
+  Layer.scopedContext(Effect.map(make(options), ({ httpServer, node }) =>
+    Context.make(HttpServer.HttpServer, httpServer).pipe(Context.add(NodeServer, node)))).pipe(
+      Layer.provideMerge(platform)
+    )
+
+/** For tests: the server on a free port of 127.0.0.1, and an `HttpClient` whose relative URLs go to it. */
+export const layerTest = HttpServer.layerTestClient.pipe(
+  Layer.provide(FetchHttpClient.layer.pipe(Layer.provide(Layer.succeed(FetchHttpClient.RequestInit, { keepalive: false })))),
+  Layer.provideMerge(layer({ port: 0, host: "127.0.0.1" }))
+)
+
+/** The key under which a stream body carries its push source (`Respond.PushSource`). */
+export const pushSourceKey = Respond.PushSource.key

@@ -1,0 +1,3 @@
+export * as NodeRequest from "./NodeRequest.js"
+export * as NodeServer from "./NodeServer.js"
+export * as Respond from "./Respond.js"
