@@ -331,12 +331,13 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       )
 
     const summary = (c: ConversationRecord) =>
+      // A view of a stored record, checked on the way in and encoded by the HTTP layer with its schema.
       new ConversationSummary({
         conversation_id: c.id,
         title: c.title,
         updated_at: c.updated_at,
         assistant_streaming: c.assistant_streaming
-      })
+      }, { disableValidation: true })
 
     /** The caller's conversations on a deployment, most recent first. */
     const list = Tracing.fn("Chat.list")(function*(principal: Principal, deploymentId: DeploymentId) {

@@ -65,7 +65,8 @@ export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
     deployed_at: record.deployed_at,
     undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
     spec: hideEnv ? withEnvHidden(record.spec) : record.spec
-  })
+    // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
+  }, { disableValidation: true })
 
 /** FNV-1a, 32 bits, as 8 hex digits: a short, stable suffix for names that must be shortened. */
 const fnv1a = (text: string) => {
