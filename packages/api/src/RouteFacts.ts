@@ -22,3 +22,14 @@ export type BodyLimitValue = number | "server" | "streamed"
 
 /** The annotation key of a route's body limit. */
 export class BodyLimit extends Context.Tag("@hosting/api/RouteFacts/BodyLimit")<BodyLimit, BodyLimitValue>() {}
+
+/**
+ * How many requests one call of a route counts as against the rate limits:
+ * 1 unless the endpoint says otherwise, 0 for a route that is never charged
+ * (and so never refused). A route that costs the server much more than a
+ * read may count as several.
+ */
+export class RateCharge extends Context.Tag("@hosting/api/RouteFacts/RateCharge")<RateCharge, number>() {}
+
+/** The charge of a route without a decision. */
+export const defaultRateCharge = 1

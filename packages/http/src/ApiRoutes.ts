@@ -27,10 +27,18 @@ export interface Route {
   readonly endpoint: HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
 }
 
-/** Every route of HostingApi, in the order of the definition. */
-export const routes: ReadonlyArray<Route> = (() => {
+const reflected = new WeakMap<object, ReadonlyArray<Route>>()
+
+/**
+ * Every route of an API, in the order of its definition, read once per API:
+ * HostingApi, or an API an embedder serves (HostingApi with groups of its
+ * own), whose endpoints' facts then hold as well.
+ */
+export const routesOf = (api: HttpApi.HttpApi.Any): ReadonlyArray<Route> => {
+  const known = reflected.get(api)
+  if (known !== undefined) return known
   const found: Array<Route> = []
-  HttpApi.reflect(HostingApi.HostingApi as unknown as HttpApi.HttpApi.Any as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.AnyWithProps>, {
+  HttpApi.reflect(api as unknown as HttpApi.HttpApi<string, HttpApiGroup.HttpApiGroup.AnyWithProps>, {
     onGroup: () => undefined,
     onEndpoint: ({ endpoint, group, mergedAnnotations, middleware }) => {
       found.push({
@@ -43,8 +51,12 @@ export const routes: ReadonlyArray<Route> = (() => {
       })
     }
   })
+  reflected.set(api, found)
   return found
-})()
+}
+
+/** Every route of HostingApi, in the order of the definition. */
+export const routes: ReadonlyArray<Route> = routesOf(HostingApi.HostingApi as unknown as HttpApi.HttpApi.Any)
 
 /** The route of an endpoint of one of HostingApi's groups (the group as `@hosting/api` exports it). */
 export const routeOf = <Group extends HttpApiGroup.HttpApiGroup.Any>(
@@ -102,4 +114,63 @@ export const link = (base: string, route: Route, params: Readonly<Record<string,
     return encodeURIComponent(value)
   }).join("/")
   return `${base}${path}`
+}
+
+/** The path of a request target, without its query or fragment. */
+export const pathOf = (target: string): string => {
+  const end = target.search(/[?#]/)
+  return end === -1 ? target : target.slice(0, end)
+}
+
+/** Finds the route of a request, as the router would choose it. */
+export interface Matcher {
+  /** The route of a method and a path (no query; a trailing slash allowed), if one matches. */
+  readonly match: (method: string, pathname: string) => Route | undefined
+}
+
+interface Compiled {
+  readonly segments: ReadonlyArray<string | undefined>
+  readonly route: Route
+}
+
+const matchers = new WeakMap<ReadonlyArray<Route>, Matcher>()
+
+/**
+ * A matcher of routes, built once per list: by method, then by the number
+ * of segments, the candidates most specific first (a static segment before
+ * a parameter, as the router prefers); a request's path is split once and
+ * compared segment by segment (a parameter takes any one non-empty segment).
+ */
+export const matcher = (list: ReadonlyArray<Route>): Matcher => {
+  const known = matchers.get(list)
+  if (known !== undefined) return known
+  const table = new Map<string, Map<number, Array<Compiled>>>()
+  for (const route of [...list].sort(bySpecificity)) {
+    const segments = route.path.split("/").map((part) => (isParam(part) ? undefined : part))
+    const byLength = table.get(route.method) ?? new Map<number, Array<Compiled>>()
+    const candidates = byLength.get(segments.length) ?? []
+    candidates.push({ segments, route })
+    byLength.set(segments.length, candidates)
+    table.set(route.method, byLength)
+  }
+  const match = (method: string, pathname: string): Route | undefined => {
+    const byLength = table.get(method)
+    if (byLength === undefined) return undefined
+    const parts = pathname.split("/")
+    if (parts.length > 1 && parts[parts.length - 1] === "") parts.pop()
+    const candidates = byLength.get(parts.length)
+    if (candidates === undefined) return undefined
+    for (const { route, segments } of candidates) {
+      let matches = true
+      for (let i = 0; i < parts.length && matches; i++) {
+        const expected = segments[i]
+        matches = expected === undefined ? parts[i] !== "" : parts[i] === expected
+      }
+      if (matches) return route
+    }
+    return undefined
+  }
+  const made = { match }
+  matchers.set(list, made)
+  return made
 }

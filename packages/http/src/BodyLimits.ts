@@ -24,31 +24,18 @@ export const ofRoute = (route: ApiRoutes.Route, serverLimit: number): number | "
   return limit === undefined || limit === "server" ? serverLimit : limit === "streamed" ? limit : Math.min(limit, serverLimit)
 }
 
-interface Compiled {
-  readonly pattern: RegExp
-  readonly route: ApiRoutes.Route
-}
-
-/** The routes that decide, by method, most specific first (requests of other methods need no matching). */
-const byMethod: ReadonlyMap<string, ReadonlyArray<Compiled>> = (() => {
-  const map = new Map<string, Array<Compiled>>()
-  for (const route of [...ApiRoutes.routes].sort(ApiRoutes.bySpecificity)) {
-    if (declared(route) === undefined) continue
-    const list = map.get(route.method) ?? []
-    list.push({ pattern: ApiRoutes.pattern(route.path, { trailingSlash: true }), route })
-    map.set(route.method, list)
-  }
-  return map
-})()
-
 /**
- * The largest body a request may send: its route's limit, never above
- * `serverLimit` (HOSTING_MAX_BODY_BYTES in the example server), or
- * `"streamed"` for a route that limits its body itself.
+ * The largest body a request may send: its route's limit (among `routes`,
+ * HostingApi's unless an embedder serves more), never above `serverLimit`
+ * (HOSTING_MAX_BODY_BYTES in the example server), or `"streamed"` for a
+ * route that limits its body itself.
  */
-export const limitFor = (method: string, pathname: string, serverLimit: number): number | "streamed" => {
-  for (const candidate of byMethod.get(method) ?? []) {
-    if (candidate.pattern.test(pathname)) return ofRoute(candidate.route, serverLimit)
-  }
-  return serverLimit
+export const limitFor = (
+  method: string,
+  pathname: string,
+  serverLimit: number,
+  routes: ReadonlyArray<ApiRoutes.Route> = ApiRoutes.routes
+): number | "streamed" => {
+  const route = ApiRoutes.matcher(routes).match(method, pathname)
+  return route === undefined ? serverLimit : ofRoute(route, serverLimit)
 }

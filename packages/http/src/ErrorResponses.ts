@@ -4,6 +4,7 @@
  * routes and defects. A defect is logged with its cause and answered with a
  * bare 500 that shows no internals.
  */
+import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
@@ -14,6 +15,7 @@ import * as Multipart from "@effect/platform/Multipart"
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
 import { Cause, Effect, Option, type Schema } from "effect"
+import * as ApiRoutes from "./ApiRoutes.js"
 import * as BodyLimits from "./BodyLimits.js"
 import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
@@ -157,20 +159,20 @@ const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRespons
 
 /**
  * Refuses bodies whose declared length is over the route's limit
- * (BodyLimits) before reading them, and caps the rest. A streamed route (a
- * file upload, limited by the size reserved for the file) reads its own body.
+ * (BodyLimits, among the routes served) before reading them, and caps the
+ * rest. A streamed route (a file upload, limited by the size reserved for
+ * the file) reads its own body.
  */
-const limitBody = (maxBodyBytes: number) => <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const pathname = new URL(request.url, "http://x").pathname
-    const limit = BodyLimits.limitFor(request.method, pathname, maxBodyBytes)
-    if (limit === "streamed") return yield* app
+const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>) =>
+<E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
+  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    const limit = BodyLimits.limitFor(request.method, ApiRoutes.pathOf(request.url), maxBodyBytes, routes)
+    if (limit === "streamed") return app
     const declared = Number(request.headers["content-length"] ?? "0")
     if (Number.isFinite(declared) && declared > limit) {
-      return json(413, "payload_too_large", `The request body is larger than the ${limit} bytes this route accepts.`)
+      return Effect.succeed(json(413, "payload_too_large", `The request body is larger than the ${limit} bytes this route accepts.`))
     }
-    return yield* limitRead(app, limit)
+    return limitRead(app, limit)
   })
 
 /** Refuses a path with `.` or `..` segments (DotSegments) before it is routed or served a page. */
@@ -180,9 +182,11 @@ const refuseDotSegments = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServe
 
 /**
  * The middleware in front of every route and page: refuses dot segments,
- * applies the body limit and turns every failure into the error body.
+ * applies the body limits of the served API's routes and turns every
+ * failure into the error body.
  */
 export const layer = (options: { readonly maxBodyBytes: number }) =>
-  HttpApiBuilder.middleware((app) =>
-    refuseDotSegments(limitBody(options.maxBodyBytes)(app)).pipe(Effect.catchAllCause(causeResponse))
-  )
+  HttpApiBuilder.middleware(Effect.map(HttpApi.Api, ({ api }) => {
+    const limited = limitBody(options.maxBodyBytes, ApiRoutes.routesOf(api))
+    return (app) => refuseDotSegments(limited(app)).pipe(Effect.catchAllCause(causeResponse))
+  }))

@@ -17,6 +17,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Ports } from "@hosting/core"
 import { Context, Duration, Effect, Layer } from "effect"
+import * as ApiRoutes from "./ApiRoutes.js"
 import { storageUnavailableResponse } from "./ErrorMapping.js"
 
 /** The liveness probe's path. */
@@ -25,14 +26,9 @@ export const livePath = "/healthz"
 /** The readiness probe's path. */
 export const readyPath = "/readyz"
 
-const pathOf = (target: string) => {
-  const query = target.indexOf("?")
-  return query === -1 ? target : target.slice(0, query)
-}
-
 /** Whether a request target (`/readyz?x=1`) is one of the probes, which no rate limit may refuse. */
 export const isProbe = (target: string): boolean => {
-  const path = pathOf(target)
+  const path = ApiRoutes.pathOf(target)
   return path === livePath || path === readyPath
 }
 

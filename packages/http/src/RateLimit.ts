@@ -19,11 +19,14 @@
  * n-th `X-Forwarded-For` entry from the right (the one the outermost trusted
  * proxy saw). IPv6 addresses count per /64, which one host usually holds whole.
  */
+import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { RouteFacts } from "@hosting/api"
 import { Identity, type Principal } from "@hosting/core"
 import { Context, Effect, Layer, Option } from "effect"
+import * as ApiRoutes from "./ApiRoutes.js"
 import { credentialOf, requirePrincipal } from "./Auth.js"
 import { causeResponse, json } from "./ErrorResponses.js"
 import * as Health from "./Health.js"
@@ -80,7 +83,7 @@ interface Bucket {
 const buckets = (rate: Rate, maxKeys: number, now: () => number) => {
   const table = new Map<string, Bucket>()
   const perMs = rate.requests / (rate.seconds * 1000)
-  const take = (key: string): Decision => {
+  const take = (key: string, cost: number): Decision => {
     const time = now()
     let bucket = table.get(key)
     if (bucket === undefined) {
@@ -92,14 +95,14 @@ const buckets = (rate: Rate, maxKeys: number, now: () => number) => {
       bucket.at = time
     }
     table.set(key, bucket)
-    const allowed = bucket.tokens >= 1
-    if (allowed) bucket.tokens -= 1
+    const allowed = bucket.tokens >= cost
+    if (allowed) bucket.tokens -= cost
     return {
       allowed,
       rate,
       remaining: Math.floor(bucket.tokens),
       reset: Math.ceil((rate.requests - bucket.tokens) / perMs / 1000),
-      retryAfter: allowed ? 0 : Math.max(1, Math.ceil((1 - bucket.tokens) / perMs / 1000))
+      retryAfter: allowed ? 0 : Math.max(1, Math.ceil((cost - bucket.tokens) / perMs / 1000))
     }
   }
   return { take, size: () => table.size }
@@ -140,10 +143,10 @@ export interface Service {
   readonly enabled: boolean
   /** The address a request is charged to: the connection's, or the trusted proxy's view (see the module). */
   readonly clientAddress: (remoteAddress: string | undefined, forwardedFor: string | ReadonlyArray<string> | undefined) => string
-  /** Charges one request to an address; undefined when addresses are not limited. */
-  readonly takeAddress: (address: string) => Decision | undefined
-  /** Charges one request to a user; undefined when users are not limited. */
-  readonly takeUser: (user: string) => Decision | undefined
+  /** Charges a request (of `cost` requests, default 1) to an address; undefined when addresses are not limited. */
+  readonly takeAddress: (address: string, cost?: number) => Decision | undefined
+  /** Charges a request (of `cost` requests, default 1) to a user; undefined when users are not limited. */
+  readonly takeUser: (user: string, cost?: number) => Decision | undefined
   /** The user a credential's key authenticated as, if it did before. */
   readonly userOf: (key: string) => string | undefined
   /** Remembers a credential's key as the user's. */
@@ -172,8 +175,8 @@ export const make = (options: RateLimitOptions = {}): Service => {
   return {
     enabled: byAddress !== undefined || byUser !== undefined,
     clientAddress,
-    takeAddress: (address) => byAddress?.take(address),
-    takeUser: (user) => byUser?.take(user),
+    takeAddress: (address, cost = 1) => byAddress?.take(address, cost),
+    takeUser: (user, cost = 1) => byUser?.take(user, cost),
     userOf: known.get,
     remember: known.set
   }
@@ -198,13 +201,6 @@ const refusalDetails = (decision: Decision, who: "address" | "user") =>
   `Too many requests from this ${who}: at most ${decision.rate.requests} every ${decision.rate.seconds} seconds. ` +
   `Retry after ${decision.retryAfter} seconds.`
 
-/** The 429 answer of a refused request, as `{ status, headers, body }` for servers that answer before routing. */
-export const refusal = (decision: Decision, who: "address" | "user") => ({
-  status: 429 as const,
-  headers: { "content-type": "application/json", ...headersOf(decision) },
-  body: JSON.stringify({ error: "rate_limited", details: refusalDetails(decision, who) })
-})
-
 const refusedResponse = (decision: Decision, who: "address" | "user") =>
   json(429, "rate_limited", refusalDetails(decision, who), headersOf(decision))
 
@@ -212,7 +208,7 @@ const withHeaders = (response: HttpServerResponse.HttpServerResponse, decision: 
   decision === undefined ? response : HttpServerResponse.setHeaders(response, headersOf(decision))
 
 /**
- * Charges one request to the limiter, then answers it with `answered`
+ * Charges a request (`cost` requests' worth) to the limiter, then answers it with `answered`
  * unless it is refused: to the user its credential (`credential`, as
  * `credentialOf` gives it) belongs to when that is known, else to its client
  * address. A new credential is looked up with `userOf` (once the address
@@ -225,18 +221,19 @@ export const charge = <E, R, R2>(
   credential: string | undefined,
   address: () => string,
   userOf: Effect.Effect<Option.Option<string>, never, R2>,
-  answered: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>
+  answered: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  cost = 1
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | R2> =>
   Effect.gen(function*() {
     const asUser = (user: string, byAddress: Decision | undefined) => {
-      const decision = limiter.takeUser(user)
+      const decision = limiter.takeUser(user, cost)
       if (decision !== undefined && !decision.allowed) return Effect.succeed(refusedResponse(decision, "user"))
       return Effect.map(answered, (response) => withHeaders(response, decision ?? byAddress))
     }
     const key = credential === undefined ? undefined : yield* Identity.hashToken(credential)
     const known = key === undefined ? undefined : limiter.userOf(key)
     if (known !== undefined) return yield* asUser(known, undefined)
-    const byAddress = limiter.takeAddress(address())
+    const byAddress = limiter.takeAddress(address(), cost)
     if (byAddress !== undefined && !byAddress.allowed) return refusedResponse(byAddress, "address")
     const user = key === undefined ? Option.none<string>() : yield* userOf
     if (Option.isNone(user)) return withHeaders(yield* answered, byAddress)
@@ -251,19 +248,33 @@ export const userOf = <E, R>(authenticated: Effect.Effect<Principal.Principal, E
     Effect.orElseSucceed(() => Option.none<string>())
   )
 
+/** What a request to a route counts as: its endpoint's `RouteFacts.RateCharge`, else one request. */
+export const costOf = (route: ApiRoutes.Route | undefined): number =>
+  route === undefined ? RouteFacts.defaultRateCharge : Context.getOrElse(route.annotations, RouteFacts.RateCharge, () => RouteFacts.defaultRateCharge)
+
 /**
- * The API-level middleware that applies the limiter to every request. The
- * app's failures are answered here (as ErrorResponses does) so that error
- * answers carry the `RateLimit-*` headers too.
+ * The API-level middleware that applies the limiter to every request, at
+ * the charge its route declares (among the served API's routes; a request
+ * no route takes counts as one). A probe or a route charged nothing passes
+ * uncharged. The app's failures are answered here (as ErrorResponses does)
+ * so that error answers carry the `RateLimit-*` headers too.
  */
-export const middleware = HttpApiBuilder.middleware(Effect.map(Effect.all([RateLimiter, Identity.Identity]), ([limiter, identity]) => (app) =>
-  !limiter.enabled ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
-    // A refused probe would take the server out of service for its prober's address.
-    Health.isProbe(request.url) ? app : charge(
-      limiter,
-      credentialOf(request),
-      () => limiter.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]),
-      userOf(requirePrincipal(identity)),
-      Effect.catchAllCause(app, causeResponse)
-    ))
-))
+export const middleware = HttpApiBuilder.middleware(
+  Effect.map(Effect.all([RateLimiter, Identity.Identity, HttpApi.Api]), ([limiter, identity, { api }]) => {
+    const routes = ApiRoutes.matcher(ApiRoutes.routesOf(api))
+    return (app) =>
+      !limiter.enabled ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+        // A refused probe would take the server out of service for its prober's address.
+        if (Health.isProbe(request.url)) return app
+        const cost = costOf(routes.match(request.method, ApiRoutes.pathOf(request.url)))
+        return cost === 0 ? app : charge(
+          limiter,
+          credentialOf(request),
+          () => limiter.clientAddress(Option.getOrUndefined(request.remoteAddress), request.headers["x-forwarded-for"]),
+          userOf(requirePrincipal(identity)),
+          Effect.catchAllCause(app, causeResponse),
+          cost
+        )
+      })
+  })
+)
