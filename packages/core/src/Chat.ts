@@ -3,7 +3,7 @@
  * reply streamed by a supervised background fiber that stores it as it
  * arrives, the reply stream, cancellation and message history.
  */
-import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule, Scope } from "effect"
+import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Runtime, Schedule, Scope } from "effect"
 import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
 import { EventBus } from "./EventBus.js"
 import {
@@ -789,8 +789,9 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         }).pipe(
           Effect.catchAll((error) => Effect.zipRight(Effect.logError("chat: a reply stream failed", error), Effect.sync(() => receiver.end())))
         )
-        const fills = yield* FiberSet.make<void>()
-        const run = yield* FiberSet.runtime(fills)<never>()
+        // A fill runs in a fiber of the stream's scope (interrupted when it closes), made only when a gap needs one.
+        const runtime = yield* Effect.runtime<never>()
+        const run = (effect: Effect.Effect<void>) => void Runtime.runFork(runtime)(Effect.forkIn(effect, streamScope))
         deliver = (event) => {
           const items = translateNow(event)
           if (items === undefined) {

@@ -132,7 +132,9 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
     const written = Respond.write(request.response, request.method, response)
     if (written === "streaming") {
       const out = request.response
-      const close = () => Effect.runFork(Scope.close(scope, Exit.void))
+      // On the app's runtime: a finalizer run by a fiber whose context differs from the one that added it (the
+      // default runtime's is empty) patches the whole context in and out again, which costs more than the stream did.
+      const close = () => runFork(Effect.provideService(Scope.close(scope, Exit.void), HttpServerRequest.HttpServerRequest, request))
       if (out.destroyed) close()
       else out.once("close", close)
       return Effect.void

@@ -1,4 +1,4 @@
-import { Effect, type Scope } from "effect"
+import { Effect, Scope } from "effect"
 
 /**
  * Members kept per key for the life of a scope (a bus's subscribers per
@@ -10,23 +10,27 @@ export const make = <K, V>() => {
   return {
     /** The members of a key now. */
     of: (key: K): Iterable<V> => byKey.get(key) ?? [],
-    /** Adds a member to a key until the scope closes. */
+    /**
+     * Adds a member to a key until the scope closes. The removal is added to
+     * the scope directly: it needs nothing of the adding fiber, whose context
+     * a finalizer added with `Effect.addFinalizer` would patch in and out.
+     */
     add: (key: K, member: V): Effect.Effect<void, never, Scope.Scope> =>
-      Effect.acquireRelease(
-        Effect.sync(() => {
-          let set = byKey.get(key)
-          if (set === undefined) byKey.set(key, (set = new Set()))
-          set.add(member)
-          count++
-        }),
-        () =>
+      Effect.uninterruptible(Effect.flatMap(Effect.scope, (scope) => {
+        let set = byKey.get(key)
+        if (set === undefined) byKey.set(key, (set = new Set()))
+        set.add(member)
+        count++
+        return Scope.addFinalizer(
+          scope,
           Effect.sync(() => {
-            const set = byKey.get(key)
-            set?.delete(member)
-            if (set?.size === 0) byKey.delete(key)
+            const members = byKey.get(key)
+            members?.delete(member)
+            if (members?.size === 0) byKey.delete(key)
             count--
           })
-      ),
+        )
+      })),
     /** How many members all keys have. */
     count: Effect.sync(() => count)
   }
