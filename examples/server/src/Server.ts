@@ -6,7 +6,7 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
-import { Chat, DeviceAuth, EventBus, Events, Files, Fixtures, ObjectStore, Ports, ReplyBus, Traces, UseCases } from "@hosting/core"
+import { Chat, DeviceAuth, EventBus, Events, Files, Fixtures, ObjectStore, Ports, PrincipalCache, ReplyBus, Traces, UseCases } from "@hosting/core"
 import { Health, HostingHttp, StaticSite } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { FsObjectStore } from "@hosting/object-store-fs"
@@ -156,6 +156,10 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       sharedStorage: config.database._tag === "Postgres"
     })),
     Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces })),
+    Layer.provideMerge(Layer.succeed(PrincipalCache.PrincipalCacheConfig, {
+      ...PrincipalCache.PrincipalCacheConfig.defaultValue(),
+      ttl: Duration.millis(config.authCacheMs)
+    })),
     Layer.provideMerge(Layer.succeed(DeviceAuth.DeviceAuthConfig, {
       codeLifetime: Duration.minutes(10),
       interval: config.deviceInterval,

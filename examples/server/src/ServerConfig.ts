@@ -32,6 +32,8 @@ export interface ServerConfig {
   readonly heartbeatMs: number
   readonly echoDelayMs: number
   readonly traces: boolean
+  /** How long a token's principal is kept in memory after it was read (0: not kept). */
+  readonly authCacheMs: number
   /** How long a process's claim on the replies it receives lasts (renewed every third). */
   readonly replyLeaseMs: number
   /** How long a file reservation's upload URL stays valid. */
@@ -166,6 +168,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
   echoDelayMs: int("HOSTING_ECHO_DELAY_MS", 20, 0, 60_000),
   traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
   replyLeaseMs: int("HOSTING_REPLY_LEASE_MS", 30_000, 300, 3_600_000),
+  authCacheMs: int("HOSTING_AUTH_CACHE_MS", 1000, 0, 60_000),
   // Seven days is the longest a presigned S3 URL may live.
   uploadExpiryMs: int("HOSTING_UPLOAD_EXPIRY_MS", 900_000, 1000, 604_800_000),
   uploadGraceMs: int("HOSTING_UPLOAD_GRACE_MS", 900_000, 0, 604_800_000),

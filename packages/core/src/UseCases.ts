@@ -10,9 +10,15 @@ import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"
 import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
+import * as PrincipalCache from "./PrincipalCache.js"
 import { Traces } from "./Traces.js"
 
-/** Every use case; needs the storage ports, an IdGenerator, an EventBus, a ReplyBus, a Cluster, an AgentRuntime and an ObjectStore. */
+/**
+ * Every use case; needs the storage ports, an IdGenerator, an EventBus, a
+ * ReplyBus, a Cluster, an AgentRuntime and an ObjectStore. The use cases
+ * (and whoever writes through this layer's TokenStore and AccountStore)
+ * read tokens through the PrincipalCache.
+ */
 export const layer = Layer.mergeAll(
   Catalog.Default,
   Accounts.Default,
@@ -22,4 +28,4 @@ export const layer = Layer.mergeAll(
   Files.Default,
   Traces.Default,
   DeviceAuth.Default
-).pipe(Layer.provideMerge(Identity.Default))
+).pipe(Layer.provideMerge(Identity.Default), Layer.provideMerge(PrincipalCache.layer))
