@@ -31,7 +31,7 @@ import type * as HttpApp from "@effect/platform/HttpApp"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
-import { Cause, Context, Effect, Exit, Layer, Runtime, Scope } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, Layer, Runtime, Scope } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import { NodeRequest } from "./NodeRequest.js"
@@ -142,13 +142,17 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
     if (written === "done") return Scope.close(scope, Exit.void)
     return Effect.ensuring(written, Scope.close(scope, Exit.void))
   }
+  const base = runtime.context.unsafeMap
   return (incoming, out) => {
     const request = new NodeRequest(incoming, out)
+    // The request and its scope join the runtime's context in one copy of it, the fiber's first.
     const fiber = runFork(
       Effect.flatMap(Scope.make(), (scope) =>
-        answer(request, scope).pipe(
-          Effect.provideService(Scope.Scope, scope),
-          Effect.provideService(HttpServerRequest.HttpServerRequest, request)
+        Effect.locally(
+          // The context set here holds the request and the scope the app needs.
+          answer(request, scope) as Effect.Effect<void, never, R>,
+          FiberRef.currentContext,
+          Context.unsafeMake(new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request))
         ))
     )
     out.once("close", () => {

@@ -147,14 +147,19 @@ const withJsonDepth = (request: HttpServerRequest.HttpServerRequest): HttpServer
   })
 }
 
-/** Every reading of a body is limited; requests with a body get the `json` of `withJsonDepth`. */
+/**
+ * Requests with a body read it under the limit, with the `json` of
+ * `withJsonDepth`. A request without one (a GET or HEAD, or neither a length
+ * nor a chunked body declared: HTTP/1.1 then has none) is left as it is.
+ */
 const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, limit: number) =>
   Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const headers = request.headers
     const bodiless = request.method === "GET" || request.method === "HEAD" ||
       (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined)
+    if (bodiless) return app
     const limited = HttpServerRequest.withMaxBodySize(app, Option.some(limit))
-    return bodiless ? limited : Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withJsonDepth(request))
+    return Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withJsonDepth(request))
   })
 
 /**
