@@ -5,8 +5,11 @@
  *
  * - A request gets a `NodeRequest` (nothing parsed until asked), a scope,
  *   and one fiber that runs the app and writes its answer. The platform's
- *   per-request span and pre-response handlers are not made: this server
- *   keeps to what the work needs (see docs/decisions.md).
+ *   per-request span is not made: this server keeps to what the work needs
+ *   (see docs/decisions.md). The pre-response handlers an app registers
+ *   (`HttpApp.appendPreResponseHandler`: the platform's CORS middleware,
+ *   `HttpApiBuilder.securitySetCookie`) are applied to its answer, as the
+ *   platform's servers apply them.
  * - Answers are written straight into Node's response; a pushed body
  *   (server-sent events, `Respond.PushSource`) is fed by its source with no
  *   fiber while it is open, and its scope closes with the connection.
@@ -27,7 +30,7 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpApp from "@effect/platform/HttpApp"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
@@ -120,13 +123,35 @@ type Handler = (request: IncomingMessage, response: ServerResponse) => void
  */
 const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<R>): Handler => {
   const runFork = Runtime.runFork(runtime)
+  /**
+   * The answer as the pre-response handlers the app registered on this
+   * fiber make it (none registered: the answer itself, for the price of
+   * reading one fiber ref).
+   */
+  const prepared = (request: NodeRequest, response: HttpServerResponse.HttpServerResponse) =>
+    Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, HttpServerError.ResponseError>((fiber) => {
+      const handler = fiber.getFiberRef(HttpApp.currentPreResponseHandlers)
+      return handler._tag === "None" ? Effect.succeed(response) : handler.value(request, response)
+    })
+  /** The answer to a failure, without the handlers (they failed, or the failure is theirs); an interruption answers nothing. */
+  const failed = (request: NodeRequest, scope: Scope.CloseableScope, cause: Cause.Cause<unknown>) =>
+    Cause.isInterruptedOnly(cause)
+      ? Scope.close(scope, Exit.void)
+      : Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => deliver(request, scope, response))
+  // As the platform's servers do: the handlers see the app's answer, or the answer to its failure.
   const answer = (request: NodeRequest, scope: Scope.CloseableScope) =>
-    Effect.matchCauseEffect(app, {
+    Effect.matchCauseEffect(Effect.flatMap(app, (response) => prepared(request, response)), {
       onSuccess: (response) => deliver(request, scope, response),
       onFailure: (cause) =>
         Cause.isInterruptedOnly(cause)
           ? Scope.close(scope, Exit.void)
-          : Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => deliver(request, scope, response))
+          : Effect.matchCauseEffect(
+            Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => prepared(request, response)),
+            {
+              onSuccess: (response) => deliver(request, scope, response),
+              onFailure: (again) => failed(request, scope, again)
+            }
+          )
     })
   const deliver = (request: NodeRequest, scope: Scope.CloseableScope, response: HttpServerResponse.HttpServerResponse) => {
     const written = Respond.write(request.response, request.method, response)

@@ -1,8 +1,10 @@
 /**
  * The Node server on its own, with small apps: what it answers while no app
  * is attached, what Node's parser refuses, bodies past their limit, pushed
- * bodies, streamed bodies and the end of a stop.
+ * bodies, streamed bodies, pre-response handlers and the end of a stop.
  */
+import * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -177,6 +179,25 @@ describe("NodeServer", () => {
       const head = yield* call(port, "HEAD", "/")
       expect(head.status).toBe(200)
       expect(head.text).toBe("")
+    }))
+
+  it.scoped("the pre-response handlers an app registers (the platform's CORS middleware) shape its answer, a failure's too", () =>
+    Effect.gen(function*() {
+      const tagged = HttpApp.appendPreResponseHandler((_, response) =>
+        Effect.succeed(HttpServerResponse.setHeader(response, "x-handled", String(response.status))))
+      const app = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        yield* tagged
+        if (request.url === "/fails") return yield* Effect.fail(new Error("refused"))
+        return HttpServerResponse.text("ok")
+      })
+      const context = yield* Layer.build(NodeServer.layer({ port: 0, host: "127.0.0.1" }))
+      yield* Layer.buildWithScope(HttpServer.serve(app, HttpMiddleware.cors()), yield* Effect.scope).pipe(Effect.provide(context))
+      const port = yield* Effect.provide(portOf, context)
+      const ok = yield* call(port, "GET", "/", undefined, { origin: "https://elsewhere.example" })
+      expect([ok.status, ok.text, ok.headers["x-handled"], ok.headers["access-control-allow-origin"]]).toEqual([200, "ok", "200", "*"])
+      const failed = yield* call(port, "GET", "/fails")
+      expect([failed.status, failed.headers["x-handled"], failed.headers["access-control-allow-origin"]]).toEqual([500, "500", "*"])
     }))
 
   it.scoped("a stop closes idle kept-alive connections at once and cuts the others after the grace period", () =>
