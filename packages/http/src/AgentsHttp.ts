@@ -14,7 +14,7 @@ export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAg
   Effect.gen(function*() {
     const catalog = yield* Catalog.Catalog
     const identity = yield* Identity.Identity
-    const publicRead = (yield* PublicAgentCache.PublicAgentCache).read
+    const cachedRead = (yield* PublicAgentCache.PublicAgentCache).read
     return handlers
       .handle("list", ({ urlParams }) =>
         // The list is the same for everyone, but a bad credential is refused as on every public read.
@@ -29,10 +29,8 @@ export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAg
       .handle("get", ({ path }) =>
         Effect.gen(function*() {
           const principal = yield* Auth.optionalPrincipal(identity)
-          // Members see every build: only anonymous reads share the cache.
-          if (Option.isSome(principal)) return yield* handle(catalog.get(principal, path.account, path.name))
           const request = yield* HttpServerRequest.HttpServerRequest
-          return yield* handle(publicRead(path.account, path.name, request.headers["if-none-match"]))
+          return yield* handle(cachedRead(principal, path.account, path.name, request.headers["if-none-match"]))
         }))
   }))
 

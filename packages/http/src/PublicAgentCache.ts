@@ -1,7 +1,9 @@
 /**
- * Anonymous reads of an agent (`GET /agents/{account}/{name}` without a
- * token) answered from encoded JSON kept in memory, with an ETag so that
- * clients revalidate with a 304.
+ * Reads of an agent (`GET /agents/{account}/{name}`) answered from encoded
+ * JSON kept in memory, with an ETag so that clients revalidate with a 304.
+ * Two views are kept apart: the members' of the agent's account (every
+ * build, the spec's env values) and everyone else's (published versions,
+ * env values hidden), which anonymous callers and other accounts share.
  *
  * The event bus keeps it right across processes: entries belong to an
  * account, and every wake-up of that account (a build registered or
@@ -13,7 +15,7 @@
  * path as every route.
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Agent, Catalog, EventBus, type Ids } from "@hosting/core"
+import { Agent, Catalog, EventBus, type Ids, type Principal } from "@hosting/core"
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
 
 interface Entry {
@@ -43,8 +45,14 @@ const etagOf = (body: string) => {
 const matches = (header: string | undefined, etag: string) =>
   header !== undefined && (header.trim() === "*" || header.split(",").some((tag) => tag.trim() === etag))
 
-/** The key of an entry: the route's path parameters. */
-const keyOf = (account: string, name: string) => `${account}/${name}`
+/** The key of an entry: the route's path parameters and the view. */
+const keyOf = (account: string, name: string, member: boolean) => `${member ? "members" : "public"}:${account}/${name}`
+
+/** Whether a caller is a member of the account: by name, as the path names it, and by id, as the catalog found it. */
+const memberByName = (principal: Option.Option<Principal.Principal>, account: string) =>
+  Option.exists(principal, (p) => p.memberships.some((m) => m.account === account))
+const memberById = (principal: Option.Option<Principal.Principal>, account: Ids.AccountId) =>
+  Option.exists(principal, (p) => p.memberships.some((m) => m.account_id === account))
 
 /** Headers of a kept answer and of its 304. */
 const headersOf = (etag: string) => ({ etag, "cache-control": "no-cache" })
@@ -80,18 +88,25 @@ export const make = Effect.gen(function*() {
       ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) })
       : HttpServerResponse.text(body, { contentType: "application/json", headers: headersOf(etag) })
 
-  const read = (account: Ids.AccountName, name: Ids.AgentName, ifNoneMatch: string | undefined) =>
+  /** The agent as the caller may see it, from what is kept when it can be. */
+  const read = (
+    principal: Option.Option<Principal.Principal>,
+    account: Ids.AccountName,
+    name: Ids.AgentName,
+    ifNoneMatch: string | undefined
+  ) =>
     Effect.gen(function*() {
-      const key = keyOf(account, name)
+      const member = memberByName(principal, account)
+      const key = keyOf(account, name, member)
       const cached = entries.get(key)
       if (cached !== undefined) return respond(cached.body, cached.etag, ifNoneMatch)
       const before = generation
-      const { account_id, agent } = yield* catalog.view(Option.none(), account, name)
+      const { account_id, agent } = yield* catalog.view(principal, account, name)
       const body = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
       const etag = etagOf(body)
       if (followed.has(account_id)) {
-        // Kept only if nothing changed while it was read.
-        if (generation === before) {
+        // Kept only if nothing changed while it was read, under the view it is.
+        if (generation === before && memberById(principal, account_id) === member) {
           if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
           entries.set(key, { body, etag, account: account_id })
         }

@@ -1,5 +1,6 @@
 /**
- * Anonymous agent reads are answered from a cache with an ETag (docs/performance.md):
+ * Agent reads are answered from a cache with an ETag (docs/performance.md),
+ * one view for the account's members and one for everyone else:
  * revalidation gives 304, and every change of the account (publish, register,
  * rename) shows at once, because the event bus drops the account's entries.
  */
@@ -65,17 +66,30 @@ describe("HTTP: public agent cache", () => {
         expect([moved.status, moved.body.account]).toEqual([200, renamed])
       }))
 
-    it.effect("a caller with a credential never gets the kept anonymous answer", () =>
+    it.effect("members' view is kept apart from everyone else's: each has its own body and ETag, and a change drops both", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         const base = `/agents/${team.account}/helper`
         yield* raw("POST", `${base}/register`, { token: team.tokens.owner, json: registerBody("b-1") })
         yield* raw("POST", `${base}/publish`, { token: team.tokens.owner, json: { build_id: "b-1", version: "1.0.0" } })
-        yield* raw("GET", base)
-        const kept = yield* raw("GET", base)
-        const member = yield* raw("GET", base, { token: team.tokens.member, headers: { "if-none-match": kept.headers["etag"]! } })
-        expect(member.status).toBe(200)
-        expect(member.headers["etag"]).toBeUndefined()
+        yield* raw("POST", `${base}/register`, { token: team.tokens.owner, json: registerBody("b-2") })
+        const builds = (answer: { body: any }) => answer.body.versions.map((v: any) => v.build_id)
+        for (let i = 0; i < 2; i++) {
+          const anonymous = yield* raw("GET", base)
+          const outsider = yield* raw("GET", base, { token: team.tokens.outsider })
+          const member = yield* raw("GET", base, { token: team.tokens.member })
+          expect([builds(anonymous), builds(outsider), builds(member)]).toEqual([["b-1"], ["b-1"], ["b-2", "b-1"]])
+          expect(outsider.headers["etag"]).toBe(anonymous.headers["etag"])
+          expect(member.headers["etag"]).not.toBe(anonymous.headers["etag"])
+          // The other view's ETag does not match: the member gets their whole view.
+          const crossed = yield* raw("GET", base, { token: team.tokens.member, headers: { "if-none-match": anonymous.headers["etag"]! } })
+          expect([crossed.status, builds(crossed)]).toEqual([200, ["b-2", "b-1"]])
+          const revalidated = yield* raw("GET", base, { token: team.tokens.member, headers: { "if-none-match": member.headers["etag"]! } })
+          expect(revalidated.status).toBe(304)
+        }
+        yield* raw("POST", `${base}/publish`, { token: team.tokens.owner, json: { build_id: "b-2", version: "1.1.0" } })
+        expect(builds(yield* raw("GET", base))).toEqual(["b-2", "b-1"])
+        expect((yield* raw("GET", base, { token: team.tokens.member })).body.versions[0].version).toBe("1.1.0")
       }))
   })
 })
