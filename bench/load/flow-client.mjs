@@ -11,6 +11,7 @@
 //         `message.completed`
 import { randomUUID } from "node:crypto"
 import { Agent, request } from "node:http"
+import { frameReader } from "../lib/sse-frames.mjs"
 
 const now = () => performance.timeOrigin + performance.now()
 
@@ -60,29 +61,16 @@ const openStream = (url, headers, onEvent, onEnd) => {
       return onEnd(`stream answered ${res.statusCode}`)
     }
     res.setEncoding("utf8")
-    let buffer = ""
-    res.on("data", (text) => {
-      buffer += text
-      let end
-      while ((end = buffer.indexOf("\n\n")) >= 0) {
-        const block = buffer.slice(0, end)
-        buffer = buffer.slice(end + 2)
-        let event = "message"
-        let data = ""
-        for (const line of block.split("\n")) {
-          if (line.startsWith("event:")) event = line.slice(6).trim()
-          else if (line.startsWith("data:")) data += line.slice(5).trim()
-        }
-        if (data === "") continue
-        let parsed
-        try {
-          parsed = JSON.parse(data)
-        } catch {
-          return onEnd(`not JSON in a ${event} event: ${data.slice(0, 100)}`)
-        }
-        onEvent(event, parsed)
+    res.on("data", frameReader((event, data) => {
+      let parsed
+      try {
+        parsed = JSON.parse(data)
+      } catch {
+        onEnd(`not JSON in a ${event} event: ${data.slice(0, 100)}`)
+        return false
       }
-    })
+      onEvent(event, parsed)
+    }))
     res.on("end", () => onEnd("the stream ended before the reply completed"))
     res.on("error", (error) => onEnd(error.message))
   })

@@ -9,6 +9,7 @@
 // Arrival times are wall-clock milliseconds (performance.timeOrigin + now),
 // comparable with the runner's and the bench agent's on one machine.
 import { Agent, request } from "node:http"
+import { frameReader } from "../lib/sse-frames.mjs"
 
 const now = () => performance.timeOrigin + performance.now()
 const stamp = /\[t:(\d+(?:\.\d+)?)\]/g
@@ -31,27 +32,13 @@ const openStream = (url, headers, onEvent) =>
         return reject(new Error(`stream answered ${res.statusCode}`))
       }
       res.setEncoding("utf8")
-      let buffer = ""
-      res.on("data", (text) => {
-        buffer += text
-        let end
-        while ((end = buffer.indexOf("\n\n")) >= 0) {
-          const block = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          let event = "message"
-          let data = ""
-          for (const line of block.split("\n")) {
-            if (line.startsWith("event:")) event = line.slice(6).trim()
-            else if (line.startsWith("data:")) data += line.slice(5).trim()
-          }
-          if (data === "") continue
-          let parsed = data
-          try {
-            parsed = JSON.parse(data)
-          } catch {}
-          onEvent(event, parsed)
-        }
-      })
+      res.on("data", frameReader((event, data) => {
+        let parsed = data
+        try {
+          parsed = JSON.parse(data)
+        } catch {}
+        onEvent(event, parsed)
+      }))
       res.on("close", () => {
         stream.closed = true
       })
