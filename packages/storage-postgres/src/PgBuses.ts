@@ -12,7 +12,7 @@
 import { SqlClient, type SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Conversation, EventBus, type Ids, Ports, ReplyBus } from "@hosting/core"
-import { Deferred, Duration, Effect, Layer, Queue, Schedule, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Layer, Queue, Schedule, Stream } from "effect"
 
 /** Channel names; a deployment may run several platforms on one database by changing the prefix. */
 export interface PgBusOptions {
@@ -29,6 +29,8 @@ const chunkChars = 1000
  * layer, and listens on a channel: `onPayload` receives every notification,
  * and the layer is ready only once a probe sent by this process has come
  * back (LISTEN is active, so nothing published after start is missed).
+ * Several payloads go out in one statement, in their order (Postgres
+ * delivers a transaction's notifications in the order they were sent).
  */
 const channel = (name: string, onPayload: (payload: string) => Effect.Effect<void>) =>
   Effect.gen(function*() {
@@ -36,10 +38,17 @@ const channel = (name: string, onPayload: (payload: string) => Effect.Effect<voi
     const sql = yield* SqlClient.SqlClient
     const connection = yield* sql.reserve
     const turn = yield* Effect.makeSemaphore(1)
-    const notify = (payload: string) =>
-      turn.withPermits(1)(connection.execute("SELECT pg_notify($1, $2)", [name, payload], undefined)).pipe(
-        Effect.catchAll((error) => Effect.logWarning(`notification on ${name} failed`, error))
-      )
+    const notifyAll = (payloads: ReadonlyArray<string>) =>
+      turn.withPermits(1)(
+        payloads.length === 1
+          ? connection.execute("SELECT pg_notify($1, $2)", [name, payloads[0]], undefined)
+          : connection.execute(
+            "SELECT pg_notify($1, payload) FROM unnest($2::text[]) WITH ORDINALITY AS sent(payload, n) ORDER BY n",
+            [name, payloads],
+            undefined
+          )
+      ).pipe(Effect.catchAll((error) => Effect.logWarning(`notification on ${name} failed`, error)))
+    const notify = (payload: string) => notifyAll([payload])
     const probe = `${probePrefix}${globalThis.crypto.randomUUID()}`
     const ready = yield* Deferred.make<void>()
     yield* pg.listen(name).pipe(
@@ -55,8 +64,11 @@ const channel = (name: string, onPayload: (payload: string) => Effect.Effect<voi
       Effect.retry(Schedule.recurs(40)),
       Effect.orDieWith(() => new Error(`LISTEN ${name} did not become active`))
     )
-    return notify
+    return { notify, notifyAll }
   })
+
+/** Most notifications sent in one statement. */
+const maxBatch = 256
 
 /** How a channel's start probe begins; no notification of a bus begins so (they are JSON). */
 const probePrefix = "probe:"
@@ -82,13 +94,16 @@ export const eventBus = (options: PgBusOptions = {}): Layer.Layer<EventBus.Event
     EventBus.EventBus,
     Effect.gen(function*() {
       const local = EventBus.makeLocal()
-      const notify = yield* channel(`${options.channelPrefix ?? "hosting"}_events`, (payload) =>
+      const { notifyAll } = yield* channel(`${options.channelPrefix ?? "hosting"}_events`, (payload) =>
         Effect.try(() => JSON.parse(payload) as ReadonlyArray<Ids.AccountId>).pipe(
           Effect.flatMap((accounts) => local.publish(accounts)),
           Effect.catchAll(() => Effect.logWarning("an event notification that is not a list of accounts was ignored"))
         ))
       return EventBus.EventBus.of({
-        publish: (accounts) => Effect.forEach(batches([...new Set(accounts)]), (batch) => notify(JSON.stringify(batch)), { discard: true }),
+        publish: (accounts) => {
+          const payloads = batches([...new Set(accounts)]).map((batch) => JSON.stringify(batch))
+          return payloads.length === 0 ? Effect.void : notifyAll(payloads)
+        },
         subscribe: local.subscribe,
         subscribers: local.subscribers
       })
@@ -148,14 +163,16 @@ export const replyBus = (
           const stored = (yield* conversations.messages(conversation)).find((m) => m.message_id === e.message_id)
           if (stored !== undefined) yield* local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content })
         }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a reply notification could not be delivered", cause)))
-      const notify = yield* channel(`${options.channelPrefix ?? "hosting"}_replies`, deliver)
+      const { notifyAll } = yield* channel(`${options.channelPrefix ?? "hosting"}_replies`, deliver)
       // Publications wait in one queue, in order, for the one fiber that sends them: a reply's chunks are published
-      // from plain code as they arrive, and no publisher waits for a notification's round trip.
+      // from plain code as they arrive, and no publisher waits for a notification's round trip. What gathered
+      // during a round trip goes out together in the next statement, so the queue never outgrows the load.
       const outbox = yield* Queue.unbounded<string>()
-      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.take(outbox), notify)))
+      const sendWaiting = (payloads: Chunk.Chunk<string>) => notifyAll(Chunk.toReadonlyArray(payloads))
+      yield* Effect.forkScoped(Effect.forever(Effect.flatMap(Queue.takeBetween(outbox, 1, maxBatch), sendWaiting)))
       // At the end, what is still waiting goes out before the connection is given back.
       yield* Effect.addFinalizer(() =>
-        Effect.flatMap(Queue.takeAll(outbox), (payloads) => Effect.forEach(payloads, notify, { discard: true }))
+        Effect.flatMap(Queue.takeAll(outbox), (payloads) => Chunk.isEmpty(payloads) ? Effect.void : sendWaiting(payloads))
       )
       const unsafePublish = (conversation: Conversation.ConversationId, event: ReplyBus.ReplyEvent) => {
         for (const payload of envelopes(conversation, event)) outbox.unsafeOffer(payload)
