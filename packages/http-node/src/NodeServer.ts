@@ -180,9 +180,14 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
           Context.unsafeMake(new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request))
         ))
     )
-    out.once("close", () => {
+    if (fiber.unsafePoll() !== null) return
+    // A client that leaves interrupts the request's fiber; once the fiber is done, nothing holds it (an open
+    // stream outlives it, and would otherwise keep the whole fiber, its context included, for its connection's life).
+    const interrupt = () => {
       if (!out.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
-    })
+    }
+    out.once("close", interrupt)
+    fiber.addObserver(() => out.off("close", interrupt))
   }
 }
 
