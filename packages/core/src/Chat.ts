@@ -19,6 +19,7 @@ import {
   type MessageStatus
 } from "./Conversation.js"
 import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
+import type { UserId } from "./Ids.js"
 import {
   ConversationNotFound,
   AttachmentInvalid,
@@ -76,6 +77,8 @@ export class ChatConfig extends Context.Reference<ChatConfig>()("@hosting/core/C
 const sweepInterval = Duration.millis(250)
 /** How long the storage must report a lease owner gone before its replies are closed. */
 const deadAfter = Duration.millis(500)
+/** Most conversations whose owner a process keeps knowing (about a hundred bytes each). */
+const maxKnownOwners = 100_000
 
 /** What a message carries (interface.md send-message body). */
 export interface SendInput {
@@ -323,12 +326,36 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         return deployment
       })
 
+    /**
+     * The owner and deployment of conversations seen lately (at most
+     * `maxKnownOwners`, the oldest forgotten first): neither ever changes,
+     * and a conversation is never removed, so what is known stays true on
+     * every process.
+     */
+    const knownOwners = new Map<ConversationId, { readonly owner: UserId; readonly deployment: DeploymentId }>()
+    const knowOwner = (id: ConversationId, owner: UserId, deployment: DeploymentId) => {
+      knownOwners.delete(id)
+      if (knownOwners.size >= maxKnownOwners) knownOwners.delete(knownOwners.keys().next().value!)
+      knownOwners.set(id, { owner, deployment })
+    }
+
     /** A conversation of the caller on the deployment; anything else is not found. */
     const ownConversation = (principal: Principal, deploymentId: DeploymentId, id: ConversationId) =>
       conversations.find(id).pipe(
+        Effect.tap((found) => Option.isSome(found) && knowOwner(id, found.value.owner_id, found.value.deployment_id)),
         Effect.map(Option.filter((c) => c.owner_id === principal.user.id && c.deployment_id === deploymentId)),
         orFail(() => new ConversationNotFound({ conversation: id }))
       )
+
+    /** `ownConversation` for a caller that needs no more than the answer: known owners are not read again. */
+    const requireOwnConversation = (principal: Principal, deploymentId: DeploymentId, id: ConversationId) =>
+      Effect.suspend(() => {
+        const known = knownOwners.get(id)
+        if (known === undefined) return Effect.asVoid(ownConversation(principal, deploymentId, id))
+        return known.owner === principal.user.id && known.deployment === deploymentId
+          ? Effect.void
+          : Effect.fail(new ConversationNotFound({ conversation: id }))
+      })
 
     const summary = (c: ConversationRecord) =>
       // A view of a stored record, checked on the way in and encoded by the HTTP layer with its schema.
@@ -557,6 +584,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
           case "LimitReached":
             return yield* new MessageLimitReached({ limit: config.messageLimit })
         }
+        // Committed: the conversation is the caller's on this deployment, for good.
+        knowOwner(conversationId, principal.user.id, deploymentId)
         if (outcome._tag === "Started") {
           const reply: RunningReply = {
             conversation: conversationId,
@@ -617,7 +646,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
      */
     const cancel = Tracing.fn("Chat.cancel")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
       yield* deploymentOf(principal, deploymentId)
-      yield* ownConversation(principal, deploymentId, id)
+      yield* requireOwnConversation(principal, deploymentId, id)
       const stopped = yield* stopReply(id)
       if (Option.isSome(stopped)) return { status: "cancelled" as const, message_id: stopped.value }
       const latest = yield* conversations.latestReply(id)
@@ -649,7 +678,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     /** Every message of the caller's conversation, oldest first. */
     const history = Tracing.fn("Chat.history")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
       yield* deploymentOf(principal, deploymentId)
-      yield* ownConversation(principal, deploymentId, id)
+      yield* requireOwnConversation(principal, deploymentId, id)
       return (yield* conversations.messages(id)).map((m) => current(m, id))
     })
 
@@ -828,7 +857,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       receiver: Receiver<ReplyItem>
     ) {
       yield* deploymentOf(principal, deploymentId)
-      yield* ownConversation(principal, deploymentId, id)
+      yield* requireOwnConversation(principal, deploymentId, id)
       return yield* open(id, lastEventId, receiver)
     })
 
@@ -840,7 +869,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       lastEventId: Option.Option<string>
     ) {
       yield* deploymentOf(principal, deploymentId)
-      yield* ownConversation(principal, deploymentId, id)
+      yield* requireOwnConversation(principal, deploymentId, id)
       return toStream((receiver: Receiver<ReplyItem>) => open(id, lastEventId, receiver))
     })
 
