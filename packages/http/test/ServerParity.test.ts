@@ -43,6 +43,7 @@ import { NodeServer } from "@hosting/http-node"
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import * as Net from "node:net"
 import * as HttpTestServer from "./HttpTestServer.js"
+import { otlpExport } from "./RouteHarness.js"
 
 // ---------------------------------------------------------------------------
 // The two servers
@@ -506,22 +507,7 @@ const registration = (build_id: string) => ({
   spec_content: "name: helper\ndescription: Helps people\nport: 8080\nenv:\n  MODE: fast\n",
   readme: "# Helper"
 })
-const otlpExport = {
-  resourceSpans: [{
-    resource: { attributes: [{ key: "service.name", value: { stringValue: `${account}/helper` } }] },
-    scopeSpans: [{
-      spans: [{
-        traceId: "5b8efff798038103d269b633813fc60c",
-        spanId: "eee19b7ec3c1b174",
-        name: "chat",
-        startTimeUnixNano: "1700000000000000000",
-        endTimeUnixNano: "1700000000100000000",
-        status: { code: 1 },
-        attributes: [{ key: "input.value", value: { stringValue: "hi" } }]
-      }]
-    }]
-  }]
-}
+const traceExport = otlpExport(account, "helper")
 
 /** Polls a server's history until the conversation's latest reply is no longer streaming (not compared: how often differs). */
 const settled = setup("reply finished", (side) =>
@@ -821,8 +807,8 @@ const routeCases: Record<string, RouteCase> = {
   },
   "traces.ingest": {
     steps: [
-      step("unauthenticated", "trace export without a credential", () => withJson("POST", "/otlp/v1/traces", otlpExport, {})),
-      step("valid", "trace export", () => withJson("POST", "/otlp/v1/traces", otlpExport)),
+      step("unauthenticated", "trace export without a credential", () => withJson("POST", "/otlp/v1/traces", traceExport, {})),
+      step("valid", "trace export", () => withJson("POST", "/otlp/v1/traces", traceExport)),
       step("bad", "trace export as protobuf", () => ({ ...withJson("POST", "/otlp/v1/traces", "\u0000\u0001"), headers: { ...owner, "content-type": "application/x-protobuf" } })),
       step("bad", "trace export with invalid JSON", () => withJson("POST", "/otlp/v1/traces", "{\"resourceSpans\": [")),
       step("bad", "trace export with a schema error", () => withJson("POST", "/otlp/v1/traces", { resourceSpans: "none" }))
