@@ -5,7 +5,7 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { DateTime, Effect, Option } from "effect"
-import { Unauthenticated } from "./Errors.js"
+import { type StorageError, Unauthenticated } from "./Errors.js"
 import { TokenStore } from "./Ports.js"
 import type { Principal } from "./Principal.js"
 import * as Tracing from "./Tracing.js"
@@ -35,18 +35,30 @@ export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity
 
     const rejected = new Unauthenticated({ details: "The access token is not valid or has expired; sign in again." })
 
-    /** The principal of a bearer token; unknown or expired tokens are refused. */
-    const authenticate = Tracing.fn("Identity.authenticate")(function*(token: string) {
-      if (token.length === 0 || token.length > maxTokenLength) return yield* rejected
-      const hash = yield* hashToken(token)
-      const found = yield* tokens.findPrincipal(hash)
-      if (Option.isNone(found) || !constantTimeEqual(found.value.hash, hash)) return yield* rejected
-      const now = yield* DateTime.now
-      if (Option.isSome(found.value.expires_at) && DateTime.lessThanOrEqualTo(found.value.expires_at.value, now)) {
-        return yield* rejected
-      }
-      return found.value.principal
-    })
+    const refused = Effect.fail(rejected)
+
+    /** What the token store finds of a token. */
+    type Found = Option.Option.Value<Effect.Effect.Success<ReturnType<typeof tokens.findPrincipal>>>
+
+    /** The principal of a token found with its hash, unless the hashes differ or it has expired. */
+    const check = (found: Option.Option<Found>, hash: string): Effect.Effect<Principal, Unauthenticated> => {
+      if (Option.isNone(found) || !constantTimeEqual(found.value.hash, hash)) return refused
+      const { expires_at, principal } = found.value
+      if (Option.isNone(expires_at)) return Effect.succeed(principal)
+      return Effect.flatMap(DateTime.now, (now) => DateTime.lessThanOrEqualTo(expires_at.value, now) ? refused : Effect.succeed(principal))
+    }
+
+    /**
+     * The principal of a bearer token; unknown or expired tokens are refused.
+     * Written as a chain rather than a generator: it runs on every
+     * authenticated request.
+     */
+    const authenticate = (token: string): Effect.Effect<Principal, Unauthenticated | StorageError> =>
+      Tracing.withSpan("Identity.authenticate")(Effect.suspend(() => {
+        if (token.length === 0 || token.length > maxTokenLength) return refused
+        const hash = bytesToHex(sha256(utf8ToBytes(token)))
+        return Effect.flatMap(tokens.findPrincipal(hash), (found) => check(found, hash))
+      }))
 
     /**
      * Stores a token for a user (fixtures, sign-in flows). A token made from

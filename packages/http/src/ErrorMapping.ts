@@ -123,17 +123,16 @@ export type WithoutStorage<E> = Exclude<E, Extract<E, Errors.StorageError>>
 export const handle = <A, E extends Errors.DomainError, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, ApiErrorOf<WithoutStorage<E>>, R> =>
-  effect.pipe(
-    Effect.tapError((error) =>
-      error._tag === "StorageError"
-        ? Effect.logError("storage failure", (error as Errors.StorageError).operation, (error as Errors.StorageError).cause)
-        : error._tag === "ClusterError"
-        ? Effect.logError("cluster failure", error.message, (error as { cause?: unknown }).cause)
-        : Effect.void
-    ),
-    Effect.catchIf(
-      (error): error is Extract<E, Errors.StorageError> => error._tag === "StorageError",
-      () => Effect.die(storageUnavailableResponse())
-    ),
-    Effect.mapError(fromDomain)
-  )
+  // One handler on the failure side only: a use case that succeeds pays for a single frame.
+  Effect.catchAll(effect, (error) =>
+    error._tag === "StorageError"
+      ? Effect.zipRight(
+        Effect.logError("storage failure", (error as Errors.StorageError).operation, (error as Errors.StorageError).cause),
+        Effect.die(storageUnavailableResponse())
+      )
+      : error._tag === "ClusterError"
+      ? Effect.zipRight(
+        Effect.logError("cluster failure", error.message, (error as { cause?: unknown }).cause),
+        Effect.fail(fromDomain(error))
+      )
+      : Effect.fail(fromDomain(error))) as unknown as Effect.Effect<A, ApiErrorOf<WithoutStorage<E>>, R>
