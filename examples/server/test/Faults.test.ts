@@ -17,7 +17,7 @@
  * 503 `storage_unavailable` until it is back, then the server answers again.
  */
 import { SqliteStorage } from "@hosting/storage-sqlite"
-import { TestDatabase } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Effect } from "effect"
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { createRequire } from "node:module"

@@ -3,7 +3,7 @@
  * stateless servers behind a load balancer): events, reply streams, the
  * message limit and crash recovery hold across processes.
  */
-import { TestDatabase } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"

@@ -4,7 +4,7 @@
  * the server is; one SQLite file is owned by one process; processes that
  * start together on an empty Postgres database all serve.
  */
-import { TestDatabase } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { mkdtempSync, rmSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"

@@ -1,5 +1,6 @@
 /** The input properties of every route (InputProperties.ts) on PostgreSQL storage, in a database of their own. */
-import { PostgresStorage, TestDatabase } from "@hosting/storage-postgres"
+import { PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Layer } from "effect"
 import { afterAll, describe, it } from "vitest"
 import * as InputProperties from "./InputProperties.js"

@@ -1,4 +1,3 @@
 export * as PgBuses from "./PgBuses.js"
 export * as PgProcessLock from "./PgProcessLock.js"
 export * as PostgresStorage from "./PostgresStorage.js"
-export * as TestDatabase from "./TestDatabase.js"

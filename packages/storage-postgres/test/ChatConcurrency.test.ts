@@ -1,5 +1,6 @@
 /** Chat under concurrent sends and cancels (ChatSuite) on PostgreSQL, shared as several server processes share it. */
-import { PostgresStorage, TestDatabase } from "@hosting/storage-postgres"
+import { PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { ChatSuite } from "@hosting/testing"
 import { afterAll, describe, it } from "vitest"
 

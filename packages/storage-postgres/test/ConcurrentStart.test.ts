@@ -4,7 +4,8 @@
  * every one of them starts and serves, and the schema is migrated once.
  */
 import { SqlClient } from "@effect/sql"
-import { PostgresStorage, TestDatabase } from "@hosting/storage-postgres"
+import { PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 

@@ -8,7 +8,8 @@
  */
 import { layer as withLayer } from "@effect/vitest"
 import { Ids, Ports } from "@hosting/core"
-import { PostgresStorage, TestDatabase } from "@hosting/storage-postgres"
+import { PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Effect, Exit, Fiber, Layer } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 

@@ -6,7 +6,8 @@
  * bus closes are sent before it lets go of its connection.
  */
 import { Conversation, ReplyBus } from "@hosting/core"
-import { PgBuses, PostgresStorage, TestDatabase } from "@hosting/storage-postgres"
+import { PgBuses, PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 

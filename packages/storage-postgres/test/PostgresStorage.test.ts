@@ -4,7 +4,7 @@
 import { PostgresStorage } from "@hosting/storage-postgres"
 import { StorageSuite } from "@hosting/testing"
 import { afterAll, describe, expect, it } from "vitest"
-import { TestDatabase } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 
 const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
 afterAll(() => database?.drop())

@@ -5,7 +5,8 @@
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { AgentRuntime, Chat, Conversation, Ports } from "@hosting/core"
-import { PostgresStorage, TestDatabase } from "@hosting/storage-postgres"
+import { PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Seed, TestServices } from "@hosting/testing"
 import { Effect, Layer, Option, Stream } from "effect"
 import { afterAll, it as plain } from "vitest"
