@@ -8,7 +8,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import { HostingApi } from "@hosting/api"
 import { Catalog, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
-import { Health, HostingHttp } from "@hosting/http"
+import { ApiApp, Health, HostingHttp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
@@ -23,7 +23,7 @@ export class MinimalApi extends HostingApi.HostingApi.add(
   )
 ) {}
 
-const StatusLive = HttpApiBuilder.group(MinimalApi, "status", (handlers) =>
+const StatusLive = ApiApp.group(MinimalApi, "status", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog.Catalog
     return handlers.handle("status", () =>
@@ -45,7 +45,7 @@ export const Core = UseCases.layer.pipe(
 )
 
 /** The API and the probes served by whatever HttpServer is in context. */
-export const App = HttpApiBuilder.serve().pipe(
+export const App = ApiApp.serve().pipe(
   Layer.provide(Health.layer()),
   Layer.provide(HostingHttp.extras()),
   Layer.provide(HttpApiBuilder.api(MinimalApi).pipe(Layer.provide([HostingHttp.handlers, StatusLive]))),

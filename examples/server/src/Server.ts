@@ -2,12 +2,11 @@
  * The example server: picks adapters from the configuration and serves the
  * API. Composition only; every rule lives in the packages.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { Chat, DeviceAuth, EventBus, Events, Files, Fixtures, ObjectStore, Ports, PrincipalCache, ReplyBus, Traces, UseCases } from "@hosting/core"
-import { Health, HostingHttp, StaticSite } from "@hosting/http"
+import { ApiApp, Health, HostingHttp, StaticSite } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
@@ -205,7 +204,7 @@ const dashboard = (config: ServerConfig) =>
  * and the probes' Readiness.
  */
 export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
-  HttpApiBuilder.serve().pipe(
+  ApiApp.serve().pipe(
     Layer.provide(dashboard(config)),
     Layer.provideMerge(Health.layer()),
     Layer.provideMerge(HostingHttp.layer({

@@ -3,15 +3,15 @@
  * services, with the fetch HttpClient that the client runs on in browsers,
  * plus a TCP proxy that can cut its connections the way a network does.
  */
-import { FetchHttpClient, HttpApiBuilder, HttpServer } from "@effect/platform"
+import { FetchHttpClient, HttpServer } from "@effect/platform"
 import { NodeServer } from "@hosting/http-node"
-import { HostingHttp } from "@hosting/http"
+import { ApiApp, HostingHttp } from "@hosting/http"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer } from "effect"
 import { connect, createServer as createTcpServer, type Socket } from "node:net"
 
 export const layer = (options: TestServices.TestServicesOptions = {}) =>
-  HttpApiBuilder.serve().pipe(
+  ApiApp.serve().pipe(
     Layer.provide(HostingHttp.layer()),
     Layer.provideMerge(TestServices.make(options)),
     Layer.provideMerge(NodeServer.layer({ port: 0, host: "127.0.0.1" })),

@@ -1,15 +1,15 @@
 /**
  * Handlers of the account routes.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HostingApi } from "@hosting/api"
 import { Accounts, Events, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import { handle } from "./ErrorMapping.js"
 import * as Sse from "./Sse.js"
 import * as StreamLimits from "./StreamLimits.js"
 
-export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "accounts", (handlers) =>
+export const layer = ApiApp.group(HostingApi.HostingApi, "accounts", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const events = yield* Events.Events

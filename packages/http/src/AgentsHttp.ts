@@ -1,16 +1,16 @@
 /**
  * Handlers of the catalog routes.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { HostingApi } from "@hosting/api"
 import { Catalog, Identity, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import * as Auth from "./Auth.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
 
-export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAgents", (handlers) =>
+export const publicLayer = ApiApp.group(HostingApi.HostingApi, "publicAgents", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog.Catalog
     const identity = yield* Identity.Identity
@@ -34,7 +34,7 @@ export const publicLayer = HttpApiBuilder.group(HostingApi.HostingApi, "publicAg
         }))
   }))
 
-export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "agents", (handlers) =>
+export const layer = ApiApp.group(HostingApi.HostingApi, "agents", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog.Catalog
     return handlers

@@ -1,15 +1,15 @@
 /**
  * Handlers of the chat routes.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HostingApi } from "@hosting/api"
 import { Chat, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import { handle } from "./ErrorMapping.js"
 import * as Sse from "./Sse.js"
 import * as StreamLimits from "./StreamLimits.js"
 
-export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "chat", (handlers) =>
+export const layer = ApiApp.group(HostingApi.HostingApi, "chat", (handlers) =>
   Effect.gen(function*() {
     const chat = yield* Chat.Chat
     const caller = Principal.CurrentPrincipal

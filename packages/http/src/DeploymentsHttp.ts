@@ -1,13 +1,13 @@
 /**
  * Handlers of the deployment routes.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import { HostingApi } from "@hosting/api"
 import { Deployments, Principal } from "@hosting/core"
 import { Effect } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import { handle } from "./ErrorMapping.js"
 
-export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "deployments", (handlers) =>
+export const layer = ApiApp.group(HostingApi.HostingApi, "deployments", (handlers) =>
   Effect.gen(function*() {
     const deployments = yield* Deployments.Deployments
     const caller = Principal.CurrentPrincipal

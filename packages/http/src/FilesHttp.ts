@@ -2,12 +2,12 @@
  * Handlers of the file routes: reservations, uploads, downloads with ranges
  * or presigned redirects.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { FilesApi, HostingApi } from "@hosting/api"
 import { Errors, File, Files, Principal } from "@hosting/core"
 import { Effect, Option, Stream } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
@@ -48,7 +48,7 @@ export const parseRange = (header: string | undefined, size: number) => {
 const upload = ApiRoutes.routeOf(FilesApi.FilesApi, "upload")
 
 /** The files routes; `upload_url` of a store without presigned uploads is this API's route under the public URL (PublicUrl.ts). */
-export const layerWith = (options: PublicUrl.PublicUrlOptions) => HttpApiBuilder.group(HostingApi.HostingApi, "files", (handlers) =>
+export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(HostingApi.HostingApi, "files", (handlers) =>
   Effect.gen(function*() {
     const files = yield* Files.Files
     const caller = Principal.CurrentPrincipal

@@ -4,12 +4,12 @@
  * HttpOnly, SameSite=Strict cookie; its forms carry a CSRF value derived from
  * the session, and cross-origin posts are refused.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { HostingApi, OAuthApi } from "@hosting/api"
 import { DeviceAuth, Identity } from "@hosting/core"
 import { Effect, Either, Option } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import * as BrowserSession from "./BrowserSession.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
@@ -89,7 +89,7 @@ const devicePage = ApiRoutes.routeOf(OAuthApi.OAuthApi, "devicePage")
 export interface OAuthHttpOptions extends PublicUrl.PublicUrlOptions {}
 
 export const layer = (options: OAuthHttpOptions = {}) =>
-  HttpApiBuilder.group(HostingApi.HostingApi, "oauth", (handlers) =>
+  ApiApp.group(HostingApi.HostingApi, "oauth", (handlers) =>
     Effect.gen(function*() {
       const auth = yield* DeviceAuth.DeviceAuth
       const identity = yield* Identity.Identity
@@ -184,7 +184,7 @@ export const metadataOf = (root: string) => ({
 
 /** The metadata at the root path that RFC 8414 derives from the issuer `…/api/v1`. */
 export const wellKnownLayer = (options: OAuthHttpOptions = {}) =>
-  HttpApiBuilder.group(HostingApi.HostingApi, "wellKnown", (handlers) =>
+  ApiApp.group(HostingApi.HostingApi, "wellKnown", (handlers) =>
     Effect.succeed(
       handlers.handle("metadata", () =>
         Effect.map(HttpServerRequest.HttpServerRequest, (request) => metadataOf(PublicUrl.baseOf(request, options))))

@@ -2,12 +2,12 @@
  * Handlers of the browser session: sign in with a token (cookie + CSRF
  * value), read the current session, sign out.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ApiErrors, HostingApi, type SessionApi } from "@hosting/api"
 import { DeviceAuth, Identity, type Principal } from "@hosting/core"
 import { Effect } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
@@ -33,7 +33,7 @@ const view = (principal: Principal.Principal, session: string, expiresIn?: numbe
 export interface SessionHttpOptions extends PublicUrl.PublicUrlOptions {}
 
 export const layer = (options: SessionHttpOptions = {}) =>
-  HttpApiBuilder.group(HostingApi.HostingApi, "session", (handlers) =>
+  ApiApp.group(HostingApi.HostingApi, "session", (handlers) =>
     Effect.gen(function*() {
       const auth = yield* DeviceAuth.DeviceAuth
       const identity = yield* Identity.Identity

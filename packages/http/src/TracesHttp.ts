@@ -2,11 +2,11 @@
  * Handlers of the observability routes, and the media-type check of OTLP
  * ingestion.
  */
-import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { ApiErrors, HostingApi, TracesApi } from "@hosting/api"
 import { Principal, Traces } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
+import * as ApiApp from "./ApiApp.js"
 import { handle } from "./ErrorMapping.js"
 
 /** Only JSON bodies, uncompressed: the OTLP/HTTP JSON encoding. */
@@ -31,7 +31,7 @@ export const otlpJsonOnly = Layer.succeed(
   })
 )
 
-export const layer = HttpApiBuilder.group(HostingApi.HostingApi, "traces", (handlers) =>
+export const layer = ApiApp.group(HostingApi.HostingApi, "traces", (handlers) =>
   Effect.gen(function*() {
     const traces = yield* Traces.Traces
     const caller = Principal.CurrentPrincipal

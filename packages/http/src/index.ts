@@ -1,3 +1,4 @@
+export * as ApiApp from "./ApiApp.js"
 export * as AccountsHttp from "./AccountsHttp.js"
 export * as AgentsHttp from "./AgentsHttp.js"
 export * as Auth from "./Auth.js"

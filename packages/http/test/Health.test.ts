@@ -4,10 +4,9 @@
  * stopping; no rate limit refuses a probe. (The answers while no app is
  * attached are the server's: packages/http-node/test/NodeServer.test.ts.)
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { Errors, Ports } from "@hosting/core"
-import { Health, HostingHttp } from "@hosting/http"
+import { ApiApp, Health, HostingHttp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer } from "effect"
@@ -34,7 +33,7 @@ const probe = (path: string) => raw("GET", path, { root: true })
 describe("HTTP: health probes", () => {
   // The real clock: readiness times storage out.
   withLayer(
-    HttpApiBuilder.serve().pipe(
+    ApiApp.serve().pipe(
       Layer.provideMerge(Health.layer({ timeout: "300 millis" }).pipe(Layer.provide(switchableTransactor))),
       Layer.provideMerge(HostingHttp.layer({ rateLimit: { perIp: { requests: 2, seconds: 600 } } })),
       Layer.provideMerge(TestServices.make()),

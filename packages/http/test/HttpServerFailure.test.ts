@@ -4,10 +4,9 @@
  * answers normally again once storage is back; a bug (a defect) is a bare
  * 500. Neither body shows the cause, SQL text or a file path.
  */
-import { HttpApiBuilder } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { Errors, EventBus, Ports, ReplyBus, UseCases } from "@hosting/core"
-import { HostingHttp } from "@hosting/http"
+import { ApiApp, HostingHttp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { EchoAgent, FakeCluster, MemoryObjectStore, MemoryStorage } from "@hosting/testing"
 import { Context, Effect, Layer } from "effect"
@@ -49,7 +48,7 @@ const expectNothingLeaks = (body: unknown) => {
 
 describe("HTTP: server failures", () => {
   it.layer(
-    HttpApiBuilder.serve().pipe(
+    ApiApp.serve().pipe(
       Layer.provide(HostingHttp.layer()),
       Layer.provideMerge(UseCases.layer),
       Layer.provideMerge(Ports.IdGeneratorTimeOrdered),

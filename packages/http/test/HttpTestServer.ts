@@ -4,7 +4,7 @@
  */
 import { HttpApiBuilder, HttpApiClient, HttpClient, HttpClientRequest, HttpServer } from "@effect/platform"
 import { HostingApi } from "@hosting/api"
-import { HostingHttp } from "@hosting/http"
+import { ApiApp, HostingHttp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer, Supervisor } from "effect"
@@ -13,13 +13,17 @@ import { expect } from "vitest"
 /** Tracks every fiber the test server forks, so tests can see that none is left behind. */
 export const fibers = Effect.runSync(Supervisor.track)
 
-/** Which server serves the API: `@hosting/http-node`'s, unless a test names another (the platform's, as a reference). */
+/**
+ * Which server serves the API: `@hosting/http-node`'s with the compiled app
+ * (`ApiApp.serve`), unless a test names another server (the platform's, as a
+ * reference), which then serves it with `HttpApiBuilder.serve`.
+ */
 export interface ServerOption {
   readonly server?: typeof NodeServer.layerTest | undefined
 }
 
 export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions & ServerOption = {}) =>
-  HttpApiBuilder.serve().pipe(
+  (options.server === undefined || options.server === NodeServer.layerTest ? ApiApp.serve() : HttpApiBuilder.serve()).pipe(
     Layer.provideMerge(HostingHttp.layer(options)),
     Layer.provideMerge(TestServices.make(options)),
     Layer.provideMerge(options.server ?? NodeServer.layerTest),

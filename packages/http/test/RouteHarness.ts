@@ -6,10 +6,10 @@
  * endpoints reflected from @hosting/api, and a validator of answers against
  * the generated OpenAPI document.
  */
-import { HttpApiBuilder, type HttpApiEndpoint, type HttpApiMiddleware, HttpServer, HttpServerRequest, OpenApi } from "@effect/platform"
+import { type HttpApiEndpoint, type HttpApiMiddleware, HttpServer, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Authentication, HostingApi } from "@hosting/api"
 import { Cluster, Fixtures, Identity, Ids, Ports } from "@hosting/core"
-import { ApiRoutes, HostingHttp } from "@hosting/http"
+import { ApiApp, ApiRoutes, HostingHttp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { FakeCluster, MemoryStorage, Seed, TestServices } from "@hosting/testing"
 import { Ajv2020, type ValidateFunction } from "ajv/dist/2020.js"
@@ -114,7 +114,7 @@ const tagRequests = (app: Effect.Effect<any, any, any>) =>
  * names another), the echo agent and the fake cluster.
  */
 export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions = {}) =>
-  HttpApiBuilder.serve(tagRequests as never).pipe(
+  ApiApp.serve(tagRequests as never).pipe(
     Layer.provide(HostingHttp.layer(options)),
     Layer.provideMerge(TestServices.make({
       echo: { delay: 0 },

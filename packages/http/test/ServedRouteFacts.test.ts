@@ -7,7 +7,7 @@
 import { HttpApiBuilder, HttpApiEndpoint, HttpApiGroup } from "@effect/platform"
 import { describe, expect, it } from "@effect/vitest"
 import { HostingApi, RouteFacts } from "@hosting/api"
-import { ApiRoutes, HostingHttp } from "@hosting/http"
+import { ApiApp, ApiRoutes, HostingHttp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { TestServices } from "@hosting/testing"
 import { Effect, Layer, Schema } from "effect"
@@ -32,7 +32,7 @@ const ExtraLive = HttpApiBuilder.group(EmbedderApi, "extra", (handlers) =>
     .handle("free", () => Effect.succeed({ ok: true }))
     .handle("costly", () => Effect.succeed({ ok: true })))
 
-const served = HttpApiBuilder.serve().pipe(
+const served = ApiApp.serve().pipe(
   Layer.provide(HostingHttp.extras({ rateLimit: { perIp: { requests: 5, seconds: 600 } } })),
   Layer.provide(HttpApiBuilder.api(EmbedderApi).pipe(Layer.provide([HostingHttp.handlers, ExtraLive]))),
   Layer.provideMerge(TestServices.make()),

@@ -1,0 +1,486 @@
+/**
+ * The API served as one compiled app: the routes of the served `HttpApi`
+ * found by one router built once, and each endpoint's decoding, middleware
+ * and encoding prepared once, when the app is built.
+ *
+ * `group` has the signature of `HttpApiBuilder.group` and builds the same
+ * layer (so `HttpApiBuilder.serve` still serves it: the parity test keeps the
+ * platform as the reference); it also records the group's handlers and the
+ * context they were built in. `serve` is `HttpApiBuilder.serve` over those
+ * records. What a request costs on it, against the platform's route:
+ *
+ * - one context for the whole route: the group's services, the request's,
+ *   the route's parameters and query, and what the middleware provides, in
+ *   one copy (the platform copies the context in the router, again for the
+ *   group's services and again for each service a middleware provides);
+ * - decoding and encoding run synchronously where the schema allows it, and
+ *   the answer is made straight from the encoded value (the platform encodes
+ *   through a schema transformation into the response);
+ * - no generator and no lookups of the fiber for each request.
+ *
+ * Routes the platform's router holds that no `group` recorded (a group
+ * built with `HttpApiBuilder.group`, routes added with
+ * `HttpApiBuilder.Router.use`: the probes) are found by the same router and
+ * run as the platform runs them, so a mixed app still answers everything.
+ */
+import * as HttpApi from "@effect/platform/HttpApi"
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiDecodeError from "@effect/platform/HttpApiError"
+import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
+import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import type * as HttpApp from "@effect/platform/HttpApp"
+import * as HttpMethod from "@effect/platform/HttpMethod"
+import * as HttpRouter from "@effect/platform/HttpRouter"
+import * as HttpServer from "@effect/platform/HttpServer"
+import * as HttpServerError from "@effect/platform/HttpServerError"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import * as Multipart from "@effect/platform/Multipart"
+import * as UrlParams from "@effect/platform/UrlParams"
+import * as Respondable from "@effect/platform/HttpServerRespondable"
+import { Cause, Chunk, Context, Effect, FiberRef, Layer, Option, ParseResult, Schema, type SchemaAST, type Scope, Tracer } from "effect"
+import * as FindMyWay from "find-my-way-ts"
+
+/** A group's handlers as `group` recorded them, with the context they were built in. */
+interface Recorded {
+  readonly group: HttpApiGroup.HttpApiGroup.AnyWithProps
+  readonly items: ReadonlyArray<HttpApiBuilder.Handlers.Item<any, any>>
+  readonly context: Context.Context<never>
+}
+
+/**
+ * The groups recorded while the app's layers are built. Like the platform's
+ * `HttpApiBuilder.Router`, one instance is shared by every layer of a build
+ * because every user provides the same `Live` layer.
+ */
+export class Groups extends Context.Tag("@hosting/http/ApiApp/Groups")<Groups, {
+  readonly add: (recorded: Recorded) => void
+  readonly all: () => ReadonlyArray<Recorded>
+}>() {
+  static readonly Live = Layer.sync(Groups, () => {
+    const recorded: Array<Recorded> = []
+    return { add: (entry) => void recorded.push(entry), all: () => recorded }
+  })
+}
+
+/**
+ * `HttpApiBuilder.group`, recorded for `serve`: the same handlers, served by
+ * `HttpApiBuilder.serve` as by `serve`.
+ */
+export const group: typeof HttpApiBuilder.group = ((api: any, groupName: any, build: any) =>
+  (HttpApiBuilder.group as any)(api, groupName, (handlers: any) =>
+    Effect.gen(function*() {
+      const result = build(handlers)
+      const built: HttpApiBuilder.Handlers<any, any, any> = Effect.isEffect(result) ? yield* result : result
+      const context = yield* Effect.context<never>()
+      const groups = yield* Groups
+      groups.add({ group: built.group as any, items: Chunk.toReadonlyArray(built.handlers), context })
+      return built
+    }) as any).pipe(Layer.provide(Groups.Live))) as any
+
+// ---------------------------------------------------------------------------
+// Decoding and encoding, prepared once per schema
+
+type Decode = (input: unknown) => Effect.Effect<any, ParseResult.ParseError>
+
+/**
+ * A decoder that answers synchronously when it can; when the value is
+ * refused (or the schema needs effects) the platform's decoder runs, so a
+ * failure is the same `ParseError` as the platform's.
+ */
+const decoderOf = (schema: Schema.Schema.Any): Decode => {
+  const sync = ParseResult.decodeUnknownEither(schema as Schema.Schema<any, any, never>)
+  const full = Schema.decodeUnknown(schema as Schema.Schema<any, any, never>)
+  return (input) => {
+    const result = sync(input)
+    return result._tag === "Right" ? Effect.succeed(result.right) : full(input)
+  }
+}
+
+/** One success (or error) schema of an endpoint, with how its values become an answer. */
+interface Answer {
+  readonly is: (value: unknown) => boolean
+  readonly encode: (value: unknown) => Effect.Effect<HttpServerResponse.HttpServerResponse, ParseResult.ParseError>
+}
+
+const jsonFailed = (ast: SchemaAST.AST, value: unknown, error: unknown) =>
+  new ParseResult.ParseError({ issue: new ParseResult.Type(ast, value, `Could not encode to JSON: ${String(error)}`) })
+
+/** The answer of an encoded value, by the schema's status and encoding annotations (as the platform makes it). */
+const responder = (ast: SchemaAST.AST, status: number) => {
+  if (HttpApiSchema.isVoid(ast)) return () => Effect.succeed(HttpServerResponse.empty({ status }))
+  const encoding = HttpApiSchema.getEncoding(ast)
+  const options = { status, contentType: encoding.contentType }
+  switch (encoding.kind) {
+    case "Json":
+      return (encoded: unknown) => {
+        try {
+          return Effect.succeed(HttpServerResponse.unsafeJson(encoded, options))
+        } catch (error) {
+          return Effect.fail(jsonFailed(ast, encoded, error))
+        }
+      }
+    case "Text":
+      return (encoded: unknown) => Effect.succeed(HttpServerResponse.text(encoded as string, options))
+    case "Uint8Array":
+      return (encoded: unknown) => Effect.succeed(HttpServerResponse.uint8Array(encoded as Uint8Array, options))
+    case "UrlParams":
+      return (encoded: unknown) => Effect.succeed(HttpServerResponse.urlParams(encoded as UrlParams.Input, options))
+  }
+}
+
+const answerOf = (schema: Schema.Schema.Any, statusOf: (ast: SchemaAST.AST) => number): Answer => {
+  const typed = schema as Schema.Schema<any, any, never>
+  const sync = ParseResult.encodeUnknownEither(typed)
+  const full = Schema.encodeUnknown(typed)
+  const respond = responder(schema.ast, statusOf(schema.ast))
+  return {
+    is: Schema.is(Schema.typeSchema(typed)),
+    encode: (value) => {
+      const result = sync(value)
+      return result._tag === "Right" ? respond(result.right) : Effect.flatMap(full(value), respond)
+    }
+  }
+}
+
+/** How the values of a (possibly union) schema are answered: by the first member whose type the value has. */
+const answersOf = (schema: Schema.Schema.Any, statusOf: (ast: SchemaAST.AST) => number) => {
+  const members = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(members, schema)
+  const answers = Array.from(members, (member) => answerOf(member, statusOf))
+  if (answers.length === 1) return answers[0]!.encode
+  return (value: unknown) => (answers.find((answer) => answer.is(value)) ?? answers[0]!).encode(value)
+}
+
+/** Whether a url parameter of the schema takes one string (else a lone value becomes an array, as the platform does). */
+const takesOneString = (ast: SchemaAST.AST, key?: PropertyKey): boolean => {
+  switch (ast._tag) {
+    case "StringKeyword":
+    case "Literal":
+    case "TemplateLiteral":
+    case "Enums":
+      return true
+    case "TypeLiteral": {
+      if (key === undefined) return false
+      const property = ast.propertySignatures.find((signature) => signature.name === key)
+      return property !== undefined
+        ? takesOneString(property.type, key)
+        : ast.indexSignatures.some((index) =>
+          Schema.is(Schema.make(index.parameter))(key) && takesOneString(index.type)
+        )
+    }
+    case "Union":
+      return ast.types.some((type) => takesOneString(type, key))
+    case "Suspend":
+      return takesOneString(ast.f(), key)
+    case "Refinement":
+    case "Transformation":
+      return takesOneString(ast.from, key)
+    default:
+      return false
+  }
+}
+
+const urlParamsFor = (ast: SchemaAST.AST) => (params: Readonly<Record<string, string | ReadonlyArray<string>>>) => {
+  const out: Record<string, string | ReadonlyArray<string>> = {}
+  for (const key in params) {
+    const value = params[key]!
+    out[key] = Array.isArray(value) || takesOneString(ast, key) ? value : [value as string]
+  }
+  return out
+}
+
+/** The body of a request as the endpoint's payload schema expects it, read by its content type. */
+const bodyOf = (
+  request: HttpServerRequest.HttpServerRequest,
+  query: Readonly<Record<string, string | ReadonlyArray<string>>>,
+  limits: Option.Option<Multipart.withLimits.Options>
+): Effect.Effect<unknown, never, any> => {
+  if (!HttpMethod.hasBody(request.method)) return Effect.succeed(query)
+  const type = request.headers["content-type"]?.toLowerCase().trim() ?? "application/json"
+  if (type.includes("application/json")) return Effect.orDie(request.json)
+  if (type.includes("multipart/form-data")) {
+    return Effect.orDie(limits._tag === "Some" ? Multipart.withLimits(request.multipart, limits.value) : request.multipart)
+  }
+  if (type.includes("x-www-form-urlencoded")) return Effect.map(Effect.orDie(request.urlParamsBody), UrlParams.toRecord)
+  if (type.startsWith("text/")) return Effect.orDie(request.text)
+  return Effect.map(Effect.orDie(request.arrayBuffer), (buffer) => new Uint8Array(buffer))
+}
+
+// ---------------------------------------------------------------------------
+// Middleware of endpoints and groups
+
+/** A middleware to run before a handler: its effect, whether it may fail, and what it provides. */
+interface Before {
+  readonly effect: Effect.Effect<unknown, unknown, any>
+  readonly optional: boolean
+  readonly provides: string | undefined
+}
+
+/** A security middleware's effect: each scheme in turn, the next tried when one fails. */
+const securityEffect = (tag: HttpApiMiddleware.TagClassSecurityAny, service: Record<string, (credential: any) => Effect.Effect<any, any>>) => {
+  let effect: Effect.Effect<any, any, any> | undefined
+  for (const [key, security] of Object.entries(tag.security)) {
+    const scheme = Effect.flatMap(HttpApiBuilder.securityDecode(security), service[key]!)
+    effect = effect === undefined ? scheme : Effect.catchAll(effect, () => scheme)
+  }
+  return effect ?? Effect.void
+}
+
+/**
+ * The middleware of an endpoint in the order it runs: the group's, then the
+ * endpoint's, the last declared first (the platform wraps the handler in
+ * each in turn, so the last wraps the others).
+ */
+const beforeOf = (
+  groupMiddleware: ReadonlySet<HttpApiMiddleware.TagClassAny>,
+  endpointMiddleware: ReadonlySet<HttpApiMiddleware.TagClassAny>,
+  context: Context.Context<never>
+): ReadonlyArray<Before> => {
+  const byKey = new Map<string, HttpApiMiddleware.TagClassAny>()
+  for (const tag of groupMiddleware) byKey.set(tag.key, tag)
+  for (const tag of endpointMiddleware) byKey.set(tag.key, tag)
+  return Array.from(byKey.values(), (tag) => {
+    const service = Context.unsafeGet(context, tag as unknown as Context.Tag<any, any>)
+    return {
+      effect: HttpApiMiddleware.isSecurity(tag) ? securityEffect(tag, service) : service,
+      optional: tag.optional,
+      provides: tag.provides === undefined ? undefined : (tag.provides as Context.Tag<any, any>).key
+    }
+  }).reverse()
+}
+
+/**
+ * Runs the middleware in order; what each provides joins `services`, the
+ * route's own context, before the next runs (the context is made for this
+ * request alone and is not shared before its handler runs).
+ */
+const runBefore = (before: ReadonlyArray<Before>, services: Map<string, unknown>, index = 0): Effect.Effect<void, unknown, any> => {
+  if (index === before.length) return Effect.void
+  const { effect, optional, provides } = before[index]!
+  const next = () => runBefore(before, services, index + 1)
+  const keep = (value: unknown) => {
+    if (provides !== undefined) services.set(provides, value)
+    return next()
+  }
+  return optional ? Effect.matchEffect(effect, { onFailure: next, onSuccess: keep }) : Effect.flatMap(effect, keep)
+}
+
+// ---------------------------------------------------------------------------
+// Routes
+
+/** What the router finds for a route: how to run it, and the services to add to its context. */
+interface Compiled {
+  readonly route: HttpRouter.Route<any, any>
+  readonly context: Context.Context<never> | undefined
+  readonly run: (
+    request: HttpServerRequest.HttpServerRequest,
+    params: Readonly<Record<string, string | undefined>>,
+    query: Readonly<Record<string, string | ReadonlyArray<string>>>,
+    services: Map<string, unknown>
+  ) => Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any>
+}
+
+const refailParseError = (error: unknown) =>
+  ParseResult.isParseError(error) ? HttpApiDecodeError.HttpApiDecodeError.refailParseError(error) : Effect.fail(error)
+
+/** A recorded endpoint, prepared: decoders, middleware, the encoder of its answers. */
+const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any>): Compiled => {
+  const endpoint = item.endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
+  const payloadAst = Option.map(endpoint.payloadSchema, (schema) => schema.ast)
+  const multipartStream = Option.exists(payloadAst, (ast) => HttpApiSchema.getMultipartStream(ast) !== undefined)
+  const limits = Option.flatMapNullable(payloadAst, (ast) => HttpApiSchema.getMultipart(ast) ?? HttpApiSchema.getMultipartStream(ast))
+  const decodePath = Option.getOrUndefined(Option.map(endpoint.pathSchema, decoderOf))
+  const decodePayload = item.withFullRequest || multipartStream
+    ? undefined
+    : Option.getOrUndefined(Option.map(endpoint.payloadSchema, decoderOf))
+  const decodeHeaders = Option.getOrUndefined(Option.map(endpoint.headersSchema, decoderOf))
+  const urlParams = Option.getOrUndefined(Option.map(endpoint.urlParamsSchema, (schema) => ({
+    decode: decoderOf(schema),
+    normalise: urlParamsFor(schema.ast)
+  })))
+  const encode = answersOf(endpoint.successSchema, HttpApiSchema.getStatusSuccessAST)
+  const before = beforeOf(recorded.group.middlewares, endpoint.middlewares, recorded.context)
+  const handler = item.handler
+
+  /** The handler's input, decoded in the platform's order: path, payload, headers, query. */
+  const input = (
+    request: HttpServerRequest.HttpServerRequest,
+    params: Readonly<Record<string, string | undefined>>,
+    query: Readonly<Record<string, string | ReadonlyArray<string>>>
+  ): Effect.Effect<Record<string, unknown>, ParseResult.ParseError, any> => {
+    const value: Record<string, unknown> = { request }
+    let steps: Effect.Effect<Record<string, unknown>, ParseResult.ParseError, any> = Effect.succeed(value)
+    if (decodePath !== undefined) steps = Effect.map(decodePath(params), (path) => (value["path"] = path, value))
+    if (decodePayload !== undefined) {
+      const decode = decodePayload
+      steps = Effect.flatMap(steps, () =>
+        Effect.map(Effect.flatMap(bodyOf(request, query, limits), decode), (payload) => (value["payload"] = payload, value)))
+    } else if (multipartStream) {
+      value["payload"] = limits._tag === "Some"
+        ? Multipart.withLimitsStream(request.multipartStream, limits.value)
+        : request.multipartStream
+    }
+    if (decodeHeaders !== undefined) {
+      const decode = decodeHeaders
+      steps = Effect.flatMap(steps, () => Effect.map(decode(request.headers), (headers) => (value["headers"] = headers, value)))
+    }
+    if (urlParams !== undefined) {
+      steps = Effect.flatMap(steps, () =>
+        Effect.map(urlParams.decode(urlParams.normalise(query)), (decoded) => (value["urlParams"] = decoded, value)))
+    }
+    return steps
+  }
+
+  const answer = (
+    request: HttpServerRequest.HttpServerRequest,
+    params: Readonly<Record<string, string | undefined>>,
+    query: Readonly<Record<string, string | ReadonlyArray<string>>>
+  ) =>
+    Effect.catchAll(
+      Effect.flatMap(input(request, params, query), (value) =>
+        Effect.flatMap(handler(value as any), (result: unknown) =>
+          HttpServerResponse.isServerResponse(result) ? Effect.succeed(result) : encode(result))),
+      refailParseError
+    )
+
+  const route = HttpRouter.makeRoute(endpoint.method, endpoint.path as HttpRouter.PathInput, Effect.die("served by ApiApp"), {
+    uninterruptible: item.uninterruptible
+  })
+  const guarded = (effect: Effect.Effect<HttpServerResponse.HttpServerResponse, unknown, any>) =>
+    item.uninterruptible ? effect : Effect.interruptible(effect)
+  return {
+    route,
+    context: recorded.context,
+    run: before.length === 0
+      ? (request, params, query) => guarded(answer(request, params, query))
+      : (request, params, query, services) =>
+        guarded(Effect.zipRight(runBefore(before, services), answer(request, params, query)))
+  }
+}
+
+/** A route of the platform's router that no recorded group serves: run as the platform's router runs it. */
+const platformRoute = (route: HttpRouter.Route<any, any>): Compiled => ({
+  route,
+  context: undefined,
+  run: () => {
+    const response = Effect.flatMap(route.handler, Respondable.toResponse)
+    return route.uninterruptible ? response : Effect.interruptible(response)
+  }
+})
+
+const routeContext = (route: HttpRouter.Route<any, any>, params: Readonly<Record<string, string | undefined>>): HttpRouter.RouteContext => ({
+  [HttpRouter.RouteContextTypeId]: HttpRouter.RouteContextTypeId,
+  params,
+  route
+})
+
+/**
+ * The router over every recorded endpoint and every other route of the
+ * platform's router, as an app: one lookup, one context, the route's run.
+ */
+const router = Effect.gen(function*() {
+  const config = yield* FiberRef.get(HttpRouter.currentRouterConfig)
+  const found = FindMyWay.make<Compiled>(config)
+  const served = new Set<string>()
+  for (const recorded of (yield* Groups).all()) {
+    for (const item of recorded.items) {
+      const compiled = compile(recorded, item)
+      found.on(compiled.route.method as HttpMethod.HttpMethod, compiled.route.path, compiled)
+      served.add(`${compiled.route.method} ${compiled.route.path}`)
+    }
+  }
+  for (const route of (yield* HttpApiBuilder.Router.router).routes) {
+    if (served.has(`${route.method} ${route.path}`)) continue
+    if (route.method === "*") found.all(route.path, platformRoute(route))
+    else found.on(route.method, route.path, platformRoute(route))
+  }
+  return Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
+    const input = fiber.getFiberRef(FiberRef.currentContext)
+    const request = Context.unsafeGet(input, HttpServerRequest.HttpServerRequest)
+    const match = found.find(request.method, request.url) ??
+      (request.method === "HEAD" ? found.find("GET", request.url) : undefined)
+    if (match === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
+    const compiled = match.handler
+    // The group's services under the request's (the request's win, as in the platform's merge), then the route's.
+    const services = compiled.context === undefined ? new Map(input.unsafeMap) : new Map(compiled.context.unsafeMap)
+    if (compiled.context !== undefined) for (const [key, value] of input.unsafeMap) services.set(key, value)
+    services.set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
+    services.set(HttpRouter.RouteContext.key, routeContext(compiled.route, match.params))
+    const span = input.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
+    if (span !== undefined && span._tag === "Span") span.attribute("http.route", compiled.route.path)
+    return Effect.locally(
+      compiled.run(request, match.params, match.searchParams, services),
+      FiberRef.currentContext,
+      Context.unsafeMake(services)
+    )
+  })
+})
+
+/** The served API's errors as answers, for a failure no middleware answered (as the platform encodes them). */
+const errorAnswers = (api: HttpApi.HttpApi.AnyWithProps) => {
+  const members = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(members, api.errorSchema)
+  for (const group of Object.values(api.groups)) {
+    for (const endpoint of Object.values(group.endpoints)) HttpApiSchema.deunionize(members, endpoint.errorSchema)
+    HttpApiSchema.deunionize(members, group.errorSchema)
+  }
+  return Array.from(members, (member) => answerOf(member, HttpApiSchema.getStatusErrorAST))
+}
+
+/**
+ * The app of the served API: the compiled router, the API's own middleware,
+ * the app-wide middleware (`HttpApiBuilder.middleware`), and the errors of
+ * the definition encoded as answers, in the platform's order.
+ */
+export const httpApp: Effect.Effect<
+  HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>,
+  never,
+  Groups | HttpApiBuilder.Router | HttpApi.Api | HttpApiBuilder.Middleware
+> = Effect.gen(function*() {
+  const { api, context } = yield* HttpApi.Api
+  const routed = yield* router
+  const apiMiddleware = api.middlewares.size === 0
+    ? routed
+    : // The API's own middleware, with no errors of its own to encode: they pass through to the app-wide middleware.
+      (yield* Effect.provide(
+        HttpApiBuilder.buildMiddleware(Object.assign(Object.create(Object.getPrototypeOf(api)), api, {
+          groups: {},
+          errorSchema: Schema.Never
+        })),
+        context
+      ))(routed as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>)
+  const appMiddleware = yield* (yield* HttpApiBuilder.Middleware).retrieve
+  const answers = errorAnswers(api as unknown as HttpApi.HttpApi.AnyWithProps)
+  return appMiddleware(apiMiddleware as HttpApp.Default<unknown, never>).pipe(
+    Effect.catchAllCause((cause) => {
+      const failure = Cause.squash(cause)
+      const answer = answers.find((candidate) => candidate.is(failure))
+      return answer === undefined
+        ? Effect.failCause(cause)
+        : Effect.catchAll(answer.encode(failure), () => Effect.failCause(cause))
+    })
+  ) as HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
+})
+
+/**
+ * Serves the API with the `HttpServer` in context, as `HttpApiBuilder.serve`
+ * does, through the compiled app.
+ */
+export const serve = <R = never>(
+  middleware?: (app: HttpApp.Default) => HttpApp.Default<never, R>
+): Layer.Layer<
+  never,
+  never,
+  | HttpServer.HttpServer
+  | HttpRouter.HttpRouter.DefaultServices
+  | Exclude<R, Scope.Scope | HttpServerRequest.HttpServerRequest>
+  | HttpApi.Api
+> =>
+  httpApp.pipe(
+    Effect.map((app) => HttpServer.serve(app as HttpApp.Default<never, never>, middleware!)),
+    Layer.unwrapEffect,
+    Layer.provide([HttpApiBuilder.Router.Live, HttpApiBuilder.Middleware.layer, Groups.Live])
+  ) as any
