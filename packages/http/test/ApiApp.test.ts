@@ -1,0 +1,208 @@
+/**
+ * `ApiApp.serve` answers what `HttpApiBuilder.serve` answers for what
+ * HostingApi does not use but an embedder may (the parity test covers every
+ * endpoint of HostingApi): several success schemas with their statuses, an
+ * empty answer, text and bytes, middleware of the API, of a group and of an
+ * endpoint (their order, what they provide, an optional one that fails),
+ * query parameters that repeat, a HEAD on a GET route, refused path
+ * parameters, errors of the definition encoded without any error middleware,
+ * and a group built with the platform's `group` beside ours.
+ */
+import {
+  HttpApi,
+  HttpApiBuilder,
+  HttpApiEndpoint,
+  HttpApiError,
+  HttpApiGroup,
+  HttpApiMiddleware,
+  HttpApiSchema,
+  HttpApiSecurity,
+  HttpClient,
+  HttpClientRequest,
+  HttpServerRequest
+} from "@effect/platform"
+import { describe, expect, it } from "@effect/vitest"
+import { ApiApp } from "@hosting/http"
+import { NodeServer } from "@hosting/http-node"
+import { Context, Effect, Layer, Redacted, Schema } from "effect"
+
+class Trail extends Context.Tag("test/Trail")<Trail, ReadonlyArray<string>>() {}
+class Caller extends Context.Tag("test/Caller")<Caller, string>() {}
+
+/** Adds its name to the trail it finds (so the order shows in the answer). */
+class First extends HttpApiMiddleware.Tag<First>()("test/First", { provides: Trail }) {}
+class Second extends HttpApiMiddleware.Tag<Second>()("test/Second", { provides: Trail }) {}
+/** Fails unless the request carries `x-maybe`; optional, so the route runs without it. */
+class Maybe extends HttpApiMiddleware.Tag<Maybe>()("test/Maybe", { optional: true, provides: Caller }) {}
+/** A bearer token, else an `api_key` in the query. */
+class Keyed extends HttpApiMiddleware.Tag<Keyed>()("test/Keyed", {
+  failure: HttpApiError.Unauthorized,
+  provides: Caller,
+  security: { bearer: HttpApiSecurity.bearer, key: HttpApiSecurity.apiKey({ in: "query", key: "api_key" }) }
+}) {}
+/** The API's own middleware: refuses requests that carry `x-refuse`. */
+class Gate extends HttpApiMiddleware.Tag<Gate>()("test/Gate", { failure: HttpApiError.Forbidden }) {}
+
+class Teapot extends Schema.TaggedError<Teapot>()("Teapot", { why: Schema.String }, HttpApiSchema.annotations({ status: 418 })) {}
+
+const Created = Schema.Struct({ created: Schema.String }).annotations(HttpApiSchema.annotations({ status: 201 }))
+const Existing = Schema.Struct({ existing: Schema.Number })
+
+class Ours extends HttpApiGroup.make("ours")
+  .add(
+    HttpApiEndpoint.get("either", "/either/:id")
+      .setPath(Schema.Struct({ id: Schema.NumberFromString }))
+      .addSuccess(Existing)
+      .addSuccess(Created)
+  )
+  .add(HttpApiEndpoint.del("empty", "/empty").addSuccess(HttpApiSchema.NoContent))
+  .add(HttpApiEndpoint.get("text", "/text").addSuccess(HttpApiSchema.Text()))
+  .add(HttpApiEndpoint.get("bytes", "/bytes").addSuccess(HttpApiSchema.Uint8Array()))
+  .add(HttpApiEndpoint.get("trail", "/trail").addSuccess(Schema.Struct({ trail: Schema.Array(Schema.String) })).middleware(Second))
+  .add(HttpApiEndpoint.get("maybe", "/maybe").addSuccess(Schema.Struct({ caller: Schema.String })).middleware(Maybe))
+  .add(HttpApiEndpoint.get("keyed", "/keyed").addSuccess(Schema.Struct({ caller: Schema.String })).middleware(Keyed))
+  .add(
+    HttpApiEndpoint.get("query", "/query")
+      .setUrlParams(Schema.Struct({ tag: Schema.Array(Schema.String), one: Schema.optional(Schema.String) }))
+      .addSuccess(Schema.Struct({ tag: Schema.Array(Schema.String), one: Schema.optional(Schema.String) }))
+  )
+  .add(
+    HttpApiEndpoint.post("echo", "/echo")
+      .setPayload(Schema.Struct({ n: Schema.Int }))
+      .addSuccess(Schema.Struct({ twice: Schema.Int }))
+  )
+  .add(HttpApiEndpoint.get("teapot", "/teapot").addSuccess(Schema.Struct({})).addError(Teapot))
+  .middleware(First)
+{}
+
+class Theirs extends HttpApiGroup.make("theirs").add(HttpApiEndpoint.get("plain", "/plain/:name").setPath(Schema.Struct({ name: Schema.String })).addSuccess(Schema.Struct({ hello: Schema.String }))) {}
+
+class Api extends HttpApi.make("test").add(Ours).add(Theirs).middleware(Gate) {}
+
+const handlersOf = (group: typeof ApiApp.group) =>
+  group(Api, "ours", (handlers) =>
+    handlers
+      .handle("either", ({ path }) => Effect.succeed(path.id % 2 === 0 ? { existing: path.id } : { created: `#${path.id}` }))
+      .handle("empty", () => Effect.void)
+      .handle("text", () => Effect.succeed("plain words"))
+      .handle("bytes", () => Effect.succeed(new Uint8Array([1, 2, 3])))
+      .handle("trail", () => Effect.map(Trail, (trail) => ({ trail: [...trail] })))
+      .handle("maybe", () => Effect.map(Effect.serviceOption(Caller), (caller) => ({ caller: caller._tag === "Some" ? caller.value : "nobody" })))
+      .handle("keyed", () => Effect.map(Caller, (caller) => ({ caller })))
+      .handle("query", ({ urlParams }) => Effect.succeed(urlParams))
+      .handle("echo", ({ payload }) => Effect.succeed({ twice: payload.n * 2 }))
+      .handle("teapot", () => Effect.fail(new Teapot({ why: "short and stout" }))))
+
+const TheirsLive = HttpApiBuilder.group(Api, "theirs", (handlers) =>
+  handlers.handle("plain", ({ path }) => Effect.succeed({ hello: path.name })))
+
+const appendTrail = (name: string) =>
+  Effect.map(Effect.serviceOption(Trail), (trail) => [...(trail._tag === "Some" ? trail.value : []), name])
+
+const middleware = Layer.mergeAll(
+  Layer.succeed(First, appendTrail("first")),
+  Layer.succeed(Second, appendTrail("second")),
+  Layer.succeed(
+    Maybe,
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      request.headers["x-maybe"] === undefined ? Effect.fail("no x-maybe") : Effect.succeed(request.headers["x-maybe"]))
+  ),
+  Layer.succeed(Keyed, {
+    bearer: (token: Redacted.Redacted) =>
+      Redacted.value(token) === "good" ? Effect.succeed("bearer") : Effect.fail(new HttpApiError.Unauthorized()),
+    key: (key: Redacted.Redacted) =>
+      Redacted.value(key) === "good" ? Effect.succeed("key") : Effect.fail(new HttpApiError.Unauthorized())
+  }),
+  Layer.succeed(
+    Gate,
+    Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      request.headers["x-refuse"] === undefined ? Effect.void : Effect.fail(new HttpApiError.Forbidden()))
+  )
+)
+
+const served = (serve: typeof ApiApp.serve, group: typeof ApiApp.group) =>
+  serve().pipe(
+    Layer.provide(HttpApiBuilder.api(Api).pipe(Layer.provide([handlersOf(group), TheirsLive]), Layer.provide(middleware))),
+    Layer.provideMerge(NodeServer.layerTest)
+  )
+
+interface Call {
+  readonly method: "GET" | "POST" | "DELETE" | "HEAD"
+  readonly path: string
+  readonly headers?: Record<string, string>
+  readonly body?: string
+}
+
+const calls: ReadonlyArray<Call> = [
+  { method: "GET", path: "/either/4" },
+  { method: "GET", path: "/either/5" },
+  { method: "GET", path: "/either/five" },
+  { method: "DELETE", path: "/empty" },
+  { method: "GET", path: "/text" },
+  { method: "GET", path: "/bytes" },
+  { method: "GET", path: "/trail" },
+  { method: "GET", path: "/maybe" },
+  { method: "GET", path: "/maybe", headers: { "x-maybe": "someone" } },
+  { method: "GET", path: "/keyed" },
+  { method: "GET", path: "/keyed", headers: { authorization: "Bearer good" } },
+  { method: "GET", path: "/keyed", headers: { authorization: "Bearer bad" } },
+  { method: "GET", path: "/keyed?api_key=good" },
+  { method: "GET", path: "/query?tag=a" },
+  { method: "GET", path: "/query?tag=a&tag=b&one=x" },
+  { method: "GET", path: "/query?one=x&one=y" },
+  { method: "POST", path: "/echo", headers: { "content-type": "application/json" }, body: `{"n":21}` },
+  { method: "POST", path: "/echo", headers: { "content-type": "application/json" }, body: `{"n":1.5}` },
+  { method: "GET", path: "/teapot" },
+  { method: "GET", path: "/trail", headers: { "x-refuse": "1" } },
+  { method: "GET", path: "/nowhere", headers: { "x-refuse": "1" } },
+  { method: "HEAD", path: "/text" },
+  { method: "GET", path: "/plain/caf%C3%A9" },
+  { method: "GET", path: "/plain/" },
+  { method: "GET", path: "/text/" }
+]
+
+/** What a call is answered: the status, the content type and length, and the body. */
+const answers = Effect.gen(function*() {
+  const client = yield* HttpClient.HttpClient
+  const out: Array<unknown> = []
+  for (const call of calls) {
+    let request = HttpClientRequest.make(call.method)(call.path).pipe(HttpClientRequest.setHeaders(call.headers ?? {}))
+    if (call.body !== undefined) request = HttpClientRequest.bodyText(request, call.body, call.headers?.["content-type"])
+    const response = yield* client.execute(request)
+    const body = call.method === "HEAD" ? "" : yield* response.text
+    out.push({
+      call: `${call.method} ${call.path}${call.headers === undefined ? "" : ` ${JSON.stringify(call.headers)}`}`,
+      status: response.status,
+      type: response.headers["content-type"],
+      length: response.headers["content-length"],
+      body
+    })
+  }
+  return out
+})
+
+const run = (serve: typeof ApiApp.serve, group: typeof ApiApp.group) =>
+  Effect.scoped(Effect.flatMap(Layer.build(served(serve, group)), (context) => Effect.provide(answers, context)))
+
+describe("ApiApp", () => {
+  it.effect("answers what HttpApiBuilder.serve answers, for the platform's features HostingApi does not use", () =>
+    Effect.gen(function*() {
+      const ours = yield* run(ApiApp.serve, ApiApp.group)
+      const platform = yield* run(HttpApiBuilder.serve as unknown as typeof ApiApp.serve, HttpApiBuilder.group)
+      expect(ours).toEqual(platform)
+      // The answers are what the definition says, not two servers agreeing on something else.
+      const byCall = new Map((ours as Array<{ call: string }>).map((answer) => [answer.call, answer]))
+      expect(byCall.get("GET /either/4")).toMatchObject({ status: 200, body: `{"existing":4}` })
+      expect(byCall.get("GET /either/5")).toMatchObject({ status: 201, body: `{"created":"#5"}` })
+      expect(byCall.get("GET /either/five")).toMatchObject({ status: 400 })
+      expect(byCall.get("DELETE /empty")).toMatchObject({ status: 204, body: "" })
+      expect(byCall.get("GET /trail")).toMatchObject({ status: 200, body: `{"trail":["second","first"]}` })
+      expect(byCall.get("GET /maybe")).toMatchObject({ body: `{"caller":"nobody"}` })
+      expect(byCall.get("GET /keyed?api_key=good")).toMatchObject({ body: `{"caller":"key"}` })
+      expect(byCall.get("GET /query?tag=a")).toMatchObject({ body: `{"tag":["a"]}` })
+      expect(byCall.get("GET /teapot")).toMatchObject({ status: 418 })
+      expect(byCall.get(`GET /trail {"x-refuse":"1"}`)).toMatchObject({ status: 403 })
+      expect(byCall.get(`GET /nowhere {"x-refuse":"1"}`)).toMatchObject({ status: 403 })
+      expect(byCall.get("GET /plain/caf%C3%A9")).toMatchObject({ body: `{"hello":"café"}` })
+    }))
+})
