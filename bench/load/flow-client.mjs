@@ -6,6 +6,8 @@
 // stream is a connection of its own, closed by the client once the reply
 // is complete, as a browser's EventSource would be. Commands over IPC:
 //   flow  { prefix, token, clients, seconds, content, flowTimeoutMs }
+//         `prefix` may be a list (servers behind a round-robin split): each
+//         request, a send or a stream, goes to the next one in turn
 //         answers the counts, this process's CPU time, and per completed flow
 //         the time from the send's start to the first `message.delta` and to
 //         `message.completed`
@@ -85,9 +87,9 @@ const openStream = (url, headers, onEvent, onEnd) => {
  * (message.failed), "timeout" or an error message; the times in ms from
  * the send's start.
  */
-const flow = ({ prefix, headers, body, content, flowTimeoutMs }) =>
+const flow = ({ next, headers, body, content, flowTimeoutMs }) =>
   new Promise((resolve) => {
-    const url = `${prefix}/${randomUUID()}`
+    const path = randomUUID()
     const started = now()
     let first = NaN
     let stream
@@ -100,9 +102,9 @@ const flow = ({ prefix, headers, body, content, flowTimeoutMs }) =>
       resolve({ outcome, first, done })
     }
     const timer = setTimeout(() => settle("timeout"), flowTimeoutMs)
-    post(`${url}/messages`, headers, body).then(() => {
+    post(`${next()}/${path}/messages`, headers, body).then(() => {
       if (settled) return
-      stream = openStream(`${url}/stream`, headers, (event, data) => {
+      stream = openStream(`${next()}/${path}/stream`, headers, (event, data) => {
         if (event === "message.delta") {
           if (Number.isNaN(first)) first = now() - started
         } else if (event === "message.completed") {
@@ -117,8 +119,11 @@ const flow = ({ prefix, headers, body, content, flowTimeoutMs }) =>
 const run = async ({ prefix, token, clients, seconds, content, flowTimeoutMs }) => {
   sendAgent?.destroy()
   sendAgent = new Agent({ keepAlive: true, maxSockets: clients })
+  // The servers in turn, as a round-robin load balancer hands out requests.
+  const prefixes = Array.isArray(prefix) ? prefix : [prefix]
+  let turn = 0
   const options = {
-    prefix,
+    next: () => prefixes[turn++ % prefixes.length],
     headers: { authorization: `Bearer ${token}` },
     body: JSON.stringify({ content }),
     content,

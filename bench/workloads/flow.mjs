@@ -10,6 +10,11 @@
 // `--set flowDatabase=postgres` puts the example server on a fresh Postgres
 // database (lib/postgres.mjs), dropped after the run; bare stays on SQLite,
 // the yardstick. The server CPU per flow then leaves out Postgres's own.
+// On Postgres a third target runs too: two example server processes on one
+// database of their own, the clients' requests split between them in turn
+// (each send and each stream to the next process, as a round-robin load
+// balancer would), so a reply is often streamed by the process that did not
+// run it; its CPU per flow is both processes'.
 import { cpuMicros, startWorkers } from "../lib/proc.mjs"
 import { createDatabase, postgresServer } from "../lib/postgres.mjs"
 import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
@@ -19,11 +24,14 @@ const content = "hello from the bench, please echo this back"
 
 /** One round of `clients` flows on `target` for `seconds`; the workers share the clients. */
 const round = async (workers, target, clients, seconds) => {
-  const cpuBefore = cpuMicros(target.pid)
+  const servers = target.servers ?? [target]
+  const cpuOf = () => servers.reduce((n, server) => n + cpuMicros(server.pid), 0)
+  const prefixes = servers.map((server) => `${server.url}/deployments/${deployment}/messaging/conversations`)
+  const cpuBefore = cpuOf()
   const answers = await workers.all(
     {
       cmd: "flow",
-      prefix: `${target.url}/deployments/${deployment}/messaging/conversations`,
+      prefix: prefixes.length === 1 ? prefixes[0] : prefixes,
       token,
       seconds,
       content,
@@ -32,7 +40,7 @@ const round = async (workers, target, clients, seconds) => {
     (seconds + 60) * 1000,
     (i) => ({ clients: Math.floor(clients / workers.count) + (i < clients % workers.count ? 1 : 0) })
   )
-  const cpu = cpuMicros(target.pid) - cpuBefore
+  const cpu = cpuOf() - cpuBefore
   const sum = (key) => answers.reduce((n, a) => n + a[key], 0)
   const first = answers.flatMap((a) => Array.from(a.first))
   const done = answers.flatMap((a) => Array.from(a.done))
@@ -73,15 +81,26 @@ export default {
     const dir = ctx.dir()
     const postgres = scale.flowDatabase === "postgres"
     let env = {}
+    const fixtures = writeFixtures(dir)
+    /** On Postgres: two processes on a database of their own, requests split between them in turn. */
+    let pair
     if (postgres) {
       const database = createDatabase("flow")
       ctx.cleanup(database.drop)
       ctx.log(`example server on Postgres: database ${database.name} on ${postgresServer} (dropped after the run)`)
       env = { HOSTING_DATABASE_URL: database.url }
+      const shared = createDatabase("flow_pair")
+      ctx.cleanup(shared.drop)
+      ctx.log(`two example servers on Postgres: database ${shared.name}`)
+      const servers = []
+      for (const name of ["example-a", "example-b"]) {
+        servers.push(await startExample(ctx, { dir, fixtures, name, database: `${name}.db`, env: { HOSTING_DATABASE_URL: shared.url } }))
+      }
+      pair = { name: "example x2", servers }
     }
-    const example = await startExample(ctx, { dir, fixtures: writeFixtures(dir), env })
+    const example = await startExample(ctx, { dir, fixtures, env })
     const bare = await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir) })
-    const targets = [example, bare]
+    const targets = pair === undefined ? [example, bare] : [example, pair, bare]
     const workers = await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope)
     const levels = [scale.flowClients, scale.flowClientsHigh]
     const warmupS = Math.min(scale.warmupS, scale.flowS)
@@ -108,13 +127,18 @@ export default {
     const s = Object.fromEntries(Object.entries(rounds).map(([key, list]) => [key, summarize(list)]))
     const [low, high] = levels
     const e = s[`example@${low}`]
-    const unfinished = levels.reduce((n, clients) => n + s[`example@${clients}`].unfinished, 0)
-    const completed = levels.reduce((n, clients) => n + s[`example@${clients}`].completed, 0)
+    const examples = targets.filter((target) => target !== bare)
+    const sumOver = (key) =>
+      levels.reduce((n, clients) => n + examples.reduce((m, target) => m + s[`${target.name}@${clients}`][key], 0), 0)
+    const unfinished = sumOver("unfinished")
+    const completed = sumOver("completed")
     const db = postgres ? "Postgres" : "SQLite"
+    const two = postgres ? s[`example x2@${low}`] : undefined
     const goals = postgres
       ? [
         goal(`msgs/s on Postgres at ${low} clients`, fmt(e.perSecond), ">= 400", e.perSecond >= 400),
-        goal(`done p99 on Postgres at ${low} clients`, `${fmt(e.doneP99, 1)} ms`, "<= 100 ms", e.doneP99 <= 100)
+        goal(`done p99 on Postgres at ${low} clients`, `${fmt(e.doneP99, 1)} ms`, "<= 100 ms", e.doneP99 <= 100),
+        goal(`two processes vs one at ${low} clients`, ratio(two.perSecond, e.perSecond), "> 1x", two.perSecond > e.perSecond)
       ]
       : [
         goal(`msgs/s on SQLite at ${low} clients`, fmt(e.perSecond), ">= 1,500", e.perSecond >= 1500),
@@ -131,7 +155,7 @@ export default {
         targets.map(({ name }) => {
           const r = s[`${name}@${clients}`]
           return [
-            name === "example" ? `example (${db})` : name, fmt(clients), fmt(r.perSecond), fmt(r.cpuPerFlowUs),
+            name.startsWith("example") ? `${name} (${db})` : name, fmt(clients), fmt(r.perSecond), fmt(r.cpuPerFlowUs),
             fmt(r.firstP50, 1), fmt(r.firstP99, 1), fmt(r.doneP50, 1), fmt(r.doneP99, 1), fmt(r.unfinished),
             ratio(r.perSecond, s[`bare@${clients}`].perSecond)
           ]
@@ -142,7 +166,12 @@ export default {
         goal("every flow completed with the echoed text", `${fmt(completed)}/${fmt(completed + unfinished)}`, "all",
           completed > 0 && unfinished === 0)
       ],
-      notes: postgres ? ["CPU µs/msg counts the example server's process only, not Postgres's"] : [],
+      notes: postgres
+        ? [
+          "CPU µs/msg counts the example servers' processes only, not Postgres's",
+          "example x2: two processes on one database, each request (a send, a stream) to the next in turn; both run on the servers' CPUs"
+        ]
+        : [],
       raw: { database: db, rounds }
     }
   }
