@@ -3,7 +3,9 @@
  * request with a scripted behaviour, records what it was sent and tells when
  * the connection that carried a request closes. It stops with its scope.
  */
-import { Deferred, Effect, type Scope } from "effect"
+import { AgentRuntime } from "@hosting/core"
+import { AgentRuntimeSuite, EchoAgent } from "@hosting/testing"
+import { Deferred, Effect, Layer, type Scope } from "effect"
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from "node:http"
 
 /** One request as the agent received it. */
@@ -20,6 +22,8 @@ export interface Received {
 export interface Exchange {
   readonly req: IncomingMessage
   readonly res: ServerResponse
+  /** The request's body: parsed JSON, else its text. */
+  readonly body: unknown
   /** Waits; never resolves once the agent has stopped, so a script cannot outlive its test. */
   readonly sleep: (millis: number) => Promise<void>
   /** Starts an SSE answer. */
@@ -101,6 +105,7 @@ export const make = (script: (exchange: Exchange) => Promise<void> | void): Effe
         const exchange: Exchange = {
           req,
           res,
+          body,
           sleep,
           startEvents: () => {
             res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache" })
@@ -136,3 +141,32 @@ export const make = (script: (exchange: Exchange) => Promise<void> | void): Effe
       answerFinished: () => finished
     }
   })
+
+/**
+ * The agent the runtime contract expects (see AgentRuntimeSuite): it echoes
+ * the user's message word by word, a short pause before each word, and
+ * reports an error at the word `AgentRuntimeSuite.failWord`.
+ */
+export const echo = async (x: Exchange) => {
+  const { messages } = x.body as { readonly messages: ReadonlyArray<{ readonly content: string }> }
+  x.startEvents()
+  for (const chunk of EchoAgent.chunksOf(messages.at(-1)?.content ?? "")) {
+    // A client that went away hears no more.
+    if (x.res.destroyed) return
+    if (chunk.includes(AgentRuntimeSuite.failWord)) {
+      x.event({ error: { message: "the model broke down", type: "server_error" } })
+      return void x.res.end()
+    }
+    await x.sleep(2)
+    x.event(delta(chunk))
+  }
+  x.event(finish)
+  x.event("[DONE]")
+  x.res.end()
+}
+
+/** A runtime layer (`HttpAgentRuntime.layer` or `layerNode`) pointed at an echoing fake agent that lives as long as it. */
+export const echoBehind = (
+  build: (config: { readonly endpointFor: () => string }) => Layer.Layer<AgentRuntime.AgentRuntime>
+): Layer.Layer<AgentRuntime.AgentRuntime> =>
+  Layer.unwrapScoped(Effect.map(make(echo), (agent) => build({ endpointFor: () => agent.url })))

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { AgentRuntime, Conversation, Deployment, Ids } from "@hosting/core"
-import { EchoAgent } from "@hosting/testing"
+import { AgentRuntimeSuite } from "@hosting/testing"
 import {
   Config,
   ConfigProvider,
@@ -16,6 +16,9 @@ import {
 import { createServer } from "node:net"
 import * as FakeAgent from "./FakeAgent.js"
 import { delta, finish } from "./FakeAgent.js"
+
+AgentRuntimeSuite.run("http (fetch client)", FakeAgent.echoBehind(HttpAgentRuntime.layer))
+AgentRuntimeSuite.run("http (node client)", FakeAgent.echoBehind(HttpAgentRuntime.layerNode))
 
 let sequence = 0
 const at = DateTime.unsafeMake("2026-11-01T10:00:00.000Z")
@@ -411,21 +414,6 @@ describe.each([
       expect(reply!.attributes.get("hosting.namespace")).toBe("acme-helper")
       const recorded = spans.flatMap((span) => [...span.attributes.values()].map(String))
       expect(recorded.some((value) => value.includes("k-secret-123"))).toBe(false)
-    }).pipe(Effect.scoped))
-
-  it.live("the layer stands in for the echo agent: same port, same stream shape", () =>
-    Effect.gen(function*() {
-      const agent = yield* FakeAgent.make(async (x) => {
-        x.startEvents()
-        for (const chunk of EchoAgent.chunksOf("echo from a real agent")) x.event(delta(chunk))
-        x.event("[DONE]")
-        x.res.end()
-      })
-      const program = Effect.flatMap(AgentRuntime.AgentRuntime, (runtime) =>
-        runtime.reply(turn({}, "echo from a real agent")).pipe(Stream.mkString))
-      const viaHttp = yield* program.pipe(Effect.provide(clients[client]({ endpointFor: () => agent.url })))
-      const viaEcho = yield* program.pipe(Effect.provide(EchoAgent.layer()))
-      expect(viaHttp).toBe(viaEcho)
     }).pipe(Effect.scoped))
 })
 
