@@ -1,5 +1,6 @@
 /**
- * The reply bus across processes on PostgreSQL: two buses on one database
+ * The event and reply buses on PostgreSQL pass the bus contracts. Beyond
+ * them, the reply bus across processes: two buses on one database
  * stand for two server processes. What one publishes reaches the other's
  * listeners in publication order, whether it came from plain code
  * (`unsafePublish`) or from an effect; publications still queued when a
@@ -8,11 +9,18 @@
 import { Conversation, ReplyBus } from "@hosting/core"
 import { PgBuses, PostgresStorage } from "@hosting/storage-postgres"
 import { TestDatabase } from "@hosting/storage-postgres/testing"
+import { EventBusSuite, ReplyBusSuite } from "@hosting/testing"
 import { Context, Effect, Exit, Layer, Scope } from "effect"
 import { afterAll, describe, expect, it } from "vitest"
 
 const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
 afterAll(() => database?.drop())
+
+if (database !== undefined) {
+  const storage = PostgresStorage.layer({ url: database.url, maxConnections: 4 })
+  EventBusSuite.run("postgres", PgBuses.eventBus().pipe(Layer.provide(storage)))
+  ReplyBusSuite.run("postgres", PgBuses.replyBus().pipe(Layer.provide(storage)))
+}
 
 /** One process's reply bus on the test database, built in `scope`. */
 const busIn = (url: string, scope: Scope.Scope) =>
