@@ -16,7 +16,16 @@ export type ReplyEvent =
   /** A user asked to stop the reply; the process receiving it stops it (it may be another process). */
   | { readonly _tag: "CancelRequested"; readonly message_id: MessageId }
 
+/**
+ * Each event reaches every subscriber and listener of its conversation, and
+ * only those, in the order published, while their scope is open. A bus that
+ * spans processes delivers a moment after `publish` returns, may split a long
+ * `Delta` into parts at their offsets, keeps the first 1000 characters of a
+ * `Failed` error, and may send a long `Completed` as word to read the reply
+ * from storage: publish `Completed` once the reply is stored.
+ */
 export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
+  /** Publishes one event of the conversation. */
   readonly publish: (conversation: ConversationId, event: ReplyEvent) => Effect.Effect<void>
   /**
    * `publish` from plain code, returning at once: the events of both reach
@@ -32,6 +41,7 @@ export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
    * listener must return at once and never throw.
    */
   readonly listen: (conversation: ConversationId, listener: (event: ReplyEvent) => void) => Effect.Effect<void, never, Scope.Scope>
+  /** How many subscriptions and listeners are open (for tests and metrics). */
   readonly subscribers: Effect.Effect<number>
 }>() {}
 
