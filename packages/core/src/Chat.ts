@@ -26,7 +26,6 @@ import {
   DeploymentNotFound,
   InvalidRequest,
   MessageLimitReached,
-  PermissionDenied,
   type StorageError,
   TooManyAttachments
 } from "./Errors.js"
@@ -35,8 +34,9 @@ import * as GroupCommit from "./internal/groupCommit.js"
 import * as Heartbeats from "./internal/heartbeats.js"
 import { orFail } from "./internal/lookup.js"
 import { forEachChunk } from "./internal/stream.js"
+import * as Policy from "./Policy.js"
 import { ConversationStore, DeploymentStore, FileStore, IdGenerator, LeaseOwner, TraceStore, Transactor } from "./Ports.js"
-import { membershipIn, type Principal } from "./Principal.js"
+import type { Principal } from "./Principal.js"
 import { type Receiver, type Subscription, toStream } from "./Receiver.js"
 import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
 import { withoutNul } from "./Text.js"
@@ -320,9 +320,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const deploymentOf = (principal: Principal, id: DeploymentId) =>
       Effect.gen(function*() {
         const deployment = yield* deploymentById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        if (Option.isNone(membershipIn(principal, deployment.account_id))) {
-          return yield* new PermissionDenied({ details: `Only members of ${deployment.account} may chat with its deployments.` })
-        }
+        const refused = Policy.chatRefusal(principal, deployment)
+        if (Option.isSome(refused)) return yield* refused.value
         return deployment
       })
 
@@ -343,7 +342,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const ownConversation = (principal: Principal, deploymentId: DeploymentId, id: ConversationId) =>
       conversations.find(id).pipe(
         Effect.tap((found) => Option.isSome(found) && knowOwner(id, found.value.owner_id, found.value.deployment_id)),
-        Effect.map(Option.filter((c) => c.owner_id === principal.user.id && c.deployment_id === deploymentId)),
+        Effect.map(Option.filter((c) => Policy.owns(principal, c.owner_id) && c.deployment_id === deploymentId)),
         orFail(() => new ConversationNotFound({ conversation: id }))
       )
 
@@ -352,7 +351,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       Effect.suspend(() => {
         const known = knownOwners.get(id)
         if (known === undefined) return Effect.asVoid(ownConversation(principal, deploymentId, id))
-        return known.owner === principal.user.id && known.deployment === deploymentId
+        return Policy.owns(principal, known.owner) && known.deployment === deploymentId
           ? Effect.void
           : Effect.fail(new ConversationNotFound({ conversation: id }))
       })
@@ -631,7 +630,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       // The authoritative metadata: a key the caller sends is only a reference.
       const attached = yield* Effect.forEach(keys, (key) =>
         files.find(deploymentId, key).pipe(
-          Effect.map(Option.filter((f) => f.owner_id === principal.user.id && f.status === "ready")),
+          Effect.map(Option.filter((f) => Policy.owns(principal, f.owner_id) && f.status === "ready")),
           orFail(() => new AttachmentInvalid({ key })),
           Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
         ))

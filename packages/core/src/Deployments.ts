@@ -16,16 +16,15 @@ import {
   DeploymentNotFound,
   ConfigMapNotFound,
   InvalidRequest,
-  PermissionDenied,
   PodNotFound,
   VersionNotFound
 } from "./Errors.js"
 import { EventBus } from "./EventBus.js"
-import type { AccountId, AccountName, AgentName, BuildId, SemVer } from "./Ids.js"
+import type { AccountName, AgentName, BuildId, SemVer } from "./Ids.js"
 import { orFail } from "./internal/lookup.js"
 import * as Policy from "./Policy.js"
 import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
-import { membershipIn, type Principal } from "./Principal.js"
+import type { Principal } from "./Principal.js"
 import * as Tracing from "./Tracing.js"
 
 /** What to deploy: a build, a published version, or (neither) the highest published version. */
@@ -79,7 +78,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
 
     /** A deployment as the caller sees it: the values of the agent's `env` only for members of the agent's account. */
     const viewFor = (principal: Principal, record: DeploymentRecord) =>
-      toView(record, Option.isNone(membershipIn(principal, record.publisher_id)))
+      toView(record, !Policy.seesAgentEnv(principal, record.publisher_id))
 
     /** Picks the build to deploy; another account's agent can only be deployed from a published version. */
     const chooseBuild = (agent: Agent.AgentRecord, input: DeployInput, crossAccount: boolean) =>
@@ -183,8 +182,8 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       Effect.gen(function*() {
         const record = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
         const account = yield* accounts.findById(record.account_id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        if (Option.isNone(membershipIn(principal, account.id))) return yield* new DeploymentNotFound({ deployment: id })
-        if (manage) yield* Policy.requireManager(principal, account, "undeploying")
+        const refused = Policy.deploymentRefusal(principal, account, id, manage)
+        if (Option.isSome(refused)) return yield* refused.value
         return record
       })
 
@@ -216,14 +215,10 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      * that deployed the agent, may ask; anyone else is refused.
      */
     const history = Tracing.fn("Deployments.history")(function*(principal: Principal, account: AccountName, name: AgentName) {
-      const refused = () =>
-        new PermissionDenied({
-          details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its deployments.`
-        })
+      const refused = () => Policy.agentActivityRefused(account, name, "deployments")
       const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
-      const mine: ReadonlyArray<AccountId> = principal.memberships.map((m) => m.account_id)
-      const visible = yield* store.listForAgent(publisher.id, name, mine)
-      if (visible.length === 0 && Option.isNone(membershipIn(principal, publisher.id))) return yield* refused()
+      const visible = yield* store.listForAgent(publisher.id, name, Policy.memberAccounts(principal))
+      if (!Policy.readsAgentActivity(principal, publisher.id, visible.length > 0)) return yield* refused()
       return visible.map((record) => viewFor(principal, record))
     })
 
@@ -234,16 +229,13 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      */
     const namespaceOf = (principal: Principal, namespace: string, accountName: AccountName) =>
       Effect.gen(function*() {
-        const account: Account = yield* accounts.findByName(accountName).pipe(
-          orFail(() => new PermissionDenied({ details: `You are not a member of account ${accountName}.` }))
-        )
+        const account: Account = yield* accounts.findByName(accountName).pipe(orFail(() => Policy.notMember(accountName)))
         yield* Policy.requireMember(principal, account, "reaching its deployments")
         const record = yield* store.findByNamespace(namespace).pipe(
           orFail(() => new DeploymentNotFound({ deployment: `in namespace ${namespace}` }))
         )
-        if (record.account_id !== account.id) {
-          return yield* new PermissionDenied({ details: `Namespace ${namespace} does not belong to account ${account.name}.` })
-        }
+        const foreign = Policy.namespaceRefusal(record, namespace, account)
+        if (Option.isSome(foreign)) return yield* foreign.value
         return record
       })
 
@@ -256,7 +248,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
     ) {
       const record = yield* namespaceOf(principal, namespace, account)
       const found = yield* cluster.readConfigMap(namespace, name).pipe(orFail(() => new ConfigMapNotFound({ namespace, name })))
-      if (name !== configMapName(record.agent_name) || Option.isSome(membershipIn(principal, record.publisher_id))) return found
+      if (name !== configMapName(record.agent_name) || Policy.seesAgentEnv(principal, record.publisher_id)) return found
       // The agent's own ConfigMap repeats its spec and env (the running agent reads them in full); outside the
       // agent's account the values are hidden, as in every other view of the spec.
       const env = Agent.envOf(record.spec)

@@ -11,7 +11,6 @@
  */
 import { Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope } from "effect"
 import type { Account } from "./Account.js"
-import { PermissionDenied } from "./Errors.js"
 import type { StoredEvent } from "./Event.js"
 import { EventBus } from "./EventBus.js"
 import type { AccountId, AccountName } from "./Ids.js"
@@ -292,9 +291,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       Effect.gen(function*() {
         // An account that does not exist has no members: the answer is the same 403 as for a non-member.
         const account: Account = yield* accounts.findByName(accountName).pipe(
-          orFail(() =>
-            new PermissionDenied({ details: `You are not a member of account ${accountName}; following its events needs membership.` })
-          )
+          orFail(() => Policy.notMember(accountName, "following its events"))
         )
         yield* Policy.requireMember(principal, account, "following the account's events")
         return account

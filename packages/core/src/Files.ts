@@ -15,7 +15,6 @@ import {
   FilesUnavailable,
   FileTooLarge,
   InvalidRequest,
-  PermissionDenied,
   UploadExpired,
   UploadIncomplete
 } from "./Errors.js"
@@ -23,7 +22,8 @@ import type { UserId } from "./Ids.js"
 import { orFail } from "./internal/lookup.js"
 import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
 import { DeploymentStore, FileStore, IdGenerator } from "./Ports.js"
-import { membershipIn, type Principal } from "./Principal.js"
+import * as Policy from "./Policy.js"
+import type { Principal } from "./Principal.js"
 import * as Tracing from "./Tracing.js"
 
 /** Settings of files. */
@@ -106,9 +106,8 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     const deploymentFor = (principal: Principal, id: DeploymentId) =>
       Effect.gen(function*() {
         const deployment = yield* deployments.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        if (Option.isNone(membershipIn(principal, deployment.account_id))) {
-          return yield* new PermissionDenied({ details: `Only members of ${deployment.account} may use its deployments' files.` })
-        }
+        const refused = Policy.filesRefusal(principal, deployment)
+        if (Option.isSome(refused)) return yield* refused.value
         return deployment
       })
 
@@ -153,7 +152,7 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     /** The caller's file with that key; pending ones only when asked for. */
     const ownFile = (principal: Principal, deploymentId: DeploymentId, key: string, pending: boolean) =>
       files.find(deploymentId, key).pipe(
-        Effect.map(Option.filter((f) => f.owner_id === principal.user.id && (pending || f.status === "ready"))),
+        Effect.map(Option.filter((f) => Policy.owns(principal, f.owner_id) && (pending || f.status === "ready"))),
         orFail(() => new FileNotFound({ key }))
       )
 

@@ -5,11 +5,12 @@
  */
 import { Context, type DateTime, Effect, Either, Option, Schema } from "effect"
 import { AgentNotFound, InvalidRequest, PermissionDenied, TracesUnavailable } from "./Errors.js"
-import { AccountName, AgentName, type AccountId } from "./Ids.js"
+import { AccountName, AgentName } from "./Ids.js"
 import { orFail } from "./internal/lookup.js"
 import * as Otlp from "./Otlp.js"
 import { AccountStore, AgentStore, DeploymentStore, TraceStore } from "./Ports.js"
-import { membershipIn, type Principal } from "./Principal.js"
+import * as Policy from "./Policy.js"
+import type { Principal } from "./Principal.js"
 import { defaultPageSize, maxPageSize, toView, TraceRecord, type TraceStatus } from "./Trace.js"
 import * as Tracing from "./Tracing.js"
 
@@ -77,15 +78,13 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       if (input.start_time !== undefined && input.end_time !== undefined && input.start_time.epochMillis > input.end_time.epochMillis) {
         return yield* new InvalidRequest({ details: "start_time: must not be after end_time" })
       }
-      const refused = () =>
-        new PermissionDenied({
-          details: `Only members of ${account} or of an account that deploys ${account}/${name} may read its traces.`
-        })
+      const refused = () => Policy.agentActivityRefused(account, name, "traces")
       const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
-      const mine: ReadonlyArray<AccountId> = principal.memberships.map((m) => m.account_id)
-      if (Option.isNone(membershipIn(principal, publisher.id))) {
+      const mine = Policy.memberAccounts(principal)
+      // A member of the agent's account may read without a look at the deployments.
+      if (!Policy.isMemberOf(principal, publisher.id)) {
         const deployed = yield* deployments.listForAgent(publisher.id, name, mine)
-        if (deployed.length === 0) return yield* refused()
+        if (!Policy.readsAgentActivity(principal, publisher.id, deployed.length > 0)) return yield* refused()
       }
       const page = yield* store.query({
         publisher_id: publisher.id,
@@ -119,9 +118,9 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
         if (!isAccountName(accountText) || !isAgentName(nameText)) {
           return yield* Effect.fail<Refusal>(new InvalidRequest({ details: `service.name: "${ref}" is not <account>/<agent>` }))
         }
-        const refused = new PermissionDenied({ details: `Only members of ${accountText} may export traces of ${ref}.` })
+        const refused = Policy.traceExportRefused(accountText, nameText)
         const publisher = yield* accounts.findByName(accountText).pipe(orFail((): Refusal => refused))
-        if (Option.isNone(membershipIn(principal, publisher.id))) return yield* Effect.fail<Refusal>(refused)
+        if (!Policy.exportsTraces(principal, publisher.id)) return yield* Effect.fail<Refusal>(refused)
         yield* agents.findAgent(publisher.id, nameText).pipe(orFail((): Refusal => new AgentNotFound({ agent: ref })))
         return { publisher_id: publisher.id, agent_name: nameText }
       })
