@@ -2,7 +2,7 @@
  * ConversationStore on @effect/sql.
  */
 import { SqlClient } from "@effect/sql"
-import { Conversation, Deployment, Ids, Ports } from "@hosting/core"
+import { Conversation, Deployment, Ids, Ports, Turn } from "@hosting/core"
 import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -150,24 +150,30 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       ])
     }`
 
-  /**
-   * Creates the conversation with this turn's message already counted;
-   * `false` when it exists. A limit below one refuses even a first message,
-   * so then nothing is created.
-   */
-  const createWithTurn = (turn: Ports.TurnInput) =>
+  /** Creates the conversation with the counts of its first turn; `false` when it exists already. */
+  const createWithTurn = (turn: Ports.TurnInput, accepted: Turn.Accept) =>
     Effect.gen(function*() {
-      if (turn.message_limit < 1) return false
       const at = timeText(turn.message.timestamp)
       const created = yield* sql`INSERT INTO conversations
           (id, deployment_id, owner_id, title, created_at, updated_at, user_messages, terminal)
-        VALUES (${turn.conversation_id}, ${turn.deployment_id}, ${turn.owner_id}, ${turn.title}, ${at}, ${at}, 1,
-          ${turn.message_limit <= 1 ? 1 : 0})
+        VALUES (${turn.conversation_id}, ${turn.deployment_id}, ${turn.owner_id}, ${turn.title}, ${at}, ${at},
+          ${accepted.user_messages}, ${accepted.terminal ? 1 : 0})
         ON CONFLICT (id) DO NOTHING RETURNING id`
       return created.length > 0
     })
 
-  /** Starts a turn in a conversation that exists: the checks on the locked row, then the writes. */
+  /** What a turn's row tells `Turn.decide`: the conversation, and the earlier message of the turn's client_message_id. */
+  const storedOf = (turn: Ports.TurnInput, row: TurnRow): Turn.Stored => ({
+    owner_id: row.owner_id,
+    deployment_id: row.deployment_id,
+    user_messages: Number(row.user_messages),
+    terminal: Boolean(Number(row.terminal)),
+    earlier: row.earlier_id === null
+      ? Option.none()
+      : Option.some(toMessage({ ...row, id: row.earlier_id, conversation_id: turn.conversation_id }))
+  })
+
+  /** Starts a turn in a conversation that may exist: the decision on the locked row, then the writes. */
   const continueTurn = (turn: Ports.TurnInput) =>
     Effect.gen(function*() {
       const [row] = yield* sql<TurnRow>`SELECT c.owner_id, c.deployment_id, c.user_messages, c.terminal,
@@ -175,26 +181,27 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
         FROM conversations c
         LEFT JOIN messages m ON m.conversation_id = c.id AND m.client_message_id = ${Option.getOrNull(turn.client_message_id)}
         WHERE c.id = ${turn.conversation_id} ${lockRow}`
-      // Absent only under a limit below one, which refuses a first message too.
-      if (row === undefined) return { _tag: "LimitReached" } as const
-      if (row.owner_id !== turn.owner_id || row.deployment_id !== turn.deployment_id) return { _tag: "NotOwner" } as const
-      if (row.earlier_id !== null) {
-        return { _tag: "Repeated", message: toMessage({ ...row, id: row.earlier_id, conversation_id: turn.conversation_id }) } as const
-      }
-      const count = Number(row.user_messages)
-      if (Boolean(Number(row.terminal)) || count >= turn.message_limit) return { _tag: "LimitReached" } as const
+      // Absent only when a first message is refused (a limit below one): the decision refuses it again.
+      const decision = Turn.decide(turn, row === undefined ? Option.none() : Option.some(storedOf(turn, row)))
+      if (decision._tag !== "Accept") return decision
       yield* insertTurn(turn)
-      yield* sql`UPDATE conversations SET user_messages = user_messages + 1, updated_at = ${timeText(turn.message.timestamp)},
-          terminal = CASE WHEN user_messages + 1 >= ${turn.message_limit} THEN 1 ELSE terminal END
+      yield* sql`UPDATE conversations SET user_messages = ${decision.user_messages},
+          updated_at = ${timeText(turn.message.timestamp)}, terminal = ${decision.terminal ? 1 : 0}
         WHERE id = ${turn.conversation_id}`
-      return { _tag: "Started", user_messages: count } as const
+      return Turn.started(decision)
     })
 
+  /**
+   * A turn is tried as a first message: the conversation is created with it
+   * in one statement, without a read. When the conversation exists, its
+   * locked row is read and the turn decided on it.
+   */
   const startTurn: Ports.ConversationStore["Type"]["startTurn"] = (turn) =>
     Effect.gen(function*() {
-      if (!(yield* createWithTurn(turn))) return yield* continueTurn(turn)
+      const first = Turn.decide(turn, Option.none())
+      if (first._tag !== "Accept" || !(yield* createWithTurn(turn, first))) return yield* continueTurn(turn)
       yield* insertTurn(turn)
-      return { _tag: "Started", user_messages: 0 } as const
+      return Turn.started(first)
     }).pipe(storageError("SqlConversationStore.startTurn"))
 
   const messages = (conversationId: Conversation.ConversationId) =>

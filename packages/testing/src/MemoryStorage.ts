@@ -4,7 +4,7 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, Trace } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, Trace, Turn } from "@hosting/core"
 import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
 
 interface State {
@@ -350,37 +350,34 @@ export const make = Effect.gen(function*() {
     })
   const messagesOf = (id: string) => state.messages.filter((m) => m.conversation_id === id)
 
-  /** The checks and writes of a turn, on the state as it is (transactions run one at a time). */
+  /** A turn on the state as it is (transactions run one at a time): what is stored read, the turn decided, then written. */
   const startTurn = (turn: Ports.TurnInput): Ports.TurnStart => {
     const id = turn.conversation_id
-    const existing = state.conversations.get(id)
-    if (existing === undefined && turn.message_limit < 1) return { _tag: "LimitReached" }
-    const conversation = existing ?? {
-      id,
-      deployment_id: turn.deployment_id,
-      owner_id: turn.owner_id,
-      title: turn.title,
-      created_at: turn.message.timestamp,
-      updated_at: turn.message.timestamp,
-      user_messages: 0,
-      terminal: false
-    }
-    if (conversation.owner_id !== turn.owner_id || conversation.deployment_id !== turn.deployment_id) return { _tag: "NotOwner" }
     const clientId = Option.getOrUndefined(turn.client_message_id)
-    const earlier = clientId === undefined ? undefined : messagesOf(id).find((m) => m.client_message_id === clientId)
-    if (earlier !== undefined) return { _tag: "Repeated", message: earlier.message }
-    if (conversation.terminal || conversation.user_messages >= turn.message_limit) return { _tag: "LimitReached" }
+    const existing = state.conversations.get(id)
+    const stored = existing === undefined ? Option.none() : Option.some<Turn.Stored>({
+      ...existing,
+      earlier: Option.fromNullable(
+        clientId === undefined ? undefined : messagesOf(id).find((m) => m.client_message_id === clientId)?.message
+      )
+    })
+    const decision = Turn.decide(turn, stored)
+    if (decision._tag !== "Accept") return decision
     state.messages.push(
       { conversation_id: id, client_message_id: clientId, message: turn.message, lease: undefined },
       { conversation_id: id, client_message_id: undefined, message: turn.reply, lease: turn.lease }
     )
     state.conversations.set(id, {
-      ...conversation,
+      id,
+      deployment_id: turn.deployment_id,
+      owner_id: turn.owner_id,
+      title: existing?.title ?? turn.title,
+      created_at: existing?.created_at ?? turn.message.timestamp,
       updated_at: turn.message.timestamp,
-      user_messages: conversation.user_messages + 1,
-      terminal: conversation.terminal || conversation.user_messages + 1 >= turn.message_limit
+      user_messages: decision.user_messages,
+      terminal: decision.terminal
     })
-    return { _tag: "Started", user_messages: conversation.user_messages }
+    return Turn.started(decision)
   }
 
   const conversations = Ports.ConversationStore.of({

@@ -1,0 +1,74 @@
+/**
+ * The rules of starting a turn (a user message and the reply to it), as one
+ * pure decision that every ConversationStore asks: the conversation is the
+ * caller's on this deployment, a message sent again is not stored twice, a
+ * terminal conversation takes nothing more, and the limit counts user
+ * messages. The store reads the conversation (holding it until its
+ * transaction ends), asks `decide`, and writes what the answer says.
+ */
+import { Option } from "effect"
+import type { Message } from "./Conversation.js"
+import type { TurnInput, TurnStart } from "./Ports.js"
+
+/** What the store read of an existing conversation, for a turn to it. */
+export interface Stored {
+  readonly owner_id: string
+  readonly deployment_id: string
+  /** User messages the conversation holds. */
+  readonly user_messages: number
+  /** Whether the conversation has reached its limit for good. */
+  readonly terminal: boolean
+  /** The message the conversation holds with the turn's client_message_id; none when the turn has none. */
+  readonly earlier: Option.Option<Message>
+}
+
+/**
+ * The turn is taken: the store writes both messages and gives the
+ * conversation these counts (creating it when it did not exist).
+ */
+export interface Accept {
+  readonly _tag: "Accept"
+  /** User messages the conversation held before the turn. */
+  readonly before: number
+  /** User messages it holds with the turn. */
+  readonly user_messages: number
+  /** Whether the turn makes (or leaves) the conversation terminal. */
+  readonly terminal: boolean
+}
+
+/** The turn is not taken, and the store writes nothing: the store's answer as it is. */
+export type Refused = Exclude<TurnStart, { readonly _tag: "Started" }>
+
+/** What to do with a turn. */
+export type Decision = Accept | Refused
+
+const notOwner: Refused = { _tag: "NotOwner" }
+const limitReached: Refused = { _tag: "LimitReached" }
+
+const accept = (before: number, limit: number): Accept => ({
+  _tag: "Accept",
+  before,
+  user_messages: before + 1,
+  // The user message that reaches the limit makes the conversation terminal.
+  terminal: before + 1 >= limit
+})
+
+/**
+ * Decides a turn from what the store read (none: the conversation does not
+ * exist yet). In order: a conversation of another user or deployment
+ * refuses it (`NotOwner`); one that already holds the turn's
+ * client_message_id answers with that message (`Repeated`); a terminal one,
+ * or one at the limit, refuses it (`LimitReached`); otherwise it is taken.
+ * A first message creates the conversation, unless the limit is below one.
+ */
+export const decide = (turn: TurnInput, stored: Option.Option<Stored>): Decision => {
+  if (Option.isNone(stored)) return turn.message_limit < 1 ? limitReached : accept(0, turn.message_limit)
+  const conversation = stored.value
+  if (conversation.owner_id !== turn.owner_id || conversation.deployment_id !== turn.deployment_id) return notOwner
+  if (Option.isSome(conversation.earlier)) return { _tag: "Repeated", message: conversation.earlier.value }
+  if (conversation.terminal || conversation.user_messages >= turn.message_limit) return limitReached
+  return accept(conversation.user_messages, turn.message_limit)
+}
+
+/** The store's answer for a turn it has written. */
+export const started = (accepted: Accept): TurnStart => ({ _tag: "Started", user_messages: accepted.before })
