@@ -166,6 +166,7 @@ export const namespaceRefusal = (
 
 /**
  * A user's conversations and files are theirs alone: true when the principal is the owner.
- * To anyone else the use cases answer that the record is not found.
+ * To anyone else the use cases answer as if the record did not exist (not
+ * found; an attachment of someone else's file is invalid).
  */
 export const owns = (principal: Principal, ownerId: UserId): boolean => ownerId === principal.user.id

@@ -238,7 +238,8 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
    * terminal). Run it in a transaction: it holds the conversation until the
    * transaction ends (where the database has row locks), so that concurrent
    * sends to one conversation, even from several processes, take turns. A
-   * refused turn writes nothing.
+   * refused turn writes nothing. The rules are `Turn.decide`'s: a store
+   * reads the conversation, asks it, and writes what it answers.
    */
   readonly startTurn: (turn: TurnInput) => Effect.Effect<TurnStart, StorageError>
   /**
