@@ -17,6 +17,10 @@ export const managerRoles: ReadonlyArray<Role> = ["owner", "admin"]
 export const isMemberOf = (principal: Principal, accountId: AccountId): boolean =>
   principal.memberships.some((m) => m.account_id === accountId)
 
+/** True when the principal is a member (any role) of the account the name names, as a path names it (before the account is read). */
+export const isMemberByName = (principal: Principal, accountName: string): boolean =>
+  principal.memberships.some((m) => m.account === accountName)
+
 /** True when the principal is a member (any role) of the account; an anonymous caller is a member of none. */
 export const isMember = (principal: Option.Option<Principal>, account: Account): boolean =>
   Option.isSome(principal) && isMemberOf(principal.value, account.id)

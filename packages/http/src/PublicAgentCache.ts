@@ -15,7 +15,7 @@
  * path as every route.
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Agent, Catalog, EventBus, type Ids, type Principal } from "@hosting/core"
+import { Agent, Catalog, EventBus, type Ids, Policy, type Principal } from "@hosting/core"
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
 
 interface Entry {
@@ -50,9 +50,9 @@ const keyOf = (account: string, name: string, member: boolean) => `${member ? "m
 
 /** Whether a caller is a member of the account: by name, as the path names it, and by id, as the catalog found it. */
 const memberByName = (principal: Option.Option<Principal.Principal>, account: string) =>
-  Option.exists(principal, (p) => p.memberships.some((m) => m.account === account))
+  Option.exists(principal, (p) => Policy.isMemberByName(p, account))
 const memberById = (principal: Option.Option<Principal.Principal>, account: Ids.AccountId) =>
-  Option.exists(principal, (p) => p.memberships.some((m) => m.account_id === account))
+  Option.exists(principal, (p) => Policy.isMemberOf(p, account))
 
 /** Headers of a kept answer and of its 304. */
 const headersOf = (etag: string) => ({ etag, "cache-control": "no-cache" })

@@ -41,6 +41,12 @@ describe("Policy", () => {
       expect(Policy.isMemberOf(member, other.id)).toBe(false)
     })
 
+    it("isMemberByName: the account a path names, before it is read; another account's name is not", () => {
+      expect([owner, admin, member].map((p) => Policy.isMemberByName(p, acme.name))).toEqual([true, true, true])
+      expect(Policy.isMemberByName(outsider, acme.name)).toBe(false)
+      expect(Policy.isMemberByName(member, other.name)).toBe(false)
+    })
+
     it("isMember: an anonymous caller is a member of no account", () => {
       expect(Policy.isMember(Option.some(member), acme)).toBe(true)
       expect(Policy.isMember(Option.some(outsider), acme)).toBe(false)
