@@ -127,7 +127,7 @@ const agentRuntime = (config: ServerConfig) => {
     case "echo":
       return EchoAgent.layer({ delay: Duration.millis(config.echoDelayMs) })
     case "http":
-      return HttpAgentRuntime.layerNode()
+      return HttpAgentRuntime.layer()
   }
 }
 

@@ -7,7 +7,6 @@
  * interrupting the reply aborts the request, which closes the connection.
  */
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
@@ -485,7 +484,7 @@ const headersOf = (config: HttpAgentRuntimeConfig): Record<string, string> =>
 
 const accept = "text/event-stream, application/json"
 
-/** Builds the runtime on the given HttpClient (`layer` uses the fetch one). */
+/** Builds the runtime on the `HttpClient` in context (`FetchHttpClient.layer`, or any other); `layer` uses Node's client instead. */
 export const make = (
   config: HttpAgentRuntimeConfig = {}
 ): Effect.Effect<AgentRuntime.AgentRuntime["Type"], never, HttpClient.HttpClient> =>
@@ -603,22 +602,19 @@ const nodeAgents = Effect.acquireRelease(
     })
 )
 
-/** The AgentRuntime over each deployment's HTTP endpoint, through the platform's `fetch`. */
-export const layer = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRuntime.AgentRuntime> =>
-  Layer.effect(AgentRuntime.AgentRuntime, make(config)).pipe(Layer.provide(FetchHttpClient.layer))
-
 /**
- * The AgentRuntime through Node's own `http` client, on kept-alive
- * connections: no web streams, no connection opened and closed per reply,
- * and the answer read in its body's own `data` events (a chunk costs no
- * fiber turn). The example server uses it.
+ * The AgentRuntime over each deployment's HTTP endpoint, through Node's own
+ * `http` client on kept-alive connections: no web streams, no connection
+ * opened and closed per reply, and the answer read in its body's own `data`
+ * events (a chunk costs no fiber turn). To call the agents through another
+ * `HttpClient` (the platform's `fetch`, a client with a proxy), provide it to
+ * `make`.
  */
-export const layerNode = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRuntime.AgentRuntime> =>
+export const layer = (config: HttpAgentRuntimeConfig = {}): Layer.Layer<AgentRuntime.AgentRuntime> =>
   Layer.scoped(AgentRuntime.AgentRuntime, Effect.map(nodeAgents, (agents) => makeWith(config, nodeSend(agents, headersOf(config)))))
 
-/** The AgentRuntime (`layer`, or `layerNode` as `build`) with its config read through Effect's `Config` (the environment by default). */
+/** `layer` with its config read through Effect's `Config` (the environment by default). */
 export const layerConfig = (
-  config: Config.Config.Wrap<HttpAgentRuntimeConfig>,
-  build: (config: HttpAgentRuntimeConfig) => Layer.Layer<AgentRuntime.AgentRuntime> = layer
+  config: Config.Config.Wrap<HttpAgentRuntimeConfig>
 ): Layer.Layer<AgentRuntime.AgentRuntime, ConfigError.ConfigError> =>
-  Layer.unwrapEffect(Effect.map(Config.unwrap(config), build))
+  Layer.unwrapEffect(Effect.map(Config.unwrap(config), layer))

@@ -165,7 +165,7 @@ export const echo = async (x: Exchange) => {
   x.res.end()
 }
 
-/** A runtime layer (`HttpAgentRuntime.layer` or `layerNode`) pointed at an echoing fake agent that lives as long as it. */
+/** A runtime layer (`HttpAgentRuntime.layer`, or `make` on another client) pointed at an echoing fake agent that lives as long as it. */
 export const echoBehind = (
   build: (config: { readonly endpointFor: () => string }) => Layer.Layer<AgentRuntime.AgentRuntime>
 ): Layer.Layer<AgentRuntime.AgentRuntime> =>

@@ -1,3 +1,4 @@
+import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import { describe, expect, it } from "@effect/vitest"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import { AgentRuntime, Conversation, Deployment, Ids } from "@hosting/core"
@@ -9,6 +10,7 @@ import {
   Deferred,
   Effect,
   Fiber,
+  Layer,
   Option,
   Stream,
   Tracer
@@ -17,8 +19,14 @@ import { createServer } from "node:net"
 import * as FakeAgent from "./FakeAgent.js"
 import { delta, finish } from "./FakeAgent.js"
 
-AgentRuntimeSuite.run("http (fetch client)", FakeAgent.echoBehind(HttpAgentRuntime.layer))
-AgentRuntimeSuite.run("http (node client)", FakeAgent.echoBehind(HttpAgentRuntime.layerNode))
+type HttpAgentRuntimeConfig = HttpAgentRuntime.HttpAgentRuntimeConfig
+
+/** The runtime on another `HttpClient` than Node's: `make` with the platform's fetch client. */
+const overFetch = (config: HttpAgentRuntimeConfig = {}) =>
+  Layer.effect(AgentRuntime.AgentRuntime, HttpAgentRuntime.make(config)).pipe(Layer.provide(FetchHttpClient.layer))
+
+AgentRuntimeSuite.run("http (fetch client)", FakeAgent.echoBehind(overFetch))
+AgentRuntimeSuite.run("http (node client)", FakeAgent.echoBehind(HttpAgentRuntime.layer))
 
 let sequence = 0
 const at = DateTime.unsafeMake("2026-11-01T10:00:00.000Z")
@@ -71,10 +79,8 @@ const runtimeFor = (
     forms[form]
   )
 
-type HttpAgentRuntimeConfig = HttpAgentRuntime.HttpAgentRuntimeConfig
-
-/** The runtime over `fetch` (`layer`) and over Node's client (`layerNode`): every check below runs on both. */
-const clients = { fetch: HttpAgentRuntime.layer, node: HttpAgentRuntime.layerNode }
+/** The runtime over `fetch` (`make` with the platform's fetch client) and over Node's client (`layer`): every check below runs on both. */
+const clients = { fetch: overFetch, node: HttpAgentRuntime.layer }
 type Client = keyof typeof clients
 
 /**
@@ -417,7 +423,7 @@ describe.each([
     }).pipe(Effect.scoped))
 })
 
-describe.each(["stream", "callback"] as const)("HttpAgentRuntime.layerNode: kept-alive connections (%s form)", (form) => {
+describe.each(["stream", "callback"] as const)("HttpAgentRuntime.layer: kept-alive connections (%s form)", (form) => {
   it.live("replies one after another share one connection to the agent", () =>
     Effect.gen(function*() {
       const agent = yield* FakeAgent.make((x) => {
