@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Ports } from "@hosting/core"
 import { Effect } from "effect"
-import { newTraceId } from "../src/Trace.js"
+import { newTraceId } from "../src/model/Trace.js"
 
 const uuidV7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 

@@ -8,7 +8,8 @@
  */
 import { type HttpApiEndpoint, type HttpApiMiddleware, HttpServer, HttpServerRequest, OpenApi } from "@effect/platform"
 import { Authentication, HostingApi } from "@hosting/api"
-import { Cluster, Fixtures, Identity, Ids, Ports } from "@hosting/core"
+import { Cluster, Identity, Ids, Ports } from "@hosting/core"
+import * as Fixtures from "@hosting/testing/Fixtures"
 import { ApiApp, ApiRoutes, HostingHttp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
 import { FakeCluster, MemoryStorage, Seed, TestServices } from "@hosting/testing"

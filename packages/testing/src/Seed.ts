@@ -2,7 +2,8 @@
  * Test data: a fresh account with one user of each role and an outsider,
  * each with a bearer token. Names are unique, so tests can share a store.
  */
-import { Deployment, Fixtures, Identity, Ids, Ports, type Principal } from "@hosting/core"
+import { Deployment, Identity, Ids, Ports, type Principal } from "@hosting/core"
+import * as Fixtures from "./Fixtures.js"
 import { DateTime, Effect, Option } from "effect"
 import { uniqueName } from "./StorageSuite.js"
 

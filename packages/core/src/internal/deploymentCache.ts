@@ -1,9 +1,9 @@
 import { Effect, Option, Scope } from "effect"
-import type { DeploymentId, DeploymentRecord } from "../Deployment.js"
-import type { EventBus } from "../EventBus.js"
-import type { StorageError } from "../Errors.js"
-import type { AccountId } from "../Ids.js"
-import type { DeploymentStore } from "../Ports.js"
+import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
+import type { EventBus } from "../ports/EventBus.js"
+import type { StorageError } from "../model/Errors.js"
+import type { AccountId } from "../model/Ids.js"
+import type { DeploymentStore } from "../ports/Ports.js"
 
 export interface DeploymentCache {
   readonly findById: (id: DeploymentId) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>

@@ -1,6 +1,6 @@
 import { Deferred, Effect, Exit, type Scope } from "effect"
-import type { StorageError } from "../Errors.js"
-import type { Transactor } from "../Ports.js"
+import type { StorageError } from "../model/Errors.js"
+import type { Transactor } from "../ports/Ports.js"
 
 /** One effect waiting for its group's transaction, and where its outcome goes. */
 interface Member {

@@ -2,7 +2,8 @@
  * Use-case tests of accounts and authentication.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Accounts, Catalog, Deployment, Files, Fixtures, Identity, Ids, ObjectStore, Ports } from "@hosting/core"
+import { Accounts, Catalog, Deployment, Files, Identity, Ids, ObjectStore, Ports } from "@hosting/core"
+import * as Fixtures from "@hosting/testing/Fixtures"
 import { Seed, StorageSuite, TestServices } from "@hosting/testing"
 import { DateTime, Effect, Option, Stream, TestClock } from "effect"
 

@@ -2,7 +2,8 @@
  * Use-case tests of deployments: naming, a failing cluster, fixtures.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cluster, Deployment, Deployments, Fixtures, Ids } from "@hosting/core"
+import { Cluster, Deployment, Deployments, Ids } from "@hosting/core"
+import * as Fixtures from "@hosting/testing/Fixtures"
 import { Seed, TestServices } from "@hosting/testing"
 import { Effect, Option } from "effect"
 

@@ -4,11 +4,11 @@
  * its pods.
  */
 import { DateTime, Effect, Option } from "effect"
-import type { Account } from "./Account.js"
-import * as Agent from "./Agent.js"
-import * as AgentSpec from "./AgentSpec.js"
-import * as Cluster from "./Cluster.js"
-import { DeploymentId, type DeploymentRecord, labelKeys, labelValue, namespaceFor, toView } from "./Deployment.js"
+import type { Account } from "../model/Account.js"
+import * as Agent from "../model/Agent.js"
+import * as AgentSpec from "../model/AgentSpec.js"
+import * as Cluster from "../ports/Cluster.js"
+import { DeploymentId, type DeploymentRecord, labelKeys, labelValue, namespaceFor, toView } from "../model/Deployment.js"
 import {
   AccountNotFound,
   AgentNotFound,
@@ -18,14 +18,14 @@ import {
   InvalidRequest,
   PodNotFound,
   VersionNotFound
-} from "./Errors.js"
-import { EventBus } from "./EventBus.js"
-import type { AccountName, AgentName, BuildId, SemVer } from "./Ids.js"
-import { orFail } from "./internal/lookup.js"
-import * as Policy from "./Policy.js"
-import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
-import type { Principal } from "./Principal.js"
-import * as Tracing from "./Tracing.js"
+} from "../model/Errors.js"
+import { EventBus } from "../ports/EventBus.js"
+import type { AccountName, AgentName, BuildId, SemVer } from "../model/Ids.js"
+import { orFail } from "../internal/lookup.js"
+import * as Policy from "../model/Policy.js"
+import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
+import type { Principal } from "../model/Principal.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /** What to deploy: a build, a published version, or (neither) the highest published version. */
 export interface DeployInput {

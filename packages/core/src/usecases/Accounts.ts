@@ -2,14 +2,14 @@
  * Account use cases: the caller's profile, an account's details, rename.
  */
 import { Effect } from "effect"
-import { AccountNameTaken, AccountNotFound } from "./Errors.js"
-import { EventBus } from "./EventBus.js"
-import type { AccountName } from "./Ids.js"
-import { orFail } from "./internal/lookup.js"
-import * as Policy from "./Policy.js"
-import { AccountStore, Transactor } from "./Ports.js"
-import type { Principal } from "./Principal.js"
-import * as Tracing from "./Tracing.js"
+import { AccountNameTaken, AccountNotFound } from "../model/Errors.js"
+import { EventBus } from "../ports/EventBus.js"
+import type { AccountName } from "../model/Ids.js"
+import { orFail } from "../internal/lookup.js"
+import * as Policy from "../model/Policy.js"
+import { AccountStore, Transactor } from "../ports/Ports.js"
+import type { Principal } from "../model/Principal.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts", {
   effect: Effect.gen(function*() {

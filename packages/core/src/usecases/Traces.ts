@@ -4,15 +4,15 @@
  * store (Chat.ts).
  */
 import { Context, type DateTime, Effect, Either, Option, Schema } from "effect"
-import { AgentNotFound, InvalidRequest, PermissionDenied, TracesUnavailable } from "./Errors.js"
-import { AccountName, AgentName } from "./Ids.js"
-import { orFail } from "./internal/lookup.js"
-import * as Otlp from "./Otlp.js"
-import { AccountStore, AgentStore, DeploymentStore, TraceStore } from "./Ports.js"
-import * as Policy from "./Policy.js"
-import type { Principal } from "./Principal.js"
-import { defaultPageSize, maxPageSize, toView, TraceRecord, type TraceStatus } from "./Trace.js"
-import * as Tracing from "./Tracing.js"
+import { AgentNotFound, InvalidRequest, PermissionDenied, TracesUnavailable } from "../model/Errors.js"
+import { AccountName, AgentName } from "../model/Ids.js"
+import { orFail } from "../internal/lookup.js"
+import * as Otlp from "../model/Otlp.js"
+import { AccountStore, AgentStore, DeploymentStore, TraceStore } from "../ports/Ports.js"
+import * as Policy from "../model/Policy.js"
+import type { Principal } from "../model/Principal.js"
+import { defaultPageSize, maxPageSize, toView, TraceRecord, type TraceStatus } from "../model/Trace.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /** Settings of observability. */
 export class TracesConfig extends Context.Reference<TracesConfig>()("@hosting/core/TracesConfig", {

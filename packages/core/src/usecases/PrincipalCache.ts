@@ -17,7 +17,7 @@
  * A `ttl` of zero keeps nothing.
  */
 import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
-import { AccountStore, TokenStore } from "./Ports.js"
+import { AccountStore, TokenStore } from "../ports/Ports.js"
 
 export interface PrincipalCacheOptions {
   /** How long a principal is kept after it was read (0: not kept). */

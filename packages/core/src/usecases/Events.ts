@@ -10,17 +10,17 @@
  * plain objects and no fiber of its own.
  */
 import { Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope } from "effect"
-import type { Account } from "./Account.js"
-import type { StoredEvent } from "./Event.js"
-import { EventBus } from "./EventBus.js"
-import type { AccountId, AccountName } from "./Ids.js"
-import * as Heartbeats from "./internal/heartbeats.js"
-import { orFail } from "./internal/lookup.js"
-import * as Policy from "./Policy.js"
-import { AccountStore, EventLog } from "./Ports.js"
-import type { Principal } from "./Principal.js"
-import { type Receiver, type Subscription, toStream } from "./Receiver.js"
-import * as Tracing from "./Tracing.js"
+import type { Account } from "../model/Account.js"
+import type { StoredEvent } from "../model/Event.js"
+import { EventBus } from "../ports/EventBus.js"
+import type { AccountId, AccountName } from "../model/Ids.js"
+import * as Heartbeats from "../internal/heartbeats.js"
+import { orFail } from "../internal/lookup.js"
+import * as Policy from "../model/Policy.js"
+import { AccountStore, EventLog } from "../ports/Ports.js"
+import type { Principal } from "../model/Principal.js"
+import { type Receiver, type Subscription, toStream } from "../runtime/Receiver.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /** Settings of the event stream. */
 export class EventsConfig extends Context.Reference<EventsConfig>()("@hosting/core/EventsConfig", {

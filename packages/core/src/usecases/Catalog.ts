@@ -3,19 +3,19 @@
  * public catalog, and the configuration of the latest build.
  */
 import { DateTime, Effect, Option } from "effect"
-import type { Account } from "./Account.js"
-import * as Agent from "./Agent.js"
-import { AgentConfig, type AgentRecord, Build, type ValidationWarning, Version } from "./Agent.js"
-import * as AgentSpec from "./AgentSpec.js"
-import { AccountNotFound, AgentNotFound, BuildAlreadyPublished, BuildNotFound, VersionAlreadyPublished } from "./Errors.js"
-import type { AgentBuildEvent } from "./Event.js"
-import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId, type SemVer } from "./Ids.js"
-import { orFail } from "./internal/lookup.js"
-import * as Policy from "./Policy.js"
-import { EventBus } from "./EventBus.js"
-import { AccountStore, AgentStore, type CatalogQuery, DeploymentStore, EventLog, IdGenerator, Transactor } from "./Ports.js"
-import type { Principal } from "./Principal.js"
-import * as Tracing from "./Tracing.js"
+import type { Account } from "../model/Account.js"
+import * as Agent from "../model/Agent.js"
+import { AgentConfig, type AgentRecord, Build, type ValidationWarning, Version } from "../model/Agent.js"
+import * as AgentSpec from "../model/AgentSpec.js"
+import { AccountNotFound, AgentNotFound, BuildAlreadyPublished, BuildNotFound, VersionAlreadyPublished } from "../model/Errors.js"
+import type { AgentBuildEvent } from "../model/Event.js"
+import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId, type SemVer } from "../model/Ids.js"
+import { orFail } from "../internal/lookup.js"
+import * as Policy from "../model/Policy.js"
+import { EventBus } from "../ports/EventBus.js"
+import { AccountStore, AgentStore, type CatalogQuery, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
+import type { Principal } from "../model/Principal.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /** Input of a registration (interface.md register body plus the path). */
 export interface RegisterInput {

@@ -6,11 +6,11 @@
  * Device codes, access tokens and session tokens are stored only as hashes.
  */
 import { Context, DateTime, Duration, Effect, Option } from "effect"
-import { DeviceFlowError, InvalidRequest } from "./Errors.js"
+import { DeviceFlowError, InvalidRequest } from "../model/Errors.js"
 import { hashToken, Identity } from "./Identity.js"
-import { DeviceCodeStore, TokenStore } from "./Ports.js"
-import type { Principal } from "./Principal.js"
-import * as Tracing from "./Tracing.js"
+import { DeviceCodeStore, TokenStore } from "../ports/Ports.js"
+import type { Principal } from "../model/Principal.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /** The grant type of RFC 8628 device access token requests. */
 export const deviceCodeGrant = "urn:ietf:params:oauth:grant-type:device_code"

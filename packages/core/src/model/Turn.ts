@@ -6,9 +6,45 @@
  * messages. The store reads the conversation (holding it until its
  * transaction ends), asks `decide`, and writes what the answer says.
  */
-import { Option } from "effect"
-import type { Message } from "./Conversation.js"
-import type { TurnInput, TurnStart } from "./Ports.js"
+import { type DateTime, Option } from "effect"
+import type { ConversationId, Message } from "./Conversation.js"
+import type { DeploymentId } from "./Deployment.js"
+import type { UserId } from "./Ids.js"
+
+/** A turn to start: the user's message and the reply that answers it, both at the message's time. */
+export interface TurnInput {
+  readonly conversation_id: ConversationId
+  /** Whose conversation it is: a conversation of another user or deployment refuses the turn. */
+  readonly deployment_id: DeploymentId
+  readonly owner_id: UserId
+  /** The title of a conversation this turn creates. */
+  readonly title: string
+  readonly message: Message
+  /** Makes a retried send idempotent: the turn of an earlier message with this id is not started again. */
+  readonly client_message_id: Option.Option<string>
+  /** The empty streaming reply, with the lease of the process that receives it. */
+  readonly reply: Message
+  readonly lease: ReplyLease
+  /** User messages a conversation takes before it is terminal. */
+  readonly message_limit: number
+}
+
+/** What came of starting a turn. */
+export type TurnStart =
+  /** Both messages are stored; `user_messages` is how many the conversation had before this one. */
+  | { readonly _tag: "Started"; readonly user_messages: number }
+  /** The conversation already holds the user message with this client_message_id. */
+  | { readonly _tag: "Repeated"; readonly message: Message }
+  /** The conversation belongs to another user or another deployment. */
+  | { readonly _tag: "NotOwner" }
+  /** The conversation is terminal, or holds as many user messages as the limit. */
+  | { readonly _tag: "LimitReached" }
+
+/** Who is receiving a streaming reply, and until when that claim holds unless renewed. */
+export interface ReplyLease {
+  readonly owner: string
+  readonly expires_at: DateTime.Utc
+}
 
 /** What the store read of an existing conversation, for a turn to it. */
 export interface Stored {

@@ -4,19 +4,27 @@
  * nothing. Unknown keys are refused with a message that names them.
  */
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
-import { User } from "./Account.js"
-import { InvalidRequest } from "./Errors.js"
-import { DeploymentId } from "./Deployment.js"
-import { FileRecord } from "./File.js"
-import { objectKey } from "./Files.js"
-import { ObjectStore } from "./ObjectStore.js"
-import { TraceRecord, truncate } from "./Trace.js"
-import { AccountId, AccountName, AgentName, BuildId, Role, UserId } from "./Ids.js"
-import { Identity } from "./Identity.js"
-import { AccountStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } from "./Ports.js"
-import { formatParseError } from "./SchemaIssues.js"
-import { orFail } from "./internal/lookup.js"
-import * as Tracing from "./Tracing.js"
+import { Account, Deployment, Errors, File, Files, Identity as IdentityModule, Ids, ObjectStore as ObjectStorePort, Ports, SchemaIssues, Trace, Tracing } from "@hosting/core"
+
+const { User } = Account
+const { InvalidRequest } = Errors
+const { DeploymentId } = Deployment
+const { FileRecord } = File
+const { objectKey } = Files
+const { ObjectStore } = ObjectStorePort
+const { TraceRecord, truncate } = Trace
+const { AccountId, AccountName, AgentName, BuildId, Role, UserId } = Ids
+const { Identity } = IdentityModule
+const { AccountStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } = Ports
+const { formatParseError } = SchemaIssues
+type UserId = Ids.UserId
+type FileRecord = File.FileRecord
+type TraceRecord = Trace.TraceRecord
+type InvalidRequest = Errors.InvalidRequest
+
+/** Turns an absent result of a lookup into the given error. */
+const orFail = <E>(onNone: () => E) => <A, E2, R>(self: Effect.Effect<Option.Option<A>, E2, R>) =>
+  Effect.flatMap(self, Option.match({ onNone: () => Effect.fail(onNone()), onSome: (a: A) => Effect.succeed(a) }))
 
 const FixtureUser = Schema.Struct({
   id: UserId,

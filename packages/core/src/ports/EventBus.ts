@@ -4,8 +4,8 @@
  * merged signal can only delay delivery, never drop or repeat an event.
  */
 import { Context, Effect, Layer, Queue, type Scope } from "effect"
-import * as Members from "./internal/members.js"
-import type { AccountId } from "./Ids.js"
+import * as Members from "../internal/members.js"
+import type { AccountId } from "../model/Ids.js"
 
 /** A subscription: `take` waits for the next signal; signals that pile up collapse into one. */
 export interface Wakeups {

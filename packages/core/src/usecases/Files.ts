@@ -5,9 +5,9 @@
  * Reservations never completed are removed by a sweep (`expirySweep`).
  */
 import { Cause, Context, DateTime, Duration, Effect, Layer, Option, Schedule, Stream } from "effect"
-import type { ConversationId } from "./Conversation.js"
-import type { DeploymentId } from "./Deployment.js"
-import { FileRecord } from "./File.js"
+import type { ConversationId } from "../model/Conversation.js"
+import type { DeploymentId } from "../model/Deployment.js"
+import { FileRecord } from "../model/File.js"
 import {
   DeploymentNotFound,
   FileComplete,
@@ -17,14 +17,14 @@ import {
   InvalidRequest,
   UploadExpired,
   UploadIncomplete
-} from "./Errors.js"
-import type { UserId } from "./Ids.js"
-import { orFail } from "./internal/lookup.js"
-import { ObjectStore, type ObjectStoreError } from "./ObjectStore.js"
-import { DeploymentStore, FileStore, IdGenerator } from "./Ports.js"
-import * as Policy from "./Policy.js"
-import type { Principal } from "./Principal.js"
-import * as Tracing from "./Tracing.js"
+} from "../model/Errors.js"
+import type { UserId } from "../model/Ids.js"
+import { orFail } from "../internal/lookup.js"
+import { ObjectStore, type ObjectStoreError } from "../ports/ObjectStore.js"
+import { DeploymentStore, FileStore, IdGenerator } from "../ports/Ports.js"
+import * as Policy from "../model/Policy.js"
+import type { Principal } from "../model/Principal.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /** Settings of files. */
 export class FilesConfig extends Context.Reference<FilesConfig>()("@hosting/core/FilesConfig", {

@@ -3,7 +3,7 @@
  * `message`; which HTTP status they become is decided once, in @hosting/http.
  */
 import { Schema } from "effect"
-import type { ClusterError } from "./Cluster.js"
+import type { ClusterError } from "../ports/Cluster.js"
 
 /** The request is malformed in a way the schemas could not express (a bad combination, a bad value). */
 export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("InvalidRequest", {

@@ -3,8 +3,8 @@
  * agent and streams its reply back in chunks.
  */
 import { Context, type Effect, Schema, type Stream } from "effect"
-import type { Message } from "./Conversation.js"
-import type { DeploymentRecord } from "./Deployment.js"
+import type { Message } from "../model/Conversation.js"
+import type { DeploymentRecord } from "../model/Deployment.js"
 
 /** The agent could not answer (down, timed out, broke off). `message` is safe to show. */
 export class AgentError extends Schema.TaggedError<AgentError>()("AgentError", {

@@ -5,10 +5,10 @@
 import { sha256 } from "@noble/hashes/sha2.js"
 import { bytesToHex, utf8ToBytes } from "@noble/hashes/utils.js"
 import { DateTime, Effect, Option } from "effect"
-import { type StorageError, Unauthenticated } from "./Errors.js"
-import { TokenStore } from "./Ports.js"
-import type { Principal } from "./Principal.js"
-import * as Tracing from "./Tracing.js"
+import { type StorageError, Unauthenticated } from "../model/Errors.js"
+import { TokenStore } from "../ports/Ports.js"
+import type { Principal } from "../model/Principal.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /**
  * SHA-256 of a token, hex encoded, computed synchronously (@noble/hashes):

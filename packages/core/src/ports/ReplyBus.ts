@@ -5,8 +5,8 @@
  * snapshot with what follows without a gap.
  */
 import { Context, Effect, Layer, Queue, Runtime, type Scope } from "effect"
-import type { ConversationId, MessageId } from "./Conversation.js"
-import * as Members from "./internal/members.js"
+import type { ConversationId, MessageId } from "../model/Conversation.js"
+import * as Members from "../internal/members.js"
 
 /** What happens to a reply. `offset` is the position of `delta` in the reply's content. */
 export type ReplyEvent =

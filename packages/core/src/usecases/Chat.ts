@@ -4,8 +4,8 @@
  * arrives, the reply stream, cancellation and message history.
  */
 import { Chunk, Clock, Context, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Runtime, Schedule, Scope } from "effect"
-import { AgentRuntime, type AgentError } from "./AgentRuntime.js"
-import { EventBus } from "./EventBus.js"
+import { AgentRuntime, type AgentError } from "../ports/AgentRuntime.js"
+import { EventBus } from "../ports/EventBus.js"
 import {
   Attachment,
   type ConversationId,
@@ -17,9 +17,9 @@ import {
   Message,
   MessageId,
   type MessageStatus
-} from "./Conversation.js"
-import type { DeploymentId, DeploymentRecord } from "./Deployment.js"
-import type { UserId } from "./Ids.js"
+} from "../model/Conversation.js"
+import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
+import type { UserId } from "../model/Ids.js"
 import {
   ConversationNotFound,
   AttachmentInvalid,
@@ -28,21 +28,21 @@ import {
   MessageLimitReached,
   type StorageError,
   TooManyAttachments
-} from "./Errors.js"
-import * as DeploymentCache from "./internal/deploymentCache.js"
-import * as GroupCommit from "./internal/groupCommit.js"
-import * as Heartbeats from "./internal/heartbeats.js"
-import { orFail } from "./internal/lookup.js"
-import { forEachChunk } from "./internal/stream.js"
-import * as Policy from "./Policy.js"
-import { ConversationStore, DeploymentStore, FileStore, IdGenerator, LeaseOwner, TraceStore, Transactor } from "./Ports.js"
-import type { Principal } from "./Principal.js"
-import { type Receiver, type Subscription, toStream } from "./Receiver.js"
-import { ReplyBus, type ReplyEvent } from "./ReplyBus.js"
-import { withoutNul } from "./Text.js"
-import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "./Trace.js"
+} from "../model/Errors.js"
+import * as DeploymentCache from "../internal/deploymentCache.js"
+import * as GroupCommit from "../internal/groupCommit.js"
+import * as Heartbeats from "../internal/heartbeats.js"
+import { orFail } from "../internal/lookup.js"
+import { forEachChunk } from "../internal/stream.js"
+import * as Policy from "../model/Policy.js"
+import { ConversationStore, DeploymentStore, FileStore, IdGenerator, LeaseOwner, TraceStore, Transactor } from "../ports/Ports.js"
+import type { Principal } from "../model/Principal.js"
+import { type Receiver, type Subscription, toStream } from "../runtime/Receiver.js"
+import { ReplyBus, type ReplyEvent } from "../ports/ReplyBus.js"
+import { withoutNul } from "../model/Text.js"
+import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "../model/Trace.js"
 import { TracesConfig } from "./Traces.js"
-import * as Tracing from "./Tracing.js"
+import * as Tracing from "../runtime/Tracing.js"
 
 /** Settings of chat. */
 export class ChatConfig extends Context.Reference<ChatConfig>()("@hosting/core/ChatConfig", {

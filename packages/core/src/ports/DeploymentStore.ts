@@ -1,0 +1,36 @@
+import { Context, type DateTime, Effect, type Option } from "effect"
+import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
+import type { StorageError } from "../model/Errors.js"
+import type { AccountId, AgentName, BuildId } from "../model/Ids.js"
+
+/** Deployment records. */
+export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore")<DeploymentStore, {
+  /** Creates the record, or replaces the record with the same id. */
+  readonly upsert: (record: {
+    readonly id: DeploymentId
+    readonly account_id: AccountId
+    readonly publisher_id: AccountId
+    readonly agent_name: AgentName
+    readonly build_id: BuildId
+    readonly namespace: string
+    readonly status: string
+    readonly deployed_at: DateTime.Utc
+    readonly undeployed_at: Option.Option<DateTime.Utc>
+    readonly spec: Readonly<Record<string, unknown>>
+  }) => Effect.Effect<void, StorageError>
+  readonly findById: (id: DeploymentId) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>
+  /** The most recent deployment into a namespace, live or not. */
+  readonly findByNamespace: (namespace: string) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>
+  /** Live (not undeployed) deployments into a namespace. */
+  readonly liveInNamespace: (namespace: string) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
+  /** Deployments of an agent made by the given accounts, most recent first. */
+  readonly listForAgent: (
+    publisherId: AccountId,
+    agentName: AgentName,
+    accountIds: ReadonlyArray<AccountId>
+  ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
+  /** Ends a deployment: sets its status and undeployed_at. */
+  readonly markUndeployed: (id: DeploymentId, status: string, at: DateTime.Utc) => Effect.Effect<void, StorageError>
+  /** Accounts other than the publisher with a live (not undeployed) deployment of the agent. */
+  readonly accountsDeploying: (publisherId: AccountId, agentName: AgentName) => Effect.Effect<ReadonlyArray<AccountId>, StorageError>
+}>() {}
