@@ -456,14 +456,8 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
     }
   })
 
-  const reply = (turn: AgentRuntime.Turn): Stream.Stream<string, AgentRuntime.AgentError> =>
-    Stream.unwrapScoped(Effect.map(answer(turn), ({ answer, reading }) =>
-      isJson(answer) ? jsonReply(answer, reading) : fromEventStream(answer.stream, reading))).pipe(
-        Stream.withSpan("HttpAgentRuntime.reply", spanOf(turn))
-      )
-
-  // The same reply without a Stream around it (chat's path): each text goes to `emit` as it is read.
-  const replyEach = (turn: AgentRuntime.Turn, emit: (text: string) => void) =>
+  // Each text goes to `emit` as it is read: with Node's client in the body's own data events.
+  const reply = (turn: AgentRuntime.Turn, emit: (text: string) => void) =>
     Effect.scoped(Effect.flatMap(answer(turn), ({ answer, reading }) =>
       answer.source !== undefined && !isJson(answer)
         ? pushEvents(answer.source, reading, emit)
@@ -473,7 +467,7 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
           (texts) => Effect.sync(() => Chunk.forEach(texts, (text) => emit(text)))
         ))).pipe(Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn)))
 
-  return AgentRuntime.AgentRuntime.of({ reply, replyEach })
+  return AgentRuntime.AgentRuntime.of({ reply })
 }
 
 /** Configured headers as sent, values unwrapped. */

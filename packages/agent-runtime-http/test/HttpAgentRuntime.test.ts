@@ -71,38 +71,21 @@ const turn = (spec: Record<string, unknown> = {}, content = "Hello?"): AgentRunt
 const runtimeFor = (
   agent: FakeAgent.FakeAgent,
   config: HttpAgentRuntimeConfig = {},
-  form: Form = "stream",
   client: Client = "fetch"
 ) =>
   Effect.map(
     Effect.provide(AgentRuntime.AgentRuntime, clients[client]({ endpointFor: () => agent.url, ...config })),
-    forms[form]
+    streamed
   )
 
 /** The runtime over `fetch` (`make` with the platform's fetch client) and over Node's client (`layer`): every check below runs on both. */
 const clients = { fetch: overFetch, node: HttpAgentRuntime.layer }
 type Client = keyof typeof clients
 
-/**
- * The two forms of a reply: the runtime's stream, and its callback form
- * (`replyEach`, which chat uses) seen as a stream, so that every check below
- * runs on both.
- */
-const forms = {
-  stream: (runtime: AgentRuntime.AgentRuntime["Type"]) => runtime,
-  callback: (runtime: AgentRuntime.AgentRuntime["Type"]): AgentRuntime.AgentRuntime["Type"] => ({
-    reply: (turn) =>
-      Stream.asyncScoped<string, AgentRuntime.AgentError>((emit) =>
-        runtime.replyEach!(turn, (text) => void emit.single(text)).pipe(
-          Effect.matchEffect({
-            onFailure: (error) => Effect.promise(() => emit.fail(error)),
-            onSuccess: () => Effect.promise(() => emit.end())
-          }),
-          Effect.forkScoped
-        ))
-  })
-}
-type Form = keyof typeof forms
+/** The runtime's one method seen as a stream (`AgentRuntime.replyStream`), which every check below reads. */
+const streamed = (runtime: AgentRuntime.AgentRuntime["Type"]) => ({
+  reply: (turn: AgentRuntime.Turn) => AgentRuntime.replyStream(runtime, turn)
+})
 
 /** The chunks that arrived and the error that ended the reply. */
 const chunksThenError = (stream: Stream.Stream<string, AgentRuntime.AgentError>) =>
@@ -175,12 +158,7 @@ describe("HttpAgentRuntime: the request", () => {
   })
 })
 
-describe.each([
-  ["stream", "fetch"],
-  ["callback", "fetch"],
-  ["stream", "node"],
-  ["callback", "node"]
-] as const)("HttpAgentRuntime against fake agents (%s form, %s client)", (form, client) => {
+describe.each(["fetch", "node"] as const)("HttpAgentRuntime against fake agents (%s client)", (client) => {
   it.live("streams the SSE chunks in order and sends the history, the model and stream: true", () =>
     Effect.gen(function*() {
       const agent = yield* FakeAgent.make(async (x) => {
@@ -204,7 +182,7 @@ describe.each([
       })
       const runtime = yield* AgentRuntime.AgentRuntime.pipe(Effect.provide(clients[client]()))
       const history = [message("user", "Salut"), message("assistant", "Salut !"), message("assistant", "Sal", { status: "failed" })]
-      const chunks = yield* runtime.reply({
+      const chunks = yield* AgentRuntime.replyStream(runtime, {
         deployment: deployment({ endpoint: agent.url, model: "tiny-model" }),
         history,
         message: message("user", "Comment ça va ?")
@@ -237,7 +215,7 @@ describe.each([
           choices: [{ index: 0, message: { role: "assistant", content: "The whole answer at once." }, finish_reason: "stop" }]
         }))
       })
-      const runtime = yield* runtimeFor(agent, {}, form, client)
+      const runtime = yield* runtimeFor(agent, {}, client)
       const chunks = yield* runtime.reply(turn()).pipe(Stream.runCollect)
       expect([...chunks]).toEqual(["The whole answer at once."])
       expect((agent.received[0]!.body as { model: string }).model).toBe("helper")
@@ -250,7 +228,7 @@ describe.each([
         x.event(delta("Thinking"))
         await x.sleep(60_000)
       })
-      const runtime = yield* runtimeFor(agent, { idleTimeout: "200 millis" }, form, client)
+      const runtime = yield* runtimeFor(agent, { idleTimeout: "200 millis" }, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Thinking"])
       expect(error).toBeInstanceOf(AgentRuntime.AgentError)
@@ -264,7 +242,7 @@ describe.each([
       const agent = yield* FakeAgent.make(async (x) => {
         await x.sleep(60_000)
       })
-      const runtime = yield* runtimeFor(agent, { connectTimeout: "300 millis" }, form, client)
+      const runtime = yield* runtimeFor(agent, { connectTimeout: "300 millis" }, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual([])
       expect(error.message).toBe("The agent did not answer within 300 ms")
@@ -280,7 +258,7 @@ describe.each([
         await x.sleep(50)
         x.res.socket?.destroy()
       })
-      const runtime = yield* runtimeFor(agent, {}, form, client)
+      const runtime = yield* runtimeFor(agent, {}, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["First", " second"])
       expect(error.message).toBe("The agent's reply broke off")
@@ -294,7 +272,7 @@ describe.each([
         x.event(delta("Half an"))
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form, client)
+      const runtime = yield* runtimeFor(agent, {}, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Half an"])
       expect(error.message).toBe("The agent's reply broke off")
@@ -308,7 +286,7 @@ describe.each([
         x.event(finish)
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form, client)
+      const runtime = yield* runtimeFor(agent, {}, client)
       expect([...yield* runtime.reply(turn()).pipe(Stream.runCollect)]).toEqual(["Short."])
     }).pipe(Effect.scoped))
 
@@ -319,7 +297,7 @@ describe.each([
         x.event(delta("Let me"))
         x.event({ error: { message: "CUDA out of memory at /srv/model.py:42", type: "server_error" } })
       })
-      const runtime = yield* runtimeFor(agent, {}, form, client)
+      const runtime = yield* runtimeFor(agent, {}, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual(["Let me"])
       expect(error.message).toBe("The agent reported an error")
@@ -332,7 +310,7 @@ describe.each([
         x.res.writeHead(500, { "content-type": "text/plain" })
         x.res.end("Traceback: secret internal path /srv/agent/main.py")
       })
-      const runtime = yield* runtimeFor(agent, {}, form, client)
+      const runtime = yield* runtimeFor(agent, {}, client)
       const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
       expect(chunks).toEqual([])
       expect(error.message).toBe("The agent answered 500")
@@ -346,7 +324,7 @@ describe.each([
       const runtime = yield* AgentRuntime.AgentRuntime.pipe(
         Effect.provide(clients[client]({ endpointFor: () => `http://127.0.0.1:${port}` }))
       )
-      const { chunks, error } = yield* chunksThenError(runtime.reply(turn()))
+      const { chunks, error } = yield* chunksThenError(AgentRuntime.replyStream(runtime, turn()))
       expect(chunks).toEqual([])
       expect(error.message).toBe("The agent is not reachable")
       expect(error.cause).toBeDefined()
@@ -355,7 +333,7 @@ describe.each([
   it.live("an endpoint that is not an http(s) URL fails without a request", () =>
     Effect.gen(function*() {
       const runtime = yield* AgentRuntime.AgentRuntime.pipe(Effect.provide(clients[client]()))
-      const error = yield* runtime.reply(turn({ endpoint: "file:///etc/passwd" })).pipe(Stream.runDrain, Effect.flip)
+      const error = yield* AgentRuntime.replyStream(runtime, turn({ endpoint: "file:///etc/passwd" })).pipe(Stream.runDrain, Effect.flip)
       expect(error.message).toBe("The agent's endpoint is not a valid http(s) URL")
     }))
 
@@ -372,7 +350,7 @@ describe.each([
         x.event("[DONE]")
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form, client)
+      const runtime = yield* runtimeFor(agent, {}, client)
       const first = yield* Deferred.make<string>()
       const fiber = yield* runtime.reply(turn()).pipe(
         Stream.runForEach((chunk) => Deferred.succeed(first, chunk)),
@@ -411,7 +389,7 @@ describe.each([
         Effect.provide(layer),
         Effect.withConfigProvider(ConfigProvider.fromMap(new Map([["AGENT_KEY", "k-secret-123"], ["AGENT_IDLE_TIMEOUT", "5 seconds"]])))
       )
-      const chunks = yield* runtime.reply(turn()).pipe(Stream.runCollect, Effect.withTracer(recording))
+      const chunks = yield* AgentRuntime.replyStream(runtime, turn()).pipe(Stream.runCollect, Effect.withTracer(recording))
       expect([...chunks]).toEqual(["ok"])
       expect(agent.received[0]!.headers["x-agent-key"]).toBe("k-secret-123")
 
@@ -423,7 +401,7 @@ describe.each([
     }).pipe(Effect.scoped))
 })
 
-describe.each(["stream", "callback"] as const)("HttpAgentRuntime.layer: kept-alive connections (%s form)", (form) => {
+describe("HttpAgentRuntime.layer: kept-alive connections", () => {
   it.live("replies one after another share one connection to the agent", () =>
     Effect.gen(function*() {
       const agent = yield* FakeAgent.make((x) => {
@@ -432,7 +410,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime.layer: kept-ali
         x.event("[DONE]")
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form, "node")
+      const runtime = yield* runtimeFor(agent, {}, "node")
       const replies = []
       for (let i = 0; i < 3; i++) {
         replies.push(yield* runtime.reply(turn()).pipe(Stream.mkString))
@@ -457,7 +435,7 @@ describe.each(["stream", "callback"] as const)("HttpAgentRuntime.layer: kept-ali
         x.event("[DONE]")
         x.res.end()
       })
-      const runtime = yield* runtimeFor(agent, {}, form, "node")
+      const runtime = yield* runtimeFor(agent, {}, "node")
       expect(yield* runtime.reply(turn()).pipe(Stream.mkString)).toBe("answered")
       yield* Effect.sleep("20 millis")
       expect(yield* runtime.reply(turn()).pipe(Stream.mkString)).toBe("answered")

@@ -158,10 +158,10 @@ export const replyBus = (
         Effect.gen(function*() {
           const { c, e } = JSON.parse(payload) as Envelope
           const conversation = Conversation.ConversationId.make(c)
-          if (e._tag !== "CompletedStored") return yield* local.publish(conversation, e)
+          if (e._tag !== "CompletedStored") return local.publish(conversation, e)
           // Too large to notify: the completed reply is already stored.
           const stored = (yield* conversations.messages(conversation)).find((m) => m.message_id === e.message_id)
-          if (stored !== undefined) yield* local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content })
+          if (stored !== undefined) local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content })
         }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a reply notification could not be delivered", cause)))
       const { notifyAll } = yield* channel(`${options.channelPrefix ?? "hosting"}_replies`, deliver)
       // Publications wait in one queue, in order, for the one fiber that sends them: a reply's chunks are published
@@ -174,13 +174,10 @@ export const replyBus = (
       yield* Effect.addFinalizer(() =>
         Effect.flatMap(Queue.takeAll(outbox), (payloads) => Chunk.isEmpty(payloads) ? Effect.void : sendWaiting(payloads))
       )
-      const unsafePublish = (conversation: Conversation.ConversationId, event: ReplyBus.ReplyEvent) => {
-        for (const payload of envelopes(conversation, event)) outbox.unsafeOffer(payload)
-      }
       return ReplyBus.ReplyBus.of({
-        publish: (conversation, event) => Effect.sync(() => unsafePublish(conversation, event)),
-        unsafePublish,
-        subscribe: local.subscribe,
+        publish: (conversation, event) => {
+          for (const payload of envelopes(conversation, event)) outbox.unsafeOffer(payload)
+        },
         listen: local.listen,
         subscribers: local.subscribers
       })

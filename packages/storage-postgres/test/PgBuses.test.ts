@@ -2,8 +2,8 @@
  * The event and reply buses on PostgreSQL pass the bus contracts. Beyond
  * them, the reply bus across processes: two buses on one database
  * stand for two server processes. What one publishes reaches the other's
- * listeners in publication order, whether it came from plain code
- * (`unsafePublish`) or from an effect; publications still queued when a
+ * listeners in publication order, whether it was published from plain
+ * code or from an effect; publications still queued when a
  * bus closes are sent before it lets go of its connection.
  */
 import { Conversation, ReplyBus } from "@hosting/core"
@@ -44,11 +44,11 @@ describe.skipIf(database === undefined)(`reply bus on postgres: needs a server (
       let offset = 0
       for (const [i, word] of words.entries()) {
         const event = { _tag: "Delta", message_id: id, offset, delta: word } as const
-        if (i === 100) yield* sender.publish(conversation, event)
-        else sender.unsafePublish(conversation, event)
+        if (i === 100) yield* Effect.sync(() => sender.publish(conversation, event))
+        else sender.publish(conversation, event)
         offset += word.length
       }
-      sender.unsafePublish(conversation, { _tag: "Completed", message_id: id, content: words.join("") })
+      sender.publish(conversation, { _tag: "Completed", message_id: id, content: words.join("") })
       // Closed at once: what is still queued goes out first.
       yield* Scope.close(publishing, Exit.void)
       for (let i = 0; i < 200 && heard.at(-1) !== "Completed"; i++) yield* Effect.sleep("10 millis")

@@ -48,7 +48,7 @@ if (database !== undefined) {
           const owner = Context.get(yield* Layer.buildWithScope(PgProcessLock.layer({ url, applicationName: "other" }), other), Ports.LeaseOwner)
           const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
           yield* chat.send(team.principals.member, deployment, conversation, { content: "first" })
-          const heard = yield* bus.subscribe(conversation)
+          const heard = yield* ReplyBus.subscribe(bus, conversation)
           const theirs = yield* OtherProcess.streamingReply(conversation, owner.name, lease)
           const status = Effect.map(store.latestReply(conversation), (m) => Option.getOrThrow(m).status)
 

@@ -8,7 +8,7 @@ import { AgentRuntime, Chat, Conversation, Ports } from "@hosting/core"
 import { PostgresStorage } from "@hosting/storage-postgres"
 import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Seed, TestServices } from "@hosting/testing"
-import { Effect, Layer, Option, Stream } from "effect"
+import { Effect, Layer, Option } from "effect"
 import { afterAll, it as plain } from "vitest"
 
 const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
@@ -16,7 +16,7 @@ afterAll(() => database?.drop())
 
 const agent = Layer.succeed(
   AgentRuntime.AgentRuntime,
-  AgentRuntime.AgentRuntime.of({ reply: () => Stream.make("before\u0000", "after") })
+  AgentRuntime.AgentRuntime.of({ reply: (_, emit) => Effect.sync(() => ["before\u0000", "after"].forEach((chunk) => emit(chunk))) })
 )
 
 // Without a server the suite shows as skipped, with the reason in its title.

@@ -51,7 +51,7 @@ const turn = (content: string): AgentRuntime.Turn => {
 
 type Runtime = AgentRuntime.AgentRuntime["Type"]
 
-/** The chunks a reply gave and how it ended, through `reply` or through `replyEach`. */
+/** The chunks a reply gave and how it ended, through the port's `reply` or through its stream view. */
 interface Outcome {
   readonly chunks: ReadonlyArray<string>
   readonly error: Option.Option<AgentRuntime.AgentError>
@@ -60,28 +60,27 @@ interface Outcome {
 const viaStream = (runtime: Runtime, content: string): Effect.Effect<Outcome> =>
   Effect.gen(function*() {
     const chunks: Array<string> = []
-    const ended = yield* Effect.either(Stream.runForEach(runtime.reply(turn(content)), (c) => Effect.sync(() => chunks.push(c))))
+    const ended = yield* Effect.either(
+      Stream.runForEach(AgentRuntime.replyStream(runtime, turn(content)), (c) => Effect.sync(() => chunks.push(c)))
+    )
     return { chunks, error: Option.getLeft(ended) }
   })
 
 const viaCallback = (runtime: Runtime, content: string): Effect.Effect<Outcome> =>
   Effect.gen(function*() {
     const chunks: Array<string> = []
-    const ended = yield* Effect.either(runtime.replyEach!(turn(content), (c) => void chunks.push(c)))
+    const ended = yield* Effect.either(runtime.reply(turn(content), (c) => void chunks.push(c)))
     return { chunks, error: Option.getLeft(ended) }
   })
 
-/** The forms of a reply the runtime offers: the stream always, the callback when it has one. */
-const formsOf = (runtime: Runtime) =>
-  runtime.replyEach === undefined
-    ? [["reply", viaStream] as const]
-    : [["reply", viaStream] as const, ["replyEach", viaCallback] as const]
+/** The ways to read a reply: the port's one method, and the stream view derived from it. */
+const forms = [["reply", viaCallback] as const, ["replyStream", viaStream] as const]
 
 /**
  * Starts a reply in a fiber of its own; `first` completes with its first
  * chunk, and `chunks` holds every chunk so far.
  */
-const started = (runtime: Runtime, form: "reply" | "replyEach", content: string) =>
+const started = (runtime: Runtime, form: "reply" | "replyStream", content: string) =>
   Effect.gen(function*() {
     const first = yield* Deferred.make<string>()
     const chunks: Array<string> = []
@@ -89,9 +88,9 @@ const started = (runtime: Runtime, form: "reply" | "replyEach", content: string)
       chunks.push(chunk)
       Deferred.unsafeDone(first, Effect.succeed(chunk))
     }
-    const fiber = yield* (form === "reply"
-      ? Stream.runForEach(runtime.reply(turn(content)), (chunk) => Effect.sync(() => heard(chunk)))
-      : runtime.replyEach!(turn(content), heard)).pipe(Effect.fork)
+    const fiber = yield* (form === "replyStream"
+      ? Stream.runForEach(AgentRuntime.replyStream(runtime, turn(content)), (chunk) => Effect.sync(() => heard(chunk)))
+      : runtime.reply(turn(content), heard)).pipe(Effect.fork)
     return { first, chunks, fiber }
   })
 
@@ -106,17 +105,16 @@ export const run = <E>(name: string, layer: Layer.Layer<AgentRuntime.AgentRuntim
         Effect.gen(function*() {
           const runtime = yield* AgentRuntime.AgentRuntime
           const content = "Hello there, how are   you today?"
-          for (const [form, replyOf] of formsOf(runtime)) {
+          for (const [form, replyOf] of forms) {
             const { chunks, error } = yield* replyOf(runtime, content)
             expect({ form, joined: chunks.join(""), failed: Option.isSome(error) }).toEqual({ form, joined: content, failed: false })
             expect(chunks.length).toBeGreaterThan(1)
           }
         }))
 
-      it.effect("replyEach hands emit the same chunks as reply gives, in the same order", () =>
+      it.effect("the stream view gives the same chunks as reply hands emit, in the same order", () =>
         Effect.gen(function*() {
           const runtime = yield* AgentRuntime.AgentRuntime
-          if (runtime.replyEach === undefined) return
           const content = "one two  three four five"
           const streamed = yield* viaStream(runtime, content)
           const emitted = yield* viaCallback(runtime, content)
@@ -126,7 +124,7 @@ export const run = <E>(name: string, layer: Layer.Layer<AgentRuntime.AgentRuntim
       it.effect(`an agent that breaks off fails the reply with AgentError, after the chunks it sent before (each form)`, () =>
         Effect.gen(function*() {
           const runtime = yield* AgentRuntime.AgentRuntime
-          for (const [form, replyOf] of formsOf(runtime)) {
+          for (const [form, replyOf] of forms) {
             const { chunks, error } = yield* replyOf(runtime, `first second ${failWord} never`)
             expect({ form, joined: chunks.join("") }).toEqual({ form, joined: "first second " })
             const failure = Option.getOrThrow(error)
@@ -139,7 +137,7 @@ export const run = <E>(name: string, layer: Layer.Layer<AgentRuntime.AgentRuntim
       it.effect("interrupting a reply stops it: no chunk comes after the interrupt (each form)", () =>
         Effect.gen(function*() {
           const runtime = yield* AgentRuntime.AgentRuntime
-          for (const [form] of formsOf(runtime)) {
+          for (const [form] of forms) {
             const reply = yield* started(runtime, form, longText)
             yield* Deferred.await(reply.first).pipe(Effect.timeout("10 seconds"))
             yield* Fiber.interrupt(reply.fiber).pipe(Effect.timeout("10 seconds"))
@@ -155,11 +153,10 @@ export const run = <E>(name: string, layer: Layer.Layer<AgentRuntime.AgentRuntim
         Effect.gen(function*() {
           const runtime = yield* AgentRuntime.AgentRuntime
           const contents = ["alpha beta gamma delta", "uno dos tres cuatro cinco", "eins zwei drei"]
-          // Both forms at once, where the runtime has both.
-          const other = runtime.replyEach === undefined ? viaStream : viaCallback
+          // Both ways at once.
           const outcomes = yield* Effect.forEach(
             contents,
-            (content, i) => (i % 2 === 0 ? viaStream : other)(runtime, content),
+            (content, i) => (i % 2 === 0 ? viaStream : viaCallback)(runtime, content),
             { concurrency: "unbounded" }
           )
           expect(outcomes.map((o) => o.chunks.join(""))).toEqual(contents)
@@ -168,10 +165,14 @@ export const run = <E>(name: string, layer: Layer.Layer<AgentRuntime.AgentRuntim
       it.effect("a reply is asked anew each time it runs: running it twice gives the answer twice", () =>
         Effect.gen(function*() {
           const runtime = yield* AgentRuntime.AgentRuntime
-          const reply = runtime.reply(turn("again and again"))
-          const first = yield* Stream.mkString(reply)
-          const second = yield* Stream.mkString(reply)
-          expect([first, second]).toEqual(["again and again", "again and again"])
+          const once = turn("again and again")
+          const heard: Array<string> = []
+          const reply = runtime.reply(once, (chunk) => void heard.push(chunk))
+          yield* reply
+          yield* reply
+          expect(heard.join("")).toBe("again and againagain and again")
+          const stream = AgentRuntime.replyStream(runtime, once)
+          expect([yield* Stream.mkString(stream), yield* Stream.mkString(stream)]).toEqual(["again and again", "again and again"])
         }))
     })
   })

@@ -1,9 +1,9 @@
 /**
  * The echo agent: the embedded default runtime and a test double. It streams
- * the user's text back word by word, with a delay between chunks.
+ * the user's text back word by word (each word a chunk), with a delay between chunks.
  */
 import { AgentRuntime } from "@hosting/core"
-import { Duration, Effect, Layer, Stream } from "effect"
+import { Duration, Effect, Layer } from "effect"
 
 /** Settings of the echo agent. */
 export interface EchoOptions {
@@ -34,11 +34,7 @@ export const make = (options: EchoOptions = {}) => {
   // With no pause and no failure to stage, no effect per word.
   const plain = !paused && options.failOn === undefined
   return AgentRuntime.AgentRuntime.of({
-    reply: ({ message }) => {
-      const words = Stream.fromIterable(chunksOf(textOf(message)))
-      return plain ? words : words.pipe(Stream.mapEffect(next))
-    },
-    replyEach: ({ message }, emit) =>
+    reply: ({ message }, emit) =>
       plain
         ? Effect.sync(() => chunksOf(textOf(message)).forEach((chunk) => emit(chunk)))
         : Effect.forEach(chunksOf(textOf(message)), (chunk) => Effect.map(next(chunk), emit), { discard: true })

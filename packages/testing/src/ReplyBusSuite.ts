@@ -50,33 +50,33 @@ const takeN = (subscription: { readonly take: Effect.Effect<ReplyEvent> }, count
 export const run = <E>(name: string, layer: Layer.Layer<ReplyBus.ReplyBus, E>) => {
   describe(`reply bus contract: ${name}`, () => {
     withLayer(layer, { timeout: 30_000, excludeTestServices: true })((it) => {
-      it.scoped("every subscriber and listener of the conversation gets its events, in the order they were published", () =>
+      it.scoped("every listener of the conversation, and every subscription made from listen, gets its events, in the order they were published", () =>
         Effect.gen(function*() {
           const bus = yield* ReplyBus.ReplyBus
           const c = conversation()
           const id = messageId()
-          const first = yield* bus.subscribe(c)
-          const second = yield* bus.subscribe(c)
+          const first = yield* ReplyBus.subscribe(bus, c)
+          const second = yield* ReplyBus.subscribe(bus, c)
           const heard = yield* listening(bus, c)
           const events = [delta(id, 0, "Hel"), delta(id, 3, "lo"), delta(id, 5, "!"), completed(id, "Hello!")]
-          yield* Effect.forEach(events, (event) => bus.publish(c, event), { discard: true })
+          for (const event of events) bus.publish(c, event)
           expect(yield* takeN(first, 4)).toEqual(events)
           expect(yield* takeN(second, 4)).toEqual(events)
           yield* untilHeard(heard, 4)
           expect(heard).toEqual(events)
         }))
 
-      it.scoped("publish and unsafePublish keep one order: their events arrive as they were published", () =>
+      it.scoped("events published in a burst, from plain code and from effects, arrive in the order they were published", () =>
         Effect.gen(function*() {
           const bus = yield* ReplyBus.ReplyBus
           const c = conversation()
           const id = messageId()
           const heard = yield* listening(bus, c)
-          const subscription = yield* bus.subscribe(c)
+          const subscription = yield* ReplyBus.subscribe(bus, c)
           const events = Array.from({ length: 40 }, (_, i) => delta(id, i, String.fromCharCode(97 + (i % 26))))
           for (const [i, event] of events.entries()) {
-            if (i % 3 === 0) yield* bus.publish(c, event)
-            else bus.unsafePublish(c, event)
+            if (i % 3 === 0) yield* Effect.sync(() => bus.publish(c, event))
+            else bus.publish(c, event)
           }
           yield* untilHeard(heard, events.length)
           expect(heard).toEqual(events)
@@ -95,7 +95,7 @@ export const run = <E>(name: string, layer: Layer.Layer<ReplyBus.ReplyBus, E>) =
             cancelRequested(broken),
             { _tag: "Failed", message_id: broken, error: "The agent stopped answering." }
           ]
-          yield* Effect.forEach(events, (event) => bus.publish(c, event), { discard: true })
+          for (const event of events) bus.publish(c, event)
           yield* untilHeard(heard, events.length)
           expect(heard).toEqual(events)
         }))
@@ -107,8 +107,8 @@ export const run = <E>(name: string, layer: Layer.Layer<ReplyBus.ReplyBus, E>) =
           const id = messageId()
           const heard = yield* listening(bus, c)
           const text = Array.from({ length: 1200 }, (_, i) => `w${i} é `).join("")
-          yield* bus.publish(c, delta(id, 7, text))
-          yield* bus.publish(c, cancelRequested(id))
+          bus.publish(c, delta(id, 7, text))
+          bus.publish(c, cancelRequested(id))
           for (let i = 0; i < 1000 && heard.at(-1)?._tag !== "CancelRequested"; i++) yield* Effect.sleep("5 millis")
           const parts = heard.flatMap((event) => (event._tag === "Delta" ? [event] : []))
           expect(heard.map((event) => event._tag)).toEqual([...parts.map(() => "Delta"), "CancelRequested"])
@@ -126,10 +126,10 @@ export const run = <E>(name: string, layer: Layer.Layer<ReplyBus.ReplyBus, E>) =
           const [mine, other] = [conversation(), conversation()]
           const id = messageId()
           const heard = yield* listening(bus, mine)
-          const subscription = yield* bus.subscribe(mine)
-          yield* bus.publish(other, delta(id, 0, "not yours"))
-          bus.unsafePublish(other, cancelRequested(id))
-          yield* bus.publish(mine, completed(id, "yours"))
+          const subscription = yield* ReplyBus.subscribe(bus, mine)
+          bus.publish(other, delta(id, 0, "not yours"))
+          bus.publish(other, cancelRequested(id))
+          bus.publish(mine, completed(id, "yours"))
           expect(yield* takeN(subscription, 1)).toEqual([completed(id, "yours")])
           yield* untilHeard(heard, 1)
           expect(heard).toEqual([completed(id, "yours")])
@@ -143,15 +143,15 @@ export const run = <E>(name: string, layer: Layer.Layer<ReplyBus.ReplyBus, E>) =
           const before = yield* bus.subscribers
           const shortLived = yield* Scope.make()
           const closedHeard = yield* Scope.extend(listening(bus, c), shortLived)
-          yield* Scope.extend(bus.subscribe(c), shortLived)
+          yield* Scope.extend(ReplyBus.subscribe(bus, c), shortLived)
           const staying = yield* listening(bus, c)
           expect(yield* bus.subscribers).toBe(before + 3)
-          yield* bus.publish(c, delta(id, 0, "before"))
+          bus.publish(c, delta(id, 0, "before"))
           yield* untilHeard(closedHeard, 1)
           yield* Scope.close(shortLived, Exit.void)
           expect(yield* bus.subscribers).toBe(before + 1)
-          yield* bus.publish(c, delta(id, 6, "after"))
-          bus.unsafePublish(c, completed(id, "beforeafter"))
+          bus.publish(c, delta(id, 6, "after"))
+          bus.publish(c, completed(id, "beforeafter"))
           yield* untilHeard(staying, 3)
           expect(closedHeard).toEqual([delta(id, 0, "before")])
         }))

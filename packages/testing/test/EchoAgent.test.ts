@@ -38,13 +38,18 @@ const turn = (content: string): AgentRuntime.Turn => ({
   })
 })
 
-/** Both forms of one reply: the chunks each gave, and how each ended. */
+/**
+ * One reply read both ways: straight from the port's `reply` (what chat
+ * does) and through its stream view, `AgentRuntime.replyStream`.
+ */
 const bothForms = (runtime: AgentRuntime.AgentRuntime["Type"], content: string) =>
   Effect.gen(function*() {
     const streamed: Array<string> = []
-    const streamEnd = yield* Effect.either(Stream.runForEach(runtime.reply(turn(content)), (c) => Effect.sync(() => streamed.push(c))))
+    const streamEnd = yield* Effect.either(
+      Stream.runForEach(AgentRuntime.replyStream(runtime, turn(content)), (c) => Effect.sync(() => streamed.push(c)))
+    )
     const emitted: Array<string> = []
-    const eachEnd = yield* Effect.either(runtime.replyEach!(turn(content), (c) => void emitted.push(c)))
+    const eachEnd = yield* Effect.either(runtime.reply(turn(content), (c) => void emitted.push(c)))
     return { streamed, emitted, streamEnd, eachEnd }
   })
 

@@ -1,8 +1,8 @@
 /**
  * The agent runtime port: forwards a turn of a conversation to the deployed
- * agent and streams its reply back in chunks.
+ * agent and hands its reply back chunk by chunk.
  */
-import { Context, type Effect, Schema, type Stream } from "effect"
+import { Context, Effect, Schema, Stream } from "effect"
 import type { Message } from "../model/Conversation.js"
 import type { DeploymentRecord } from "../model/Deployment.js"
 
@@ -19,15 +19,35 @@ export interface Turn {
   readonly message: Message
 }
 
+/**
+ * What every runtime promises (the contract suite, `AgentRuntimeSuite` in
+ * @hosting/testing, checks it):
+ * - `reply` hands `emit` the agent's answer chunk by chunk, in order, and
+ *   succeeds when the answer ends;
+ * - an agent that cannot answer or breaks off fails it with `AgentError`,
+ *   after the chunks that came before;
+ * - interrupting it stops the agent's work: no chunk is emitted after;
+ * - replies running at once are independent, and each run asks anew.
+ *
+ * `emit` returns at once and never throws, so a runtime may call it from
+ * plain code (a socket's data callback), with no fiber turn per chunk.
+ */
 export class AgentRuntime extends Context.Tag("@hosting/core/AgentRuntime")<AgentRuntime, {
-  /** The reply to a turn, chunk by chunk; interrupting the stream stops the agent's work. */
-  readonly reply: (turn: Turn) => Stream.Stream<string, AgentError>
-  /**
-   * Optional: the same reply, each chunk handed to `emit` in order, ending
-   * when the reply does; interrupting it stops the agent's work. `emit`
-   * returns at once and never throws, so a runtime may call it from plain
-   * code (a socket's data callback) with no fiber turn per chunk. Chat uses
-   * it when present: it spares each chunk the machinery of a `Stream`.
-   */
-  readonly replyEach?: (turn: Turn, emit: (chunk: string) => void) => Effect.Effect<void, AgentError>
+  /** The reply to a turn, each chunk handed to `emit` as it arrives; ends when the reply does. */
+  readonly reply: (turn: Turn, emit: (chunk: string) => void) => Effect.Effect<void, AgentError>
 }>() {}
+
+/**
+ * The reply to a turn as a `Stream` of its chunks: a view of `reply` for
+ * code that composes streams. Each run of the stream asks the agent anew;
+ * interrupting it stops the agent's work.
+ */
+export const replyStream = (runtime: AgentRuntime["Type"], turn: Turn): Stream.Stream<string, AgentError> =>
+  Stream.asyncScoped<string, AgentError>((emit) =>
+    runtime.reply(turn, (chunk) => void emit.single(chunk)).pipe(
+      Effect.matchEffect({
+        onFailure: (error) => Effect.promise(() => emit.fail(error)),
+        onSuccess: () => Effect.promise(() => emit.end())
+      }),
+      Effect.forkScoped
+    ))

@@ -17,37 +17,47 @@ export type ReplyEvent =
   | { readonly _tag: "CancelRequested"; readonly message_id: MessageId }
 
 /**
- * Each event reaches every subscriber and listener of its conversation, and
- * only those, in the order published, while their scope is open. A bus that
- * spans processes delivers a moment after `publish` returns, may split a long
- * `Delta` into parts at their offsets, keeps the first 1000 characters of a
- * `Failed` error, and may send a long `Completed` as word to read the reply
- * from storage: publish `Completed` once the reply is stored.
+ * Each event reaches every listener of its conversation, and only those, in
+ * the order published, while their scope is open (`ReplyBusSuite` in
+ * @hosting/testing checks it). A bus that spans processes delivers a moment
+ * after `publish` returns, may split a long `Delta` into parts at their
+ * offsets, keeps the first 1000 characters of a `Failed` error, and may send
+ * a long `Completed` as word to read the reply from storage: publish
+ * `Completed` once the reply is stored.
  */
 export class ReplyBus extends Context.Tag("@hosting/core/ReplyBus")<ReplyBus, {
-  /** Publishes one event of the conversation. */
-  readonly publish: (conversation: ConversationId, event: ReplyEvent) => Effect.Effect<void>
   /**
-   * `publish` from plain code, returning at once: the events of both reach
-   * every listener in the order they were published. A reply's chunks come
-   * this way, straight from the socket that brought them.
+   * Publishes one event of the conversation, from plain code or an effect
+   * (`Effect.sync`): it returns at once and never throws. A reply's chunks
+   * come this way straight from the socket that brought them.
    */
-  readonly unsafePublish: (conversation: ConversationId, event: ReplyEvent) => void
-  /** Subscribes for the life of the scope; `take` waits for the next event. */
-  readonly subscribe: (conversation: ConversationId) => Effect.Effect<{ readonly take: Effect.Effect<ReplyEvent> }, never, Scope.Scope>
+  readonly publish: (conversation: ConversationId, event: ReplyEvent) => void
   /**
    * Calls `listener` with every event of the conversation, in order, for the
    * life of the scope, as the event is published: no fiber waits for it. The
    * listener must return at once and never throw.
    */
   readonly listen: (conversation: ConversationId, listener: (event: ReplyEvent) => void) => Effect.Effect<void, never, Scope.Scope>
-  /** How many subscriptions and listeners are open (for tests and metrics). */
+  /** How many listeners are open (for tests and metrics). */
   readonly subscribers: Effect.Effect<number>
 }>() {}
 
 /**
- * Within one process: each conversation keeps its listeners (a subscriber's
- * is the offer to its queue), called as each event is published. A listener
+ * The events of a conversation for the life of the scope, queued for a
+ * fiber to `take` one at a time: a view of `listen` for code that waits.
+ */
+export const subscribe = (
+  bus: ReplyBus["Type"],
+  conversation: ConversationId
+): Effect.Effect<{ readonly take: Effect.Effect<ReplyEvent> }, never, Scope.Scope> =>
+  Effect.acquireRelease(Queue.unbounded<ReplyEvent>(), Queue.shutdown).pipe(
+    Effect.tap((queue) => bus.listen(conversation, (event) => void queue.unsafeOffer(event))),
+    Effect.map((queue) => ({ take: Queue.take(queue) }))
+  )
+
+/**
+ * Within one process: each conversation keeps its listeners, called as each
+ * event is published. A listener
  * that throws is logged through `runtime` (the layer's own, so its logger);
  * the others and the publisher go on. Buses that span processes deliver
  * into one of these.
@@ -59,7 +69,7 @@ export const makeLocal = (runtime: Runtime.Runtime<never> = Runtime.defaultRunti
   const listen = (conversation: ConversationId, listener: Listener) =>
     listeners.add(conversation, (event: ReplyEvent) => listener(event))
   const logFailure = Runtime.runFork(runtime)
-  const unsafePublish = (conversation: ConversationId, event: ReplyEvent) => {
+  const publish = (conversation: ConversationId, event: ReplyEvent) => {
     for (const listener of listeners.of(conversation)) {
       try {
         listener(event)
@@ -68,17 +78,7 @@ export const makeLocal = (runtime: Runtime.Runtime<never> = Runtime.defaultRunti
       }
     }
   }
-  return ReplyBus.of({
-    publish: (conversation, event) => Effect.sync(() => unsafePublish(conversation, event)),
-    unsafePublish,
-    subscribe: (conversation) =>
-      Effect.acquireRelease(Queue.unbounded<ReplyEvent>(), Queue.shutdown).pipe(
-        Effect.tap((queue) => listen(conversation, (event) => void queue.unsafeOffer(event))),
-        Effect.map((queue) => ({ take: Queue.take(queue) }))
-      ),
-    listen,
-    subscribers: listeners.count
-  })
+  return ReplyBus.of({ publish, listen, subscribers: listeners.count })
 }
 
 /** The bus of one process. */

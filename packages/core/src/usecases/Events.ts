@@ -9,7 +9,7 @@
  * and hands the same batch to each of them, so an open stream costs a few
  * plain objects and no fiber of its own.
  */
-import { Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope } from "effect"
+import { Context, DateTime, Deferred, Duration, Effect, ExecutionStrategy, Exit, Layer, Option, Queue, Schedule, Scope, type Stream } from "effect"
 import type { Account } from "../model/Account.js"
 import type { StoredEvent } from "../model/Event.js"
 import { EventBus } from "../ports/EventBus.js"
@@ -338,16 +338,6 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       return yield* followAccount(yield* authorize(principal, accountName), lastEventId, receiver)
     })
 
-    /** The stream of an account for a member, resuming after `lastEventId` (`follow` as a `Stream`). */
-    const stream = Tracing.fn("Events.stream")(function*(
-      principal: Principal,
-      accountName: AccountName,
-      lastEventId: Option.Option<string>
-    ) {
-      const account = yield* authorize(principal, accountName)
-      return toStream((receiver: Receiver<StreamItem>) => followAccount(account, lastEventId, receiver))
-    })
-
     /** Deletes events older than the retention period. */
     const prune = Tracing.fn("Events.prune")(function*() {
       const now = yield* DateTime.now
@@ -361,9 +351,18 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       return count
     })
 
-    return { follow, stream, prune, openStreams: open } as const
+    return { follow, prune, openStreams: open } as const
   })
 }) {}
+
+/** The stream of an account for a member, resuming after `lastEventId`, as a `Stream` (a view of `follow`): it fails as `follow` does. */
+export const stream = (
+  events: Events,
+  principal: Principal,
+  accountName: AccountName,
+  lastEventId: Option.Option<string>
+): Stream.Stream<StreamItem, Effect.Effect.Error<ReturnType<Events["follow"]>>> =>
+  toStream((receiver: Receiver<StreamItem>) => events.follow(principal, accountName, lastEventId, receiver))
 
 /** Prunes the log at start and then every hour, for the life of the layer. */
 export const retention = Layer.scopedDiscard(

@@ -4,7 +4,7 @@
 import { Layer } from "effect"
 import { Accounts } from "./Accounts.js"
 import { Catalog } from "./Catalog.js"
-import { Chat } from "./Chat.js"
+import { Chat } from "./chat/Chat.js"
 import { DeviceAuth } from "./DeviceAuth.js"
 import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"

@@ -25,7 +25,7 @@ describe("reply leases on shared storage", () => {
         // A reply another process was receiving when it died: its lease runs out in 300 ms.
         const abandoned = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
         yield* chat.send(team.principals.member, deployment, abandoned, { content: "first" })
-        const heard = yield* bus.subscribe(abandoned)
+        const heard = yield* ReplyBus.subscribe(bus, abandoned)
         const orphan = yield* OtherProcess.streamingReply(abandoned, "a-process-that-died", lease)
 
         // A long reply received here: about 2 s, several leases long.

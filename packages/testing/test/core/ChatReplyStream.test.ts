@@ -58,22 +58,22 @@ describe("reply streams: live events and gaps", () => {
     it.scoped("events reach the stream as they are published, in order", () =>
       Effect.gen(function*() {
         const { bus, conversation, id, items } = yield* streamingElsewhere("abc")
-        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 3, delta: "de" })
+        bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 3, delta: "de" })
         // Heard at once: nothing waits for a fiber to take it.
         expect(deltas(items)).toEqual([[0, "abc"], [3, "de"]])
-        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 0, delta: "abcde" })
-        yield* bus.publish(conversation, { _tag: "Completed", message_id: id, content: "abcde" })
+        bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 0, delta: "abcde" })
+        bus.publish(conversation, { _tag: "Completed", message_id: id, content: "abcde" })
         expect(deltas(items)).toEqual([[0, "abc"], [3, "de"], ["end", "abcde"]])
       }))
 
     it.scoped("a delta past what was sent waits for storage to fill the gap; later events follow it", () =>
       Effect.gen(function*() {
         const { bus, conversation, id, items, store } = yield* streamingElsewhere("abc")
-        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 6, delta: "gh" })
-        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 8, delta: "ij" })
+        bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 6, delta: "gh" })
+        bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 8, delta: "ij" })
         expect(deltas(items)).toEqual([[0, "abc"]])
         yield* store.updateMessage(id, "abcdef", "streaming", yield* DateTime.now)
-        yield* bus.publish(conversation, { _tag: "Completed", message_id: id, content: "abcdefghij" })
+        bus.publish(conversation, { _tag: "Completed", message_id: id, content: "abcdefghij" })
         yield* settle(items, 4)
         expect(deltas(items)).toEqual([[0, "abc"], [3, "defgh"], [8, "ij"], ["end", "abcdefghij"]])
       }))
@@ -81,10 +81,10 @@ describe("reply streams: live events and gaps", () => {
     it.scoped("a gap storage never fills is skipped, and the stream goes on", () =>
       Effect.gen(function*() {
         const { bus, conversation, id, items } = yield* streamingElsewhere("abc")
-        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 50, delta: "zz" })
+        bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 50, delta: "zz" })
         yield* settle(items, 2)
         expect(deltas(items)).toEqual([[0, "abc"], [50, "zz"]])
-        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 52, delta: "!" })
+        bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 52, delta: "!" })
         expect(deltas(items)).toEqual([[0, "abc"], [50, "zz"], [52, "!"]])
       }))
 
@@ -97,11 +97,11 @@ describe("reply streams: live events and gaps", () => {
           throw new Error("a broken listener")
         })
         yield* bus.listen(conversation, (event) => void heard.push(event._tag))
-        yield* bus.publish(conversation, { _tag: "CancelRequested", message_id: Conversation.MessageId.make("m") })
+        bus.publish(conversation, { _tag: "CancelRequested", message_id: Conversation.MessageId.make("m") })
         expect(heard).toEqual(["CancelRequested"])
       }))
 
-    it.scoped("unsafePublish reaches the listeners before it returns, in order with publish; a listener that throws is logged by the bus's logger", () =>
+    it.scoped("publish reaches the listeners before it returns, in order, from plain code and from effects; a listener that throws is logged by the bus's logger", () =>
       Effect.gen(function*() {
         const logged: Array<unknown> = []
         const capture = Logger.make(({ message }) => void logged.push(message))
@@ -113,15 +113,15 @@ describe("reply streams: live events and gaps", () => {
         const id = Conversation.MessageId.make("m")
         const heard: Array<string> = []
         yield* bus.listen(conversation, (event) => void heard.push(event._tag === "Delta" ? event.delta : event._tag))
-        bus.unsafePublish(conversation, { _tag: "Delta", message_id: id, offset: 0, delta: "a" })
+        bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 0, delta: "a" })
         expect(heard).toEqual(["a"])
-        yield* bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 1, delta: "b" })
-        bus.unsafePublish(conversation, { _tag: "Completed", message_id: id, content: "ab" })
+        yield* Effect.sync(() => bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 1, delta: "b" }))
+        bus.publish(conversation, { _tag: "Completed", message_id: id, content: "ab" })
         expect(heard).toEqual(["a", "b", "Completed"])
         yield* bus.listen(conversation, () => {
           throw new Error("a broken listener")
         })
-        bus.unsafePublish(conversation, { _tag: "CancelRequested", message_id: id })
+        bus.publish(conversation, { _tag: "CancelRequested", message_id: id })
         expect(heard).toEqual(["a", "b", "Completed", "CancelRequested"])
         for (let i = 0; i < 100 && logged.length === 0; i++) yield* Effect.sleep("5 millis")
         expect(logged.flat()).toContain("a reply listener failed")

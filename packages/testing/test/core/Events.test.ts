@@ -9,7 +9,7 @@ import { DateTime, Effect, Fiber, Option, Queue, Stream, TestClock } from "effec
 const follow = (team: Seed.Team, lastEventId: Option.Option<string> = Option.none()) =>
   Effect.gen(function*() {
     const events = yield* Events.Events
-    const items = yield* events.stream(team.principals.member, team.account, lastEventId)
+    const items = Events.stream(events, team.principals.member, team.account, lastEventId)
     const queue = yield* Queue.unbounded<Events.StreamItem>()
     yield* Stream.runForEach(items, (item) => Queue.offer(queue, item)).pipe(Effect.forkScoped)
     return queue
@@ -91,7 +91,7 @@ describe("Events", () => {
         const events = yield* Events.Events
         const bus = yield* EventBus.EventBus
         const before = yield* bus.subscribers
-        const items = yield* events.stream(team.principals.member, team.account, Option.none())
+        const items = Events.stream(events, team.principals.member, team.account, Option.none())
         const fiber = yield* Stream.runDrain(items).pipe(Effect.fork)
         yield* TestClock.adjust("1 millis")
         expect(yield* bus.subscribers).toBe(before + 1)
@@ -152,10 +152,10 @@ describe("Events", () => {
       Effect.gen(function*() {
         const team = yield* Seed.team
         const events = yield* Events.Events
-        const denied = yield* Effect.flip(events.stream(team.principals.outsider, team.account, Option.none()))
+        const denied = yield* Effect.flip(Stream.runDrain(Events.stream(events, team.principals.outsider, team.account, Option.none())))
         expect(denied._tag).toBe("PermissionDenied")
         const unknown = yield* Effect.flip(
-          events.stream(team.principals.member, Ids.AccountName.make("nobody-here"), Option.none())
+          Stream.runDrain(Events.stream(events, team.principals.member, Ids.AccountName.make("nobody-here"), Option.none()))
         )
         expect(unknown._tag).toBe("PermissionDenied")
       }))

@@ -1,0 +1,238 @@
+/**
+ * Chat with a deployed agent: the conversation use cases (listing, titles,
+ * sending a message, cancelling the reply, history and following the reply
+ * stream), checked here and carried out by the reply runner
+ * (`ReplyRunner.ts`: storing turns, running and storing replies) and the
+ * reply stream (`ReplyStream.ts`: snapshot, live events, resumption).
+ */
+import { DateTime, Effect, Option, type Stream } from "effect"
+import { Attachment, type ConversationId, ConversationSummary, graphemeLength, graphemeSlice, maxTitleLength } from "../../model/Conversation.js"
+import type { DeploymentId } from "../../model/Deployment.js"
+import {
+  AttachmentInvalid,
+  ConversationNotFound,
+  DeploymentNotFound,
+  InvalidRequest,
+  MessageLimitReached,
+  TooManyAttachments
+} from "../../model/Errors.js"
+import type { UserId } from "../../model/Ids.js"
+import * as Policy from "../../model/Policy.js"
+import type { Principal } from "../../model/Principal.js"
+import * as DeploymentCache from "../../internal/deploymentCache.js"
+import { orFail } from "../../internal/lookup.js"
+import { EventBus } from "../../ports/EventBus.js"
+import { ConversationStore, DeploymentStore, FileStore } from "../../ports/Ports.js"
+import { type Receiver, toStream } from "../../runtime/Receiver.js"
+import * as Tracing from "../../runtime/Tracing.js"
+import { ChatConfig } from "./ChatConfig.js"
+import * as ReplyRunner from "./ReplyRunner.js"
+import * as ReplyStream from "./ReplyStream.js"
+
+export { ChatConfig, failure } from "./ChatConfig.js"
+export type { ReplyItem } from "./ReplyStream.js"
+
+/** Most conversations whose owner a process keeps knowing (about a hundred bytes each). */
+const maxKnownOwners = 100_000
+
+/** What a message carries (interface.md send-message body). */
+export interface SendInput {
+  readonly content?: string | undefined
+  readonly attachments?: ReadonlyArray<{ readonly key: string }> | undefined
+  /** Makes a retried send idempotent: the same answer, no second message. */
+  readonly client_message_id?: string | undefined
+}
+
+/** The first title of a conversation: the start of its first message, or its first file's name. */
+const firstTitle = (content: string, attachments: ReadonlyArray<Attachment>) => {
+  const text = content.trim().replace(/\s+/g, " ")
+  if (text !== "") return graphemeSlice(text, maxTitleLength)
+  return graphemeSlice(attachments[0]?.filename ?? "New conversation", maxTitleLength)
+}
+
+export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
+  scoped: Effect.gen(function*() {
+    const conversations = yield* ConversationStore
+    const deployments = yield* DeploymentStore
+    const files = yield* FileStore
+    const config = yield* ChatConfig
+    const runner = yield* ReplyRunner.make
+    const replyStream = yield* ReplyStream.make(runner.current)
+
+    // With an event bus, deployments are read once and kept until their accounts change.
+    const scope = yield* Effect.scope
+    const deploymentById = Option.match(yield* Effect.serviceOption(EventBus), {
+      onNone: () => deployments.findById,
+      onSome: (events) => DeploymentCache.make(deployments, events, scope, { accounts: 1000, records: 10_000 }).findById
+    })
+
+    /** The deployment, for a member of the deploying account. */
+    const deploymentOf = (principal: Principal, id: DeploymentId) =>
+      Effect.gen(function*() {
+        const deployment = yield* deploymentById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        const refused = Policy.chatRefusal(principal, deployment)
+        if (Option.isSome(refused)) return yield* refused.value
+        return deployment
+      })
+
+    /**
+     * The owner and deployment of conversations seen lately (at most
+     * `maxKnownOwners`, the oldest forgotten first): neither ever changes,
+     * and a conversation is never removed, so what is known stays true on
+     * every process.
+     */
+    const knownOwners = new Map<ConversationId, { readonly owner: UserId; readonly deployment: DeploymentId }>()
+    const knowOwner = (id: ConversationId, owner: UserId, deployment: DeploymentId) => {
+      knownOwners.delete(id)
+      if (knownOwners.size >= maxKnownOwners) knownOwners.delete(knownOwners.keys().next().value!)
+      knownOwners.set(id, { owner, deployment })
+    }
+
+    /** A conversation of the caller on the deployment; anything else is not found. */
+    const ownConversation = (principal: Principal, deploymentId: DeploymentId, id: ConversationId) =>
+      conversations.find(id).pipe(
+        Effect.tap((found) => Option.isSome(found) && knowOwner(id, found.value.owner_id, found.value.deployment_id)),
+        Effect.map(Option.filter((c) => Policy.owns(principal, c.owner_id) && c.deployment_id === deploymentId)),
+        orFail(() => new ConversationNotFound({ conversation: id }))
+      )
+
+    /** `ownConversation` for a caller that needs no more than the answer: known owners are not read again. */
+    const requireOwnConversation = (principal: Principal, deploymentId: DeploymentId, id: ConversationId) =>
+      Effect.suspend(() => {
+        const known = knownOwners.get(id)
+        if (known === undefined) return Effect.asVoid(ownConversation(principal, deploymentId, id))
+        return Policy.owns(principal, known.owner) && known.deployment === deploymentId
+          ? Effect.void
+          : Effect.fail(new ConversationNotFound({ conversation: id }))
+      })
+
+    /** The caller's conversations on a deployment, most recent first. */
+    const list = Tracing.fn("Chat.list")(function*(principal: Principal, deploymentId: DeploymentId) {
+      yield* deploymentOf(principal, deploymentId)
+      return (yield* conversations.listFor(deploymentId, principal.user.id)).map((c) =>
+        // A view of a stored record, checked on the way in and encoded by the HTTP layer with its schema.
+        new ConversationSummary({
+          conversation_id: c.id,
+          title: c.title,
+          updated_at: c.updated_at,
+          assistant_streaming: c.assistant_streaming
+        }, { disableValidation: true })
+      )
+    })
+
+    /** Sets the title; idempotent; never creates a conversation. */
+    const setTitle = Tracing.fn("Chat.setTitle")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      id: ConversationId,
+      title: string
+    ) {
+      yield* deploymentOf(principal, deploymentId)
+      if (title.trim() === "" || graphemeLength(title, maxTitleLength) > maxTitleLength) {
+        return yield* new InvalidRequest({ details: `title: must be 1 to ${maxTitleLength} characters and not blank` })
+      }
+      const conversation = yield* ownConversation(principal, deploymentId, id)
+      if (conversation.title !== title) yield* conversations.setTitle(id, title, yield* DateTime.now)
+      return { conversation_id: id, title }
+    })
+
+    /**
+     * Sends a user message (interface.md send-message rules 1-7): stores the
+     * user turn and an empty streaming reply in one transaction, then starts
+     * the reply in the background and answers at once.
+     */
+    const send = Tracing.fn("Chat.send")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      conversationId: ConversationId,
+      input: SendInput
+    ) {
+      const deployment = yield* deploymentOf(principal, deploymentId)
+      const content = input.content ?? ""
+      const keys = [...new Set((input.attachments ?? []).map((a) => a.key))]
+      if (content.trim() === "" && keys.length === 0) {
+        return yield* new InvalidRequest({ details: "A message needs content or at least one attachment." })
+      }
+      if (keys.length > config.maxAttachments) {
+        return yield* new TooManyAttachments({ count: keys.length, limit: config.maxAttachments })
+      }
+      // The authoritative metadata: a key the caller sends is only a reference.
+      const attached = yield* Effect.forEach(keys, (key) =>
+        files.find(deploymentId, key).pipe(
+          Effect.map(Option.filter((f) => Policy.owns(principal, f.owner_id) && f.status === "ready")),
+          orFail(() => new AttachmentInvalid({ key })),
+          Effect.map((f) => new Attachment({ key: f.key, filename: f.filename }))
+        ))
+      // From here the turn is not interrupted (a client that goes away): once stored, its reply starts.
+      const outcome = yield* Effect.uninterruptible(runner.take({
+        owner: principal.user.id,
+        deployment,
+        conversation: conversationId,
+        title: firstTitle(content, attached),
+        content,
+        attachments: attached,
+        client_message_id: Option.fromNullable(input.client_message_id)
+      }))
+      switch (outcome._tag) {
+        case "NotOwner":
+          return yield* new ConversationNotFound({ conversation: conversationId })
+        case "LimitReached":
+          return yield* new MessageLimitReached({ limit: config.messageLimit })
+      }
+      // Committed: the conversation is the caller's on this deployment, for good.
+      knowOwner(conversationId, principal.user.id, deploymentId)
+      return { message_id: outcome.message.message_id, timestamp: outcome.message.timestamp }
+    })
+
+    /**
+     * Stops the reply in flight. When another process is receiving it (shared
+     * storage), the request goes to that process over the bus and the reply
+     * ends as cancelled there.
+     */
+    const cancel = Tracing.fn("Chat.cancel")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
+      yield* deploymentOf(principal, deploymentId)
+      yield* requireOwnConversation(principal, deploymentId, id)
+      return yield* runner.cancel(id)
+    })
+
+    /** Every message of the caller's conversation, oldest first. */
+    const history = Tracing.fn("Chat.history")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
+      yield* deploymentOf(principal, deploymentId)
+      yield* requireOwnConversation(principal, deploymentId, id)
+      return (yield* conversations.messages(id)).map((m) => runner.current(m, id))
+    })
+
+    /**
+     * Follows the replies of the caller's conversation until the scope
+     * closes. Opened while a reply streams, the receiver gets what arrived
+     * so far as one delta, then every chunk; opened after, the latest reply
+     * and its end. `lastEventId` resumes after the event with that id. A
+     * heartbeat comes every interval; the receiver is ended when the service
+     * stops. A reply is bounded, so a receiver's request for a pause is not
+     * needed: it is given everything.
+     */
+    const follow = Tracing.fn("Chat.follow")(function*(
+      principal: Principal,
+      deploymentId: DeploymentId,
+      id: ConversationId,
+      lastEventId: Option.Option<string>,
+      receiver: Receiver<ReplyStream.ReplyItem>
+    ) {
+      yield* deploymentOf(principal, deploymentId)
+      yield* requireOwnConversation(principal, deploymentId, id)
+      return yield* replyStream.open(id, lastEventId, receiver)
+    })
+
+    return { list, setTitle, send, cancel, history, follow } as const
+  })
+}) {}
+
+/** The reply stream of a conversation as a `Stream` (a view of `follow`): it fails as `follow` does. */
+export const stream = (
+  chat: Chat,
+  principal: Principal,
+  deploymentId: DeploymentId,
+  id: ConversationId,
+  lastEventId: Option.Option<string>
+): Stream.Stream<ReplyStream.ReplyItem, Effect.Effect.Error<ReturnType<Chat["follow"]>>> =>
+  toStream((receiver: Receiver<ReplyStream.ReplyItem>) => chat.follow(principal, deploymentId, id, lastEventId, receiver))

@@ -1,0 +1,468 @@
+/**
+ * The reply runner: stores turns (in transactions shared with the turns
+ * sent at the same time), runs each reply in a supervised fiber that
+ * publishes every chunk as it arrives, keeps what arrived in storage (a
+ * flush for all replies in flight every interval, their last writes in
+ * group commits), holds the replies' leases and closes the replies of
+ * processes that stopped, records each turn's trace (stored in batches),
+ * and stops replies when asked.
+ */
+import { Clock, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule } from "effect"
+import { type Attachment, type ConversationId, Message, MessageId, type MessageStatus } from "../../model/Conversation.js"
+import type { DeploymentRecord } from "../../model/Deployment.js"
+import type { StorageError } from "../../model/Errors.js"
+import type { UserId } from "../../model/Ids.js"
+import { withoutNul } from "../../model/Text.js"
+import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "../../model/Trace.js"
+import type { TurnStart } from "../../model/Turn.js"
+import * as GroupCommit from "../../internal/groupCommit.js"
+import { whileBusy } from "../../internal/whileBusy.js"
+import { AgentRuntime, type AgentError } from "../../ports/AgentRuntime.js"
+import { ConversationStore, IdGenerator, LeaseOwner, TraceStore, Transactor } from "../../ports/Ports.js"
+import * as ReplyBus from "../../ports/ReplyBus.js"
+import { TracesConfig } from "../Traces.js"
+import { ChatConfig, failure } from "./ChatConfig.js"
+
+/** How often a process sweeps shared storage for replies whose process died. */
+const sweepInterval = Duration.millis(250)
+/** How long the storage must report a lease owner gone before its replies are closed. */
+const deadAfter = Duration.millis(500)
+
+/** Options for a record built here from values already checked: the schema does not check them again. */
+const built = { disableValidation: true } as const
+
+/** A turn to store, checked by the conversation use cases. */
+export interface NewTurn {
+  readonly owner: UserId
+  readonly deployment: DeploymentRecord
+  readonly conversation: ConversationId
+  /** The title of a conversation this turn creates. */
+  readonly title: string
+  readonly content: string
+  readonly attachments: ReadonlyArray<Attachment>
+  /** Makes a retried send idempotent: the same answer, no second message. */
+  readonly client_message_id: Option.Option<string>
+}
+
+/** What came of a turn: its user message (stored now, or earlier with the same client_message_id), or a refusal. */
+export type TurnOutcome =
+  | { readonly _tag: "Stored"; readonly message: Message }
+  | Extract<TurnStart, { readonly _tag: "NotOwner" | "LimitReached" }>
+
+interface RunningReply {
+  readonly conversation: ConversationId
+  /** The conversation's owner: the only one who sees the turn's trace. */
+  readonly owner: UserId
+  readonly message_id: MessageId
+  /** What arrived so far (ahead of storage by at most one flush interval). */
+  content: string
+  /** How much of `content` the last write stored. */
+  stored: number
+  /** Set at the reply's last write: no flush touches it afterwards. */
+  ended: boolean
+  /** A flush of this reply in flight: the last write waits for it, so that it lands last. */
+  flushing: Deferred.Deferred<void> | undefined
+  /** The user messages of the conversation before this turn: of two turns' replies, the later one's supersedes. */
+  readonly turn: number
+  /** Set to stop the reply (a cancel, a later turn); a reply whose fiber is not there yet stops as soon as it is. */
+  cancelled: boolean
+  fiber?: Fiber.RuntimeFiber<void>
+  /** Done once the reply's fiber ended, its last write stored (or given up). */
+  readonly done: Deferred.Deferred<void>
+}
+
+/** Builds the runner for the life of the scope; at start it closes the replies that a stopped process left streaming. */
+export const make = Effect.gen(function*() {
+  const conversations = yield* ConversationStore
+  const runtime = yield* AgentRuntime
+  const bus = yield* ReplyBus.ReplyBus
+  const ids = yield* IdGenerator
+  const tx = yield* Transactor
+  const config = yield* ChatConfig
+  const traces = yield* TraceStore
+  const tracing = yield* TracesConfig
+
+  const running = new Map<ConversationId, RunningReply>()
+
+  /** Traces of turns that ended, not stored yet: the flusher writes them together, in one statement. */
+  let pendingTraces: Array<TraceRecord> = []
+  const writeTraces = Effect.suspend(() => {
+    if (pendingTraces.length === 0) return Effect.void
+    const batch = pendingTraces
+    pendingTraces = []
+    return traces.append(batch).pipe(
+      Effect.catchAll((e) => Effect.logWarning(`chat: the traces of ${batch.length} turns could not be stored`, e))
+    )
+  })
+  // Registered before the replies' set, so that it runs after they stop at shutdown, with the traces of their ends.
+  yield* Effect.addFinalizer(() => writeTraces)
+  const replies = yield* FiberSet.make<void>()
+
+  /** This process, as the owner of the leases of the replies it receives: the storage's name for it when it has one. */
+  const leaseOwner = yield* Option.match(yield* Effect.serviceOption(LeaseOwner), {
+    onSome: (owner) => Effect.succeed(owner.name),
+    onNone: () => Effect.map(ids.next, (id) => `chat-${id}`)
+  })
+  const leaseEnd = Effect.map(DateTime.now, DateTime.addDuration(config.leaseDuration))
+
+  /**
+   * Closes replies that will never finish, keeping what arrived: without a
+   * time every reply left streaming (a start, when this process owns the
+   * storage), else those whose lease ended before it and those of
+   * `ownersGone`. Their streams, wherever they are open, learn it from the
+   * bus.
+   */
+  const closeOrphans = (before: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string>) =>
+    Effect.gen(function*() {
+      const closed = yield* conversations.closeStreaming(before, ownersGone)
+      for (const { conversation_id, message } of closed) {
+        bus.publish(conversation_id, { _tag: "Failed", message_id: message.message_id, error: failure.shutdown })
+      }
+      if (closed.length > 0) {
+        yield* Effect.logWarning(`chat: ${closed.length} replies left streaming by a stopped process were closed as failed`)
+      }
+    })
+  const closeAtStart = closeOrphans(config.sharedStorage ? Option.some(yield* DateTime.now) : Option.none(), [])
+  yield* closeAtStart.pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
+
+  const scope = yield* Effect.scope
+  // Turns and the last writes of replies that arrive together share a transaction.
+  const grouped = GroupCommit.make(tx, scope, { maxSize: 64 })
+
+  /** Stores a reply's content with a status. */
+  const write = (reply: RunningReply, status: MessageStatus) =>
+    Effect.suspend(() => {
+      reply.stored = reply.content.length
+      return Effect.flatMap(DateTime.now, (now) => grouped.run(conversations.updateMessage(reply.message_id, reply.content, status, now)))
+    })
+
+  /** The last write of a reply: no flush follows it, and a flush in flight lands before it. */
+  const finish = (reply: RunningReply, status: MessageStatus) =>
+    Effect.suspend(() => {
+      reply.ended = true
+      const inFlight = reply.flushing
+      return inFlight === undefined ? write(reply, status) : Effect.zipRight(Deferred.await(inFlight), write(reply, status))
+    })
+
+  /**
+   * Stores what arrived of every reply in flight since its last write, in
+   * one write for all of them; a reply that has ended is left to its last
+   * write, which waits for this one.
+   */
+  const flushAll = Effect.suspend(() => {
+    const due = [...running.values()].filter((reply) => !reply.ended && reply.content.length > reply.stored)
+    if (due.length === 0) return Effect.void
+    return Effect.flatMap(Deferred.make<void>(), (done) =>
+      Effect.suspend(() => {
+        const progress = due.map((reply) => {
+          reply.flushing = done
+          reply.stored = reply.content.length
+          return { id: reply.message_id, content: reply.content }
+        })
+        return DateTime.now.pipe(
+          Effect.flatMap((now) => conversations.flushReplies(progress, now)),
+          Effect.catchAll((e) => {
+            // Written again at the next flush, whether more arrives or not.
+            for (const reply of due) reply.stored = 0
+            return Effect.logWarning(`chat: a flush of ${due.length} replies failed; the next one retries`, e)
+          }),
+          Effect.ensuring(Effect.suspend(() => {
+            for (const reply of due) {
+              if (reply.flushing === done) reply.flushing = undefined
+            }
+            return Deferred.succeed(done, undefined)
+          }))
+        )
+      }))
+  })
+
+  // While replies are in flight here, one fiber stores what arrived of each every flush interval
+  // (a reply that ends sooner is written once, at its end) and the traces of the turns that ended...
+  const keepFlushing = whileBusy(
+    scope,
+    config.flushInterval,
+    () => running.size > 0 || pendingTraces.length > 0,
+    flushAll.pipe(Effect.zipRight(writeTraces))
+  )
+  // ... and one renews their leases every third of a lease.
+  const leaseThird = Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration))
+  const keepRenewing = whileBusy(
+    scope,
+    leaseThird,
+    () => running.size > 0,
+    Effect.flatMap(leaseEnd, (until) => conversations.renewLeases(leaseOwner, until)).pipe(
+      Effect.catchAll((e) => Effect.logWarning("chat: renewing reply leases failed; the next round retries", e))
+    )
+  )
+  /** When each owner that the storage reports gone was first reported so (never this process: it knows it lives). */
+  const goneSince = new Map<string, number>()
+  let nextLeaseSweep = 0
+  /**
+   * A sweep of shared storage, every `sweepInterval`: it closes the
+   * replies of an owner that the storage has reported gone for `deadAfter`
+   * (a live process whose connection dropped takes its lock again sooner),
+   * and, every third of a lease, those whose lease ended (a process alive
+   * but stuck, or a storage that cannot tell a dead one).
+   */
+  const sweep = Effect.gen(function*() {
+    const now = yield* Clock.currentTimeMillis
+    const gone = new Set((yield* conversations.goneOwners).filter((owner) => owner !== leaseOwner))
+    for (const owner of goneSince.keys()) if (!gone.has(owner)) goneSince.delete(owner)
+    for (const owner of gone) if (!goneSince.has(owner)) goneSince.set(owner, now)
+    const dead = [...goneSince].flatMap(([owner, since]) => now - since >= Duration.toMillis(deadAfter) ? [owner] : [])
+    if (dead.length === 0 && now < nextLeaseSweep) return
+    nextLeaseSweep = now + Duration.toMillis(leaseThird)
+    yield* closeOrphans(Option.some(yield* DateTime.now), dead)
+  }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
+  if (config.sharedStorage) {
+    yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.min(leaseThird, sweepInterval))), Effect.forkScoped)
+  }
+
+  const publish = (conversation: ConversationId, event: ReplyBus.ReplyEvent) => Effect.sync(() => bus.publish(conversation, event))
+
+  /**
+   * Records the trace of one agent turn (name `chat`): `ok` when the reply
+   * completed or was cancelled by the user, `error` when it failed. It is
+   * stored with the next flush.
+   */
+  const recordTurn = (deployment: DeploymentRecord, turn: Message, reply: RunningReply, startNanos: bigint, status: TraceStatus) =>
+    Effect.gen(function*() {
+      if (!tracing.enabled) return
+      const end = yield* Clock.currentTimeNanos
+      const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
+      pendingTraces.push(
+        new TraceRecord({
+          publisher_id: deployment.publisher_id,
+          agent_name: deployment.agent_name,
+          account_id: deployment.account_id,
+          owner_id: Option.some(reply.owner),
+          trace_id: newTraceId(),
+          name: "chat",
+          status,
+          latency_ms: latencyMs(startNanos, end),
+          input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
+          output: truncate(reply.content),
+          timestamp: timeOfNanos(startNanos)
+        }, built)
+      )
+      yield* keepFlushing
+    })
+
+  /** Runs one reply: streams from the agent, publishes every chunk, stores it at the end (the flusher stores it meanwhile). */
+  const runReply = (reply: RunningReply, deployment: DeploymentRecord, history: ReadonlyArray<Message>, turn: Message) => {
+    let outcome: TraceStatus = "error"
+    const end = (status: MessageStatus, error: string) =>
+      finish(reply, status).pipe(
+        Effect.zipRight(publish(reply.conversation, { _tag: "Failed", message_id: reply.message_id, error })),
+        Effect.catchAll((e: StorageError) => Effect.logError("chat: could not store the end of a reply", e))
+      )
+    // Called by the runtime as each chunk arrives, from plain code: no fiber turn per chunk.
+    // A NUL from the agent becomes U+FFFD: no stored text holds one (Text.ts).
+    const delta = (text: string) => {
+      const chunk = withoutNul(text)
+      const offset = reply.content.length
+      reply.content += chunk
+      bus.publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
+    }
+    const stream = runtime.reply({ deployment, history, message: turn }, delta)
+    // A cancel taken by another process arrives on the bus; this process stops the reply itself.
+    const cancelRequests = Effect.gen(function*() {
+      const requests = yield* ReplyBus.subscribe(bus, reply.conversation)
+      while (true) {
+        const event = yield* requests.take
+        if (event._tag === "CancelRequested" && event.message_id === reply.message_id) break
+      }
+      reply.cancelled = true
+      if (reply.fiber !== undefined) yield* Fiber.interruptFork(reply.fiber)
+    })
+    const receive = Effect.gen(function*() {
+      yield* stream
+      yield* finish(reply, "complete")
+      outcome = "ok"
+      yield* publish(reply.conversation, { _tag: "Completed", message_id: reply.message_id, content: reply.content })
+    })
+    const listening = config.sharedStorage
+      ? Effect.scoped(Effect.zipRight(Effect.forkScoped(Effect.scoped(cancelRequests)), receive))
+      : receive
+    // Only the agent's part is interruptible: the fiber starts uninterruptible with its ending in place, so a
+    // stop that comes before its first step still stores the reply's end.
+    return Effect.interruptible(listening).pipe(
+      Effect.catchAll((error: AgentError | StorageError) =>
+        end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
+      ),
+      Effect.onInterrupt(() => {
+        if (reply.cancelled) outcome = "ok"
+        return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
+      }),
+      Effect.ensuring(Effect.suspend(() => {
+        if (running.get(reply.conversation) === reply) running.delete(reply.conversation)
+        return Deferred.succeed(reply.done, undefined)
+      })),
+      (run) =>
+        Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
+          run.pipe(Effect.ensuring(Effect.suspend(() => recordTurn(deployment, turn, reply, startNanos, outcome))))),
+      Effect.uninterruptible
+    )
+  }
+
+  /** Asks a reply to stop; its fiber stores it as cancelled with what arrived. One not started yet stops once it is. */
+  const stop = (reply: RunningReply) =>
+    Effect.suspend(() => {
+      reply.cancelled = true
+      return reply.fiber === undefined ? Effect.void : Fiber.interruptFork(reply.fiber)
+    })
+
+  /**
+   * The turns of each conversation between the start of their storage and
+   * the start of their reply, and the replies that a cancel asked to stop
+   * meanwhile: such a cancel finds the reply stored but not running yet,
+   * and the reply stops as soon as it starts.
+   */
+  const starting = new Map<ConversationId, { turns: number; readonly cancelled: Set<MessageId> }>()
+
+  /**
+   * Starts the reply of a stored turn, in the conversation's order: it
+   * supersedes the reply of an earlier turn still in flight, which is
+   * stopped (and awaited, so that the answer to the send finds it stored
+   * as cancelled), and a later turn's reply that started first supersedes
+   * it. Turns stored together resume in any order; whichever starts its
+   * reply first, only the reply of the conversation's last turn runs on.
+   */
+  const startReply = (reply: RunningReply, run: Effect.Effect<void>) =>
+    Effect.gen(function*() {
+      const previous = running.get(reply.conversation)
+      const superseded = previous !== undefined && previous.turn > reply.turn
+      if (superseded || starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
+      if (!superseded) running.set(reply.conversation, reply)
+      yield* keepRenewing
+      yield* keepFlushing
+      // Forked where nothing interrupts (the fiber starts uninterruptible, see runReply); a stop asked
+      // for before the fiber was there takes effect now.
+      reply.fiber = yield* Effect.uninterruptible(FiberSet.run(replies, run))
+      if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
+      if (!superseded && previous !== undefined) {
+        yield* stop(previous)
+        yield* Deferred.await(previous.done)
+      }
+    })
+
+  /**
+   * Stores a turn (in a transaction shared with the turns sent at the same
+   * time) and starts its reply. Not to be interrupted: once stored, its
+   * reply starts.
+   */
+  const take = (input: NewTurn): Effect.Effect<TurnOutcome, StorageError> =>
+    Effect.suspend(() => {
+      const conversationId = input.conversation
+      const entry = starting.get(conversationId) ?? { turns: 0, cancelled: new Set<MessageId>() }
+      entry.turns++
+      starting.set(conversationId, entry)
+      return Effect.gen(function*() {
+        const outcome = yield* grouped.run(Effect.gen(function*() {
+          const now = yield* DateTime.now
+          // Built of checked values (the request's, the file store's, the clock's): not checked again.
+          const message = new Message({
+            message_id: MessageId.make(`msg-${yield* ids.next}`),
+            role: "user",
+            content: input.content,
+            attachments: input.attachments,
+            timestamp: now,
+            status: "complete"
+          }, built)
+          const reply = new Message({
+            message_id: MessageId.make(`msg-${yield* ids.next}`),
+            role: "assistant",
+            content: "",
+            attachments: [],
+            timestamp: now,
+            status: "streaming"
+          }, built)
+          // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
+          const turn = yield* conversations.startTurn({
+            conversation_id: conversationId,
+            deployment_id: input.deployment.id,
+            owner_id: input.owner,
+            title: input.title,
+            message,
+            client_message_id: input.client_message_id,
+            reply,
+            lease: { owner: leaseOwner, expires_at: yield* leaseEnd },
+            message_limit: config.messageLimit
+          })
+          // Refusals are answers, not failures: a failure would roll back the other turns of the group.
+          if (turn._tag !== "Started") return turn
+          // A conversation without a user turn yet has no history: no need to read it.
+          const history = turn.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
+          return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
+        }))
+        switch (outcome._tag) {
+          case "NotOwner":
+          case "LimitReached":
+            return outcome
+          case "Repeated":
+            return { _tag: "Stored" as const, message: outcome.message }
+        }
+        const reply: RunningReply = {
+          conversation: conversationId,
+          owner: input.owner,
+          message_id: outcome.reply.message_id,
+          content: "",
+          stored: 0,
+          ended: false,
+          flushing: undefined,
+          turn: outcome.turn,
+          cancelled: false,
+          done: yield* Deferred.make<void>()
+        }
+        const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
+        yield* startReply(reply, runReply(reply, input.deployment, history, outcome.message))
+        return { _tag: "Stored" as const, message: outcome.message }
+      }).pipe(Effect.ensuring(Effect.sync(() => {
+        if (--entry.turns === 0) starting.delete(conversationId)
+      })))
+    })
+
+  /**
+   * Stops the reply in flight of a conversation. When another process is
+   * receiving it (shared storage), the request goes to that process over
+   * the bus and the reply ends as cancelled there.
+   */
+  const cancel = (id: ConversationId) =>
+    Effect.gen(function*() {
+      const here = running.get(id)
+      if (here !== undefined) {
+        yield* stop(here)
+        yield* Deferred.await(here.done)
+        return { status: "cancelled" as const, message_id: here.message_id }
+      }
+      const latest = yield* conversations.latestReply(id)
+      if (Option.isSome(latest) && latest.value.status === "streaming") {
+        const messageId = latest.value.message_id
+        const started = running.get(id)
+        if (started?.message_id === messageId) {
+          // It started here meanwhile.
+          yield* stop(started)
+          yield* Deferred.await(started.done)
+        } else {
+          // About to start here (stored, not running yet), or received by another process.
+          starting.get(id)?.cancelled.add(messageId)
+          bus.publish(id, { _tag: "CancelRequested", message_id: messageId })
+        }
+        return { status: "cancelled" as const, message_id: messageId }
+      }
+      return { status: "idle" as const, message_id: null }
+    })
+
+  /** The newest state of a message: a running reply's content is ahead of storage. */
+  const current = (message: Message, conversation: ConversationId) => {
+    const reply = running.get(conversation)
+    return reply !== undefined && reply.message_id === message.message_id
+      ? new Message({ ...message, content: reply.content, status: "streaming" })
+      : message
+  }
+
+  return { take, cancel, current } as const
+})
+
+/** The reply runner of a Chat service. */
+export type ReplyRunner = Effect.Effect.Success<typeof make>
