@@ -3,30 +3,25 @@
  * sent at the same time), runs each reply in a supervised fiber that
  * publishes every chunk as it arrives, keeps what arrived in storage (a
  * flush for all replies in flight every interval, their last writes in
- * group commits), holds the replies' leases and closes the replies of
- * processes that stopped, records each turn's trace (stored in batches),
- * and stops replies when asked.
+ * group commits), and stops replies when asked. The replies' leases are
+ * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`.
  */
-import { Clock, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option, Schedule } from "effect"
+import { Clock, DateTime, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
 import { type Attachment, type ConversationId, Message, MessageId, type MessageStatus } from "../../model/Conversation.js"
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
 import type { UserId } from "../../model/Ids.js"
 import { withoutNul } from "../../model/Text.js"
-import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "../../model/Trace.js"
+import type { TraceStatus } from "../../model/Trace.js"
 import type { TurnStart } from "../../model/Turn.js"
 import * as GroupCommit from "../../internal/groupCommit.js"
 import { whileBusy } from "../../internal/whileBusy.js"
 import { AgentRuntime, type AgentError } from "../../ports/AgentRuntime.js"
-import { ConversationStore, IdGenerator, LeaseOwner, TraceStore, Transactor } from "../../ports/Ports.js"
+import { ConversationStore, IdGenerator, Transactor } from "../../ports/Ports.js"
 import * as ReplyBus from "../../ports/ReplyBus.js"
-import { TracesConfig } from "../Traces.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
-
-/** How often a process sweeps shared storage for replies whose process died. */
-const sweepInterval = Duration.millis(250)
-/** How long the storage must report a lease owner gone before its replies are closed. */
-const deadAfter = Duration.millis(500)
+import * as Leases from "./Leases.js"
+import * as TurnTraces from "./TurnTraces.js"
 
 /** Options for a record built here from values already checked: the schema does not check them again. */
 const built = { disableValidation: true } as const
@@ -71,7 +66,7 @@ interface RunningReply {
   readonly done: Deferred.Deferred<void>
 }
 
-/** Builds the runner for the life of the scope; at start it closes the replies that a stopped process left streaming. */
+/** Builds the runner for the life of the scope; at start its leases close the replies that a stopped process left streaming. */
 export const make = Effect.gen(function*() {
   const conversations = yield* ConversationStore
   const runtime = yield* AgentRuntime
@@ -79,51 +74,14 @@ export const make = Effect.gen(function*() {
   const ids = yield* IdGenerator
   const tx = yield* Transactor
   const config = yield* ChatConfig
-  const traces = yield* TraceStore
-  const tracing = yield* TracesConfig
 
   const running = new Map<ConversationId, RunningReply>()
 
-  /** Traces of turns that ended, not stored yet: the flusher writes them together, in one statement. */
-  let pendingTraces: Array<TraceRecord> = []
-  const writeTraces = Effect.suspend(() => {
-    if (pendingTraces.length === 0) return Effect.void
-    const batch = pendingTraces
-    pendingTraces = []
-    return traces.append(batch).pipe(
-      Effect.catchAll((e) => Effect.logWarning(`chat: the traces of ${batch.length} turns could not be stored`, e))
-    )
-  })
-  // Registered before the replies' set, so that it runs after they stop at shutdown, with the traces of their ends.
-  yield* Effect.addFinalizer(() => writeTraces)
+  // Made before the replies' set, so that it closes after they stop at shutdown, with the traces of their ends.
+  const turnTraces = yield* TurnTraces.make
   const replies = yield* FiberSet.make<void>()
 
-  /** This process, as the owner of the leases of the replies it receives: the storage's name for it when it has one. */
-  const leaseOwner = yield* Option.match(yield* Effect.serviceOption(LeaseOwner), {
-    onSome: (owner) => Effect.succeed(owner.name),
-    onNone: () => Effect.map(ids.next, (id) => `chat-${id}`)
-  })
-  const leaseEnd = Effect.map(DateTime.now, DateTime.addDuration(config.leaseDuration))
-
-  /**
-   * Closes replies that will never finish, keeping what arrived: without a
-   * time every reply left streaming (a start, when this process owns the
-   * storage), else those whose lease ended before it and those of
-   * `ownersGone`. Their streams, wherever they are open, learn it from the
-   * bus.
-   */
-  const closeOrphans = (before: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string>) =>
-    Effect.gen(function*() {
-      const closed = yield* conversations.closeStreaming(before, ownersGone)
-      for (const { conversation_id, message } of closed) {
-        bus.publish(conversation_id, { _tag: "Failed", message_id: message.message_id, error: failure.shutdown })
-      }
-      if (closed.length > 0) {
-        yield* Effect.logWarning(`chat: ${closed.length} replies left streaming by a stopped process were closed as failed`)
-      }
-    })
-  const closeAtStart = closeOrphans(config.sharedStorage ? Option.some(yield* DateTime.now) : Option.none(), [])
-  yield* closeAtStart.pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
+  const leases = yield* Leases.make(() => running.size > 0)
 
   const scope = yield* Effect.scope
   // Turns and the last writes of replies that arrive together share a transaction.
@@ -177,76 +135,15 @@ export const make = Effect.gen(function*() {
   })
 
   // While replies are in flight here, one fiber stores what arrived of each every flush interval
-  // (a reply that ends sooner is written once, at its end) and the traces of the turns that ended...
+  // (a reply that ends sooner is written once, at its end) and the traces of the turns that ended.
   const keepFlushing = whileBusy(
     scope,
     config.flushInterval,
-    () => running.size > 0 || pendingTraces.length > 0,
-    flushAll.pipe(Effect.zipRight(writeTraces))
+    () => running.size > 0 || turnTraces.waiting(),
+    flushAll.pipe(Effect.zipRight(turnTraces.write))
   )
-  // ... and one renews their leases every third of a lease.
-  const leaseThird = Duration.divide(config.leaseDuration, 3).pipe(Option.getOrElse(() => config.leaseDuration))
-  const keepRenewing = whileBusy(
-    scope,
-    leaseThird,
-    () => running.size > 0,
-    Effect.flatMap(leaseEnd, (until) => conversations.renewLeases(leaseOwner, until)).pipe(
-      Effect.catchAll((e) => Effect.logWarning("chat: renewing reply leases failed; the next round retries", e))
-    )
-  )
-  /** When each owner that the storage reports gone was first reported so (never this process: it knows it lives). */
-  const goneSince = new Map<string, number>()
-  let nextLeaseSweep = 0
-  /**
-   * A sweep of shared storage, every `sweepInterval`: it closes the
-   * replies of an owner that the storage has reported gone for `deadAfter`
-   * (a live process whose connection dropped takes its lock again sooner),
-   * and, every third of a lease, those whose lease ended (a process alive
-   * but stuck, or a storage that cannot tell a dead one).
-   */
-  const sweep = Effect.gen(function*() {
-    const now = yield* Clock.currentTimeMillis
-    const gone = new Set((yield* conversations.goneOwners).filter((owner) => owner !== leaseOwner))
-    for (const owner of goneSince.keys()) if (!gone.has(owner)) goneSince.delete(owner)
-    for (const owner of gone) if (!goneSince.has(owner)) goneSince.set(owner, now)
-    const dead = [...goneSince].flatMap(([owner, since]) => now - since >= Duration.toMillis(deadAfter) ? [owner] : [])
-    if (dead.length === 0 && now < nextLeaseSweep) return
-    nextLeaseSweep = now + Duration.toMillis(leaseThird)
-    yield* closeOrphans(Option.some(yield* DateTime.now), dead)
-  }).pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
-  if (config.sharedStorage) {
-    yield* sweep.pipe(Effect.repeat(Schedule.spaced(Duration.min(leaseThird, sweepInterval))), Effect.forkScoped)
-  }
 
   const publish = (conversation: ConversationId, event: ReplyBus.ReplyEvent) => Effect.sync(() => bus.publish(conversation, event))
-
-  /**
-   * Records the trace of one agent turn (name `chat`): `ok` when the reply
-   * completed or was cancelled by the user, `error` when it failed. It is
-   * stored with the next flush.
-   */
-  const recordTurn = (deployment: DeploymentRecord, turn: Message, reply: RunningReply, startNanos: bigint, status: TraceStatus) =>
-    Effect.gen(function*() {
-      if (!tracing.enabled) return
-      const end = yield* Clock.currentTimeNanos
-      const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
-      pendingTraces.push(
-        new TraceRecord({
-          publisher_id: deployment.publisher_id,
-          agent_name: deployment.agent_name,
-          account_id: deployment.account_id,
-          owner_id: Option.some(reply.owner),
-          trace_id: newTraceId(),
-          name: "chat",
-          status,
-          latency_ms: latencyMs(startNanos, end),
-          input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
-          output: truncate(reply.content),
-          timestamp: timeOfNanos(startNanos)
-        }, built)
-      )
-      yield* keepFlushing
-    })
 
   /** Runs one reply: streams from the agent, publishes every chunk, stores it at the end (the flusher stores it meanwhile). */
   const runReply = (reply: RunningReply, deployment: DeploymentRecord, history: ReadonlyArray<Message>, turn: Message) => {
@@ -300,7 +197,7 @@ export const make = Effect.gen(function*() {
       })),
       (run) =>
         Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
-          run.pipe(Effect.ensuring(Effect.suspend(() => recordTurn(deployment, turn, reply, startNanos, outcome))))),
+          run.pipe(Effect.ensuring(Effect.suspend(() => Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome), keepFlushing))))),
       Effect.uninterruptible
     )
   }
@@ -334,7 +231,7 @@ export const make = Effect.gen(function*() {
       const superseded = previous !== undefined && previous.turn > reply.turn
       if (superseded || starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
       if (!superseded) running.set(reply.conversation, reply)
-      yield* keepRenewing
+      yield* leases.keepRenewing
       yield* keepFlushing
       // Forked where nothing interrupts (the fiber starts uninterruptible, see runReply); a stop asked
       // for before the fiber was there takes effect now.
@@ -386,7 +283,7 @@ export const make = Effect.gen(function*() {
             message,
             client_message_id: input.client_message_id,
             reply,
-            lease: { owner: leaseOwner, expires_at: yield* leaseEnd },
+            lease: { owner: leases.owner, expires_at: yield* leases.end },
             message_limit: config.messageLimit
           })
           // Refusals are answers, not failures: a failure would roll back the other turns of the group.

@@ -1,0 +1,69 @@
+/**
+ * The traces of chat turns: each turn that ends is recorded (name `chat`,
+ * visible to the conversation's owner only) and waits for the next flush,
+ * which stores all that wait in one statement. What still waits when the
+ * scope closes is stored then.
+ */
+import { Clock, Effect, Option } from "effect"
+import type { Message } from "../../model/Conversation.js"
+import type { DeploymentRecord } from "../../model/Deployment.js"
+import type { UserId } from "../../model/Ids.js"
+import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "../../model/Trace.js"
+import { TraceStore } from "../../ports/Ports.js"
+import { TracesConfig } from "../Traces.js"
+
+/** Options for a record built here from values already checked: the schema does not check them again. */
+const built = { disableValidation: true } as const
+
+/** Builds the batch for the life of the scope; register it before the replies whose traces it keeps, so that it closes after them. */
+export const make = Effect.gen(function*() {
+  const traces = yield* TraceStore
+  const tracing = yield* TracesConfig
+
+  let pending: Array<TraceRecord> = []
+  /** Stores the traces waiting, in one statement. */
+  const write = Effect.suspend(() => {
+    if (pending.length === 0) return Effect.void
+    const batch = pending
+    pending = []
+    return traces.append(batch).pipe(
+      Effect.catchAll((e) => Effect.logWarning(`chat: the traces of ${batch.length} turns could not be stored`, e))
+    )
+  })
+  yield* Effect.addFinalizer(() => write)
+
+  /**
+   * Records the trace of one agent turn: `ok` when the reply completed or
+   * was cancelled by the user, `error` when it failed. Nothing while
+   * tracing is off.
+   */
+  const record = (
+    deployment: DeploymentRecord,
+    turn: Message,
+    reply: { readonly owner: UserId; readonly content: string },
+    startNanos: bigint,
+    status: TraceStatus
+  ) =>
+    Effect.gen(function*() {
+      if (!tracing.enabled) return
+      const end = yield* Clock.currentTimeNanos
+      const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
+      pending.push(
+        new TraceRecord({
+          publisher_id: deployment.publisher_id,
+          agent_name: deployment.agent_name,
+          account_id: deployment.account_id,
+          owner_id: Option.some(reply.owner),
+          trace_id: newTraceId(),
+          name: "chat",
+          status,
+          latency_ms: latencyMs(startNanos, end),
+          input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
+          output: truncate(reply.content),
+          timestamp: timeOfNanos(startNanos)
+        }, built)
+      )
+    })
+
+  return { record, write, waiting: () => pending.length > 0 } as const
+})
