@@ -28,7 +28,6 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiDecodeError from "@effect/platform/HttpApiError"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
-import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import type * as HttpApp from "@effect/platform/HttpApp"
 import * as HttpMethod from "@effect/platform/HttpMethod"
@@ -38,10 +37,11 @@ import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
-import * as UrlParams from "@effect/platform/UrlParams"
 import * as Respondable from "@effect/platform/HttpServerRespondable"
-import { Cause, Chunk, Context, Effect, FiberRef, Layer, Option, ParseResult, Schema, type SchemaAST, type Scope, Tracer } from "effect"
+import { Cause, Chunk, Context, Effect, FiberRef, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
 import * as FindMyWay from "find-my-way-ts"
+import { answerOf, answersOf, bodyOf, decoderOf, urlParamsFor } from "./internal/apiCodecs.js"
+import { beforeOf, runBefore } from "./internal/apiMiddleware.js"
 
 /** A group's handlers as `group` recorded them, with the context they were built in. */
 interface Recorded {
@@ -82,191 +82,6 @@ export const group: typeof HttpApiBuilder.group = ((api: any, groupName: any, bu
 
 // ---------------------------------------------------------------------------
 // Decoding and encoding, prepared once per schema
-
-type Decode = (input: unknown) => Effect.Effect<any, ParseResult.ParseError>
-
-/**
- * A decoder that answers synchronously when it can; when the value is
- * refused (or the schema needs effects) the platform's decoder runs, so a
- * failure is the same `ParseError` as the platform's.
- */
-const decoderOf = (schema: Schema.Schema.Any): Decode => {
-  const sync = ParseResult.decodeUnknownEither(schema as Schema.Schema<any, any, never>)
-  const full = Schema.decodeUnknown(schema as Schema.Schema<any, any, never>)
-  return (input) => {
-    const result = sync(input)
-    return result._tag === "Right" ? Effect.succeed(result.right) : full(input)
-  }
-}
-
-/** One success (or error) schema of an endpoint, with how its values become an answer. */
-interface Answer {
-  readonly is: (value: unknown) => boolean
-  readonly encode: (value: unknown) => Effect.Effect<HttpServerResponse.HttpServerResponse, ParseResult.ParseError>
-}
-
-const jsonFailed = (ast: SchemaAST.AST, value: unknown, error: unknown) =>
-  new ParseResult.ParseError({ issue: new ParseResult.Type(ast, value, `Could not encode to JSON: ${String(error)}`) })
-
-/** The answer of an encoded value, by the schema's status and encoding annotations (as the platform makes it). */
-const responder = (ast: SchemaAST.AST, status: number) => {
-  if (HttpApiSchema.isVoid(ast)) return () => Effect.succeed(HttpServerResponse.empty({ status }))
-  const encoding = HttpApiSchema.getEncoding(ast)
-  const options = { status, contentType: encoding.contentType }
-  switch (encoding.kind) {
-    case "Json":
-      return (encoded: unknown) => {
-        try {
-          return Effect.succeed(HttpServerResponse.unsafeJson(encoded, options))
-        } catch (error) {
-          return Effect.fail(jsonFailed(ast, encoded, error))
-        }
-      }
-    case "Text":
-      return (encoded: unknown) => Effect.succeed(HttpServerResponse.text(encoded as string, options))
-    case "Uint8Array":
-      return (encoded: unknown) => Effect.succeed(HttpServerResponse.uint8Array(encoded as Uint8Array, options))
-    case "UrlParams":
-      return (encoded: unknown) => Effect.succeed(HttpServerResponse.urlParams(encoded as UrlParams.Input, options))
-  }
-}
-
-const answerOf = (schema: Schema.Schema.Any, statusOf: (ast: SchemaAST.AST) => number): Answer => {
-  const typed = schema as Schema.Schema<any, any, never>
-  const sync = ParseResult.encodeUnknownEither(typed)
-  const full = Schema.encodeUnknown(typed)
-  const respond = responder(schema.ast, statusOf(schema.ast))
-  return {
-    is: Schema.is(Schema.typeSchema(typed)),
-    encode: (value) => {
-      const result = sync(value)
-      return result._tag === "Right" ? respond(result.right) : Effect.flatMap(full(value), respond)
-    }
-  }
-}
-
-/** How the values of a (possibly union) schema are answered: by the first member whose type the value has. */
-const answersOf = (schema: Schema.Schema.Any, statusOf: (ast: SchemaAST.AST) => number) => {
-  const members = new Set<Schema.Schema.Any>()
-  HttpApiSchema.deunionize(members, schema)
-  const answers = Array.from(members, (member) => answerOf(member, statusOf))
-  if (answers.length === 1) return answers[0]!.encode
-  return (value: unknown) => (answers.find((answer) => answer.is(value)) ?? answers[0]!).encode(value)
-}
-
-/** Whether a url parameter of the schema takes one string (else a lone value becomes an array, as the platform does). */
-const takesOneString = (ast: SchemaAST.AST, key?: PropertyKey): boolean => {
-  switch (ast._tag) {
-    case "StringKeyword":
-    case "Literal":
-    case "TemplateLiteral":
-    case "Enums":
-      return true
-    case "TypeLiteral": {
-      if (key === undefined) return false
-      const property = ast.propertySignatures.find((signature) => signature.name === key)
-      return property !== undefined
-        ? takesOneString(property.type, key)
-        : ast.indexSignatures.some((index) =>
-          Schema.is(Schema.make(index.parameter))(key) && takesOneString(index.type)
-        )
-    }
-    case "Union":
-      return ast.types.some((type) => takesOneString(type, key))
-    case "Suspend":
-      return takesOneString(ast.f(), key)
-    case "Refinement":
-    case "Transformation":
-      return takesOneString(ast.from, key)
-    default:
-      return false
-  }
-}
-
-const urlParamsFor = (ast: SchemaAST.AST) => (params: Readonly<Record<string, string | ReadonlyArray<string>>>) => {
-  const out: Record<string, string | ReadonlyArray<string>> = {}
-  for (const key in params) {
-    const value = params[key]!
-    out[key] = Array.isArray(value) || takesOneString(ast, key) ? value : [value as string]
-  }
-  return out
-}
-
-/** The body of a request as the endpoint's payload schema expects it, read by its content type. */
-const bodyOf = (
-  request: HttpServerRequest.HttpServerRequest,
-  query: Readonly<Record<string, string | ReadonlyArray<string>>>,
-  limits: Option.Option<Multipart.withLimits.Options>
-): Effect.Effect<unknown, never, any> => {
-  if (!HttpMethod.hasBody(request.method)) return Effect.succeed(query)
-  const type = request.headers["content-type"]?.toLowerCase().trim() ?? "application/json"
-  if (type.includes("application/json")) return Effect.orDie(request.json)
-  if (type.includes("multipart/form-data")) {
-    return Effect.orDie(limits._tag === "Some" ? Multipart.withLimits(request.multipart, limits.value) : request.multipart)
-  }
-  if (type.includes("x-www-form-urlencoded")) return Effect.map(Effect.orDie(request.urlParamsBody), UrlParams.toRecord)
-  if (type.startsWith("text/")) return Effect.orDie(request.text)
-  return Effect.map(Effect.orDie(request.arrayBuffer), (buffer) => new Uint8Array(buffer))
-}
-
-// ---------------------------------------------------------------------------
-// Middleware of endpoints and groups
-
-/** A middleware to run before a handler: its effect, whether it may fail, and what it provides. */
-interface Before {
-  readonly effect: Effect.Effect<unknown, unknown, any>
-  readonly optional: boolean
-  readonly provides: string | undefined
-}
-
-/** A security middleware's effect: each scheme in turn, the next tried when one fails. */
-const securityEffect = (tag: HttpApiMiddleware.TagClassSecurityAny, service: Record<string, (credential: any) => Effect.Effect<any, any>>) => {
-  let effect: Effect.Effect<any, any, any> | undefined
-  for (const [key, security] of Object.entries(tag.security)) {
-    const scheme = Effect.flatMap(HttpApiBuilder.securityDecode(security), service[key]!)
-    effect = effect === undefined ? scheme : Effect.catchAll(effect, () => scheme)
-  }
-  return effect ?? Effect.void
-}
-
-/**
- * The middleware of an endpoint in the order it runs: the group's, then the
- * endpoint's, the last declared first (the platform wraps the handler in
- * each in turn, so the last wraps the others).
- */
-const beforeOf = (
-  groupMiddleware: ReadonlySet<HttpApiMiddleware.TagClassAny>,
-  endpointMiddleware: ReadonlySet<HttpApiMiddleware.TagClassAny>,
-  context: Context.Context<never>
-): ReadonlyArray<Before> => {
-  const byKey = new Map<string, HttpApiMiddleware.TagClassAny>()
-  for (const tag of groupMiddleware) byKey.set(tag.key, tag)
-  for (const tag of endpointMiddleware) byKey.set(tag.key, tag)
-  return Array.from(byKey.values(), (tag) => {
-    const service = Context.unsafeGet(context, tag as unknown as Context.Tag<any, any>)
-    return {
-      effect: HttpApiMiddleware.isSecurity(tag) ? securityEffect(tag, service) : service,
-      optional: tag.optional,
-      provides: tag.provides === undefined ? undefined : (tag.provides as Context.Tag<any, any>).key
-    }
-  }).reverse()
-}
-
-/**
- * Runs the middleware in order; what each provides joins `services`, the
- * route's own context, before the next runs (the context is made for this
- * request alone and is not shared before its handler runs).
- */
-const runBefore = (before: ReadonlyArray<Before>, services: Map<string, unknown>, index = 0): Effect.Effect<void, unknown, any> => {
-  if (index === before.length) return Effect.void
-  const { effect, optional, provides } = before[index]!
-  const next = () => runBefore(before, services, index + 1)
-  const keep = (value: unknown) => {
-    if (provides !== undefined) services.set(provides, value)
-    return next()
-  }
-  return optional ? Effect.matchEffect(effect, { onFailure: next, onSuccess: keep }) : Effect.flatMap(effect, keep)
-}
 
 // ---------------------------------------------------------------------------
 // Routes

@@ -1,0 +1,65 @@
+/**
+ * The middleware of the compiled app's routes (`ApiApp.ts`): a group's and
+ * an endpoint's, in the order the platform runs them, each security scheme
+ * tried in turn.
+ */
+import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
+import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import { Context, Effect } from "effect"
+
+
+/** A middleware to run before a handler: its effect, whether it may fail, and what it provides. */
+export interface Before {
+  readonly effect: Effect.Effect<unknown, unknown, any>
+  readonly optional: boolean
+  readonly provides: string | undefined
+}
+
+/** A security middleware's effect: each scheme in turn, the next tried when one fails. */
+const securityEffect = (tag: HttpApiMiddleware.TagClassSecurityAny, service: Record<string, (credential: any) => Effect.Effect<any, any>>) => {
+  let effect: Effect.Effect<any, any, any> | undefined
+  for (const [key, security] of Object.entries(tag.security)) {
+    const scheme = Effect.flatMap(HttpApiBuilder.securityDecode(security), service[key]!)
+    effect = effect === undefined ? scheme : Effect.catchAll(effect, () => scheme)
+  }
+  return effect ?? Effect.void
+}
+
+/**
+ * The middleware of an endpoint in the order it runs: the group's, then the
+ * endpoint's, the last declared first (the platform wraps the handler in
+ * each in turn, so the last wraps the others).
+ */
+export const beforeOf = (
+  groupMiddleware: ReadonlySet<HttpApiMiddleware.TagClassAny>,
+  endpointMiddleware: ReadonlySet<HttpApiMiddleware.TagClassAny>,
+  context: Context.Context<never>
+): ReadonlyArray<Before> => {
+  const byKey = new Map<string, HttpApiMiddleware.TagClassAny>()
+  for (const tag of groupMiddleware) byKey.set(tag.key, tag)
+  for (const tag of endpointMiddleware) byKey.set(tag.key, tag)
+  return Array.from(byKey.values(), (tag) => {
+    const service = Context.unsafeGet(context, tag as unknown as Context.Tag<any, any>)
+    return {
+      effect: HttpApiMiddleware.isSecurity(tag) ? securityEffect(tag, service) : service,
+      optional: tag.optional,
+      provides: tag.provides === undefined ? undefined : (tag.provides as Context.Tag<any, any>).key
+    }
+  }).reverse()
+}
+
+/**
+ * Runs the middleware in order; what each provides joins `services`, the
+ * route's own context, before the next runs (the context is made for this
+ * request alone and is not shared before its handler runs).
+ */
+export const runBefore = (before: ReadonlyArray<Before>, services: Map<string, unknown>, index = 0): Effect.Effect<void, unknown, any> => {
+  if (index === before.length) return Effect.void
+  const { effect, optional, provides } = before[index]!
+  const next = () => runBefore(before, services, index + 1)
+  const keep = (value: unknown) => {
+    if (provides !== undefined) services.set(provides, value)
+    return next()
+  }
+  return optional ? Effect.matchEffect(effect, { onFailure: next, onSuccess: keep }) : Effect.flatMap(effect, keep)
+}
