@@ -19,8 +19,8 @@ export const failWord = "breakdown"
 
 const at = DateTime.unsafeMake("2026-11-01T10:00:00.000Z")
 
-/** A turn carrying `content` as the user's new message, with ids of its own. */
-const turn = (content: string): AgentRuntime.Turn => {
+/** A turn carrying `content` as the user's new message, with ids of its own (for tests of a runtime beyond the suite, too). */
+export const turn = (content: string): AgentRuntime.Turn => {
   const account = Ids.AccountId.make(uniqueName("acc"))
   return {
     deployment: new Deployment.DeploymentRecord({

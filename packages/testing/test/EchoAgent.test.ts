@@ -1,42 +1,16 @@
 /**
- * The echo agent passes the agent runtime contract; beyond it, its two forms
- * of a reply (a Stream, and chunks handed to a callback, which chat prefers)
- * split the words alike and pause alike.
+ * The echo agent passes the agent runtime contract; beyond it, its reply
+ * read from the port's callback and through the stream view splits the
+ * words alike and pauses alike.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { AgentRuntime, Conversation, Deployment, Ids } from "@hosting/core"
+import { AgentRuntime } from "@hosting/core"
 import { AgentRuntimeSuite, EchoAgent } from "@hosting/testing"
-import { DateTime, Effect, Either, Option, Stream } from "effect"
+import { Effect, Either, Stream } from "effect"
 
 AgentRuntimeSuite.run("echo agent", EchoAgent.layer({ delay: "2 millis", failOn: AgentRuntimeSuite.failWord }))
 
-const at = DateTime.unsafeMake("2026-11-01T10:00:00.000Z")
-
-const turn = (content: string): AgentRuntime.Turn => ({
-  deployment: new Deployment.DeploymentRecord({
-    id: Deployment.DeploymentId.make("dep-echo"),
-    account_id: Ids.AccountId.make("acc-echo"),
-    account: Ids.AccountName.make("echoes"),
-    publisher_id: Ids.AccountId.make("acc-echo"),
-    publisher: Ids.AccountName.make("echoes"),
-    agent_name: Ids.AgentName.make("helper"),
-    build_id: Ids.BuildId.make("b-1"),
-    namespace: "echoes-helper",
-    status: "running",
-    deployed_at: at,
-    undeployed_at: Option.none(),
-    spec: {}
-  }),
-  history: [],
-  message: new Conversation.Message({
-    message_id: Conversation.MessageId.make("msg-1"),
-    role: "user",
-    content,
-    attachments: [],
-    timestamp: at,
-    status: "complete"
-  })
-})
+const turn = AgentRuntimeSuite.turn
 
 /**
  * One reply read both ways: straight from the port's `reply` (what chat
