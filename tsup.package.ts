@@ -1,8 +1,8 @@
 import { defineConfig } from "tsup"
 
-/** The build of every library package: each module of src/ (in its folder; internal/ modules are bundled into the entries that import them) as an ESM entry, with declarations. */
+/** The build of every library package: each module of src/ as an ESM entry, with declarations. */
 export default defineConfig({
-  entry: ["src/**/*.ts", "!src/**/internal/**"],
+  entry: ["src/*.ts"],
   format: ["esm"],
   dts: true,
   sourcemap: true,
