@@ -72,11 +72,15 @@ export const writeBaselineSeed = (dir, { endpoint = null, agents = [], files = [
 export const startExample = (ctx, { dir, fixtures, env = {}, name = "example", main, database = "example.db" }) =>
   startServer({
     name,
-    args: main !== undefined
-      ? [main]
-      : ctx.mode === "source"
-      ? ["--import", "tsx", "--conditions=@hosting/source", sourceMain]
-      : [distMain],
+    args: [
+      // Node flags for the example server alone, e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
+      ...(process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
+      ...(main !== undefined
+        ? [main]
+        : ctx.mode === "source"
+        ? ["--import", "tsx", "--conditions=@hosting/source", sourceMain]
+        : [distMain])
+    ],
     cwd: root,
     cpus: ctx.cpus.server,
     scope: ctx.scope,
