@@ -4,37 +4,17 @@
  * nothing. Unknown keys are refused with a message that names them.
  */
 import { DateTime, Effect, Option, Schema, Stream } from "effect"
-import { Account, Deployment, Errors, File, Files, Identity as IdentityModule, Ids, ObjectStore as ObjectStorePort, Ports, SchemaIssues, Trace, Tracing } from "@hosting/core"
-
-const { User } = Account
-const { InvalidRequest } = Errors
-const { DeploymentId } = Deployment
-const { FileRecord } = File
-const { objectKey } = Files
-const { ObjectStore } = ObjectStorePort
-const { TraceRecord, truncate } = Trace
-const { AccountId, AccountName, AgentName, BuildId, Role, UserId } = Ids
-const { Identity } = IdentityModule
-const { AccountStore, DeploymentStore, FileStore, IdGenerator, TraceStore, Transactor } = Ports
-const { formatParseError } = SchemaIssues
-type UserId = Ids.UserId
-type FileRecord = File.FileRecord
-type TraceRecord = Trace.TraceRecord
-type InvalidRequest = Errors.InvalidRequest
-
-/** Turns an absent result of a lookup into the given error. */
-const orFail = <E>(onNone: () => E) => <A, E2, R>(self: Effect.Effect<Option.Option<A>, E2, R>) =>
-  Effect.flatMap(self, Option.match({ onNone: () => Effect.fail(onNone()), onSome: (a: A) => Effect.succeed(a) }))
+import { Account, Deployment, Errors, File, Files, Identity, Ids, ObjectStore, Ports, SchemaIssues, Trace, Tracing } from "@hosting/core"
 
 const FixtureUser = Schema.Struct({
-  id: UserId,
+  id: Ids.UserId,
   name: Schema.String,
   tokens: Schema.optionalWith(Schema.Array(Schema.NonEmptyString), { default: () => [] })
 })
 
 const FixtureAccount = Schema.Struct({
-  name: AccountName,
-  members: Schema.optionalWith(Schema.Array(Schema.Struct({ user: UserId, role: Role })), { default: () => [] })
+  name: Ids.AccountName,
+  members: Schema.optionalWith(Schema.Array(Schema.Struct({ user: Ids.UserId, role: Ids.Role })), { default: () => [] })
 })
 
 const AgentRef = Schema.String.pipe(
@@ -44,10 +24,10 @@ const AgentRef = Schema.String.pipe(
 )
 
 const FixtureDeployment = Schema.Struct({
-  id: DeploymentId,
-  account: AccountName,
+  id: Deployment.DeploymentId,
+  account: Ids.AccountName,
   agent: AgentRef,
-  build_id: BuildId,
+  build_id: Ids.BuildId,
   namespace: Schema.NonEmptyString,
   status: Schema.String,
   deployed_at: Schema.DateTimeUtc,
@@ -69,7 +49,7 @@ const FixtureCluster = Schema.Struct({
 
 const FixtureFile = Schema.Struct({
   deployment: Schema.NonEmptyString,
-  owner: UserId,
+  owner: Ids.UserId,
   key: Schema.NonEmptyString,
   filename: Schema.NonEmptyString,
   content_type: Schema.String,
@@ -100,18 +80,18 @@ export const FixturesSchema = Schema.Struct({
 export type Fixtures = typeof FixturesSchema.Type
 
 /** Decodes fixtures from parsed JSON; unknown keys and bad values are refused with their path. */
-export const decode = (input: unknown): Effect.Effect<Fixtures, InvalidRequest> =>
+export const decode = (input: unknown): Effect.Effect<Fixtures, Errors.InvalidRequest> =>
   Schema.decodeUnknown(FixturesSchema, { onExcessProperty: "error", errors: "all" })(input).pipe(
     Effect.mapError((error) =>
-      new InvalidRequest({ details: `fixtures: ${formatParseError(error, "fixtures")}` })
+      new Errors.InvalidRequest({ details: `fixtures: ${SchemaIssues.formatParseError(error, "fixtures")}` })
     )
   )
 
 /** Decodes fixtures from JSON text. */
-export const parse = (text: string): Effect.Effect<Fixtures, InvalidRequest> =>
+export const parse = (text: string): Effect.Effect<Fixtures, Errors.InvalidRequest> =>
   Effect.try({
     try: () => JSON.parse(text) as unknown,
-    catch: (error) => new InvalidRequest({ details: `fixtures: not JSON: ${(error as Error).message}` })
+    catch: (error) => new Errors.InvalidRequest({ details: `fixtures: not JSON: ${(error as Error).message}` })
   }).pipe(Effect.flatMap(decode))
 
 /** What a load did, for the log. */
@@ -131,14 +111,14 @@ const encoder = new TextEncoder()
  * transaction: a fixtures file with a bad reference stores nothing.
  */
 export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
-  const store = yield* AccountStore
-  const identity = yield* Identity
-  const ids = yield* IdGenerator
-  const tx = yield* Transactor
-  const deploymentStore = yield* DeploymentStore
-  const fileStore = yield* FileStore
-  const traceStore = yield* TraceStore
-  const objects = yield* ObjectStore
+  const store = yield* Ports.AccountStore
+  const identity = yield* Identity.Identity
+  const ids = yield* Ports.IdGenerator
+  const tx = yield* Ports.Transactor
+  const deploymentStore = yield* Ports.DeploymentStore
+  const fileStore = yield* Ports.FileStore
+  const traceStore = yield* Ports.TraceStore
+  const objects = yield* ObjectStore.ObjectStore
   const users = fixtures.users ?? []
   const accounts = fixtures.accounts ?? []
   const deployments = fixtures.deployments ?? []
@@ -147,12 +127,12 @@ export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
   const known = new Set(users.map((u) => u.id))
   const knownAccounts = new Set<string>(accounts.map((a) => a.name))
   const knownDeployments = new Set<string>(deployments.map((d) => d.id))
-  const refused = (details: string) => new InvalidRequest({ details: `fixtures: ${details}` })
-  const userExists = (id: UserId) =>
+  const refused = (details: string) => new Errors.InvalidRequest({ details: `fixtures: ${details}` })
+  const userExists = (id: Ids.UserId) =>
     known.has(id) ? Effect.succeed(true) : Effect.map(store.findUser(id), Option.isSome)
   const accountIdOf = (name: string, what: string) =>
-    store.findByName(AccountName.make(name)).pipe(
-      orFail(() => refused(`${what} names account ${name}, which does not exist`)),
+    store.findByName(Ids.AccountName.make(name)).pipe(
+      Effect.flatMap((found) => Effect.mapError(found, () => refused(`${what} names account ${name}, which does not exist`))),
       Effect.map((account) => account.id)
     )
   const requireAccount = (name: string, what: string) =>
@@ -172,20 +152,20 @@ export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
     const what = `file ${file.key}`
     if (!(yield* userExists(file.owner))) return yield* refused(`${what} names owner ${file.owner}, who is not in "users"`)
     if (!knownDeployments.has(file.deployment)) {
-      yield* deploymentStore.findById(DeploymentId.make(file.deployment)).pipe(
-        orFail(() => refused(`${what} names deployment ${file.deployment}, which does not exist`))
+      yield* deploymentStore.findById(Deployment.DeploymentId.make(file.deployment)).pipe(
+        Effect.flatMap((found) => Effect.mapError(found, () => refused(`${what} names deployment ${file.deployment}, which does not exist`)))
       )
     }
   }
   for (const trace of traces) yield* requireAccount(trace.agent.split("/")[0]!, `trace ${trace.trace_id} (agent ${trace.agent})`)
 
   // Bytes first: a record never points at an object that is not there.
-  const fileRecords: Array<FileRecord> = []
+  const fileRecords: Array<File.FileRecord> = []
   for (const file of files) {
     const bytes = encoder.encode(file.content)
-    const ref = { deployment_id: DeploymentId.make(file.deployment), owner_id: file.owner, key: file.key }
+    const ref = { deployment_id: Deployment.DeploymentId.make(file.deployment), owner_id: file.owner, key: file.key }
     if (file.status === "ready") {
-      yield* objects.put(objectKey(ref), Stream.make(bytes), { contentType: file.content_type, maxBytes: bytes.byteLength }).pipe(
+      yield* objects.put(Files.objectKey(ref), Stream.make(bytes), { contentType: file.content_type, maxBytes: bytes.byteLength }).pipe(
         Effect.mapError((error) =>
           refused(`file ${file.key}: the object store refused its content (${error._tag === "ObjectStoreError" ? error.message : "too large"})`)
         )
@@ -193,7 +173,7 @@ export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
     }
     const existing = yield* fileStore.find(ref.deployment_id, ref.key)
     fileRecords.push(
-      new FileRecord({
+      new File.FileRecord({
         ...ref,
         filename: file.filename,
         content_type: file.content_type,
@@ -208,12 +188,12 @@ export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
 
   yield* tx.withTransaction(Effect.gen(function*() {
     for (const user of users) {
-      yield* store.upsertUser(new User({ id: user.id, name: user.name }))
+      yield* store.upsertUser(new Account.User({ id: user.id, name: user.name }))
       for (const token of user.tokens) yield* identity.issue(user.id, token)
     }
     for (const account of accounts) {
       const now = yield* DateTime.now
-      const stored = yield* store.ensure({ id: AccountId.make(yield* ids.next), name: account.name, now })
+      const stored = yield* store.ensure({ id: Ids.AccountId.make(yield* ids.next), name: account.name, now })
       for (const member of account.members) yield* store.setMembership(stored.id, member.user, member.role)
     }
     for (const deployment of deployments) {
@@ -224,8 +204,8 @@ export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
         id: deployment.id,
         account_id: owner,
         publisher_id: publisherId,
-        agent_name: AgentName.make(agentName),
-        build_id: BuildId.make(deployment.build_id),
+        agent_name: Ids.AgentName.make(agentName),
+        build_id: Ids.BuildId.make(deployment.build_id),
         namespace: deployment.namespace,
         status: deployment.status,
         deployed_at: deployment.deployed_at,
@@ -234,22 +214,22 @@ export const load = Tracing.fn("Fixtures.load")(function*(fixtures: Fixtures) {
       })
     }
     for (const record of fileRecords) yield* fileStore.upsert(record)
-    const traceRecords: Array<TraceRecord> = []
+    const traceRecords: Array<Trace.TraceRecord> = []
     for (const trace of traces) {
       const [publisher, agentName] = trace.agent.split("/") as [string, string]
       const publisherId = yield* accountIdOf(publisher, `trace ${trace.trace_id} (agent ${trace.agent})`)
       traceRecords.push(
-        new TraceRecord({
+        new Trace.TraceRecord({
           publisher_id: publisherId,
-          agent_name: AgentName.make(agentName),
+          agent_name: Ids.AgentName.make(agentName),
           account_id: publisherId,
           owner_id: Option.none(),
           trace_id: trace.trace_id,
           name: trace.name,
           status: trace.status,
           latency_ms: trace.latency_ms,
-          input: truncate(trace.input),
-          output: truncate(trace.output),
+          input: Trace.truncate(trace.input),
+          output: Trace.truncate(trace.output),
           timestamp: trace.timestamp
         })
       )
