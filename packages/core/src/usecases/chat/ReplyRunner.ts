@@ -209,6 +209,9 @@ export const make = Effect.gen(function*() {
       return reply.fiber === undefined ? Effect.void : Fiber.interruptFork(reply.fiber)
     })
 
+  /** Stops a reply and waits until it is stored as cancelled. */
+  const stopAndAwait = (reply: RunningReply) => Effect.zipRight(stop(reply), Deferred.await(reply.done))
+
   /**
    * The turns of each conversation between the start of their storage and
    * the start of their reply, and the replies that a cancel asked to stop
@@ -237,10 +240,7 @@ export const make = Effect.gen(function*() {
       // for before the fiber was there takes effect now.
       reply.fiber = yield* Effect.uninterruptible(FiberSet.run(replies, run))
       if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
-      if (!superseded && previous !== undefined) {
-        yield* stop(previous)
-        yield* Deferred.await(previous.done)
-      }
+      if (!superseded && previous !== undefined) yield* stopAndAwait(previous)
     })
 
   /**
@@ -328,8 +328,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       const here = running.get(id)
       if (here !== undefined) {
-        yield* stop(here)
-        yield* Deferred.await(here.done)
+        yield* stopAndAwait(here)
         return { status: "cancelled" as const, message_id: here.message_id }
       }
       const latest = yield* conversations.latestReply(id)
@@ -338,8 +337,7 @@ export const make = Effect.gen(function*() {
         const started = running.get(id)
         if (started?.message_id === messageId) {
           // It started here meanwhile.
-          yield* stop(started)
-          yield* Deferred.await(started.done)
+          yield* stopAndAwait(started)
         } else {
           // About to start here (stored, not running yet), or received by another process.
           starting.get(id)?.cancelled.add(messageId)
@@ -361,5 +359,3 @@ export const make = Effect.gen(function*() {
   return { take, cancel, current } as const
 })
 
-/** The reply runner of a Chat service. */
-export type ReplyRunner = Effect.Effect.Success<typeof make>
