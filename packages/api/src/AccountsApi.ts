@@ -7,11 +7,12 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Account, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
-import { BadRequest, Forbidden, NotFound } from "./ApiErrors.js"
+import { BadRequest, Conflict, Forbidden, NotFound } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
 import { BodyLimit, KiB } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
+const user = HttpApiSchema.param("user", Ids.UserId)
 
 export const MeResponse = Schema.Struct({
   user: Schema.Struct({ id: Schema.String, name: Schema.String }),
@@ -28,6 +29,24 @@ export const AccountResponse = Schema.Struct({
 export const RenameRequest = Schema.Struct({ name: Ids.AccountName })
 
 export const RenameResponse = Schema.Struct({ message: Schema.String, name: Ids.AccountName })
+
+export const CreateAccountRequest = Schema.Struct({ name: Ids.AccountName })
+
+export const CreateAccountResponse = Schema.Struct({ name: Ids.AccountName, created_at: Schema.DateTimeUtc, role: Ids.Role })
+
+export const MembersResponse = Schema.Struct({ members: Schema.Array(Account.Member) })
+
+export const SetMemberRequest = Schema.Struct({ role: Ids.Role })
+
+export const SetMemberResponse = Schema.Struct({
+  user_id: Ids.UserId,
+  name: Schema.String,
+  role: Ids.Role,
+  /** True when the user was not a member before. */
+  added: Schema.Boolean
+})
+
+export const RemoveMemberResponse = Schema.Struct({ message: Schema.String, user_id: Ids.UserId })
 
 export const EventsParams = Schema.Struct({ last_event_id: Schema.optional(Text.Text.pipe(Schema.maxLength(64))) })
 
@@ -61,6 +80,55 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .addError(Forbidden)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Rename an account (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.post("create", "/accounts")
+      .annotate(BodyLimit, 16 * KiB)
+      .setPayload(CreateAccountRequest)
+      .addSuccess(CreateAccountResponse, { status: 201 })
+      .addError(BadRequest)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Create an account; the caller becomes its owner")
+      .annotate(OpenApi.Description, "Account names follow the slug rules of a rename. A name already taken answers 409 `account_name_taken`.")
+  )
+  .add(
+    HttpApiEndpoint.get("members")`/accounts/${account}/members`
+      .addSuccess(MembersResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The members of an account and their roles (members only)")
+  )
+  .add(
+    HttpApiEndpoint.put("setMember")`/accounts/${account}/members/${user}`
+      .annotate(BodyLimit, 16 * KiB)
+      .setPayload(SetMemberRequest)
+      .addSuccess(SetMemberResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Give a user a role in the account, adding them when they are not a member")
+      .annotate(
+        OpenApi.Description,
+        "Owners give any role; admins add members and manage members only. The last owner cannot be given " +
+          "another role (409 `last_owner`). An unknown user answers 404 `user_not_found`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("removeMember")`/accounts/${account}/members/${user}`
+      .annotate(BodyLimit, 16 * KiB)
+      .addSuccess(RemoveMemberResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Remove a member from the account")
+      .annotate(
+        OpenApi.Description,
+        "Owners remove anyone, admins remove members, and any member may remove themself. The last owner " +
+          "cannot leave (409 `last_owner`)."
+      )
   )
   .add(
     HttpApiEndpoint.get("events")`/accounts/${account}/events`

@@ -28,6 +28,24 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "accounts", (handlers) 
             name: result.name
           }
         }))
+      .handle("create", ({ payload }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.create(principal, payload.name))))
+      .handle("members", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.members(principal, path.account))).pipe(
+          Effect.map((members) => ({ members }))
+        ))
+      .handle("setMember", ({ path, payload }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) =>
+          handle(accounts.setRole(principal, path.account, path.user, payload.role)))
+      )
+      .handle("removeMember", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) =>
+          handle(accounts.removeMember(principal, path.account, path.user))).pipe(
+          Effect.map((removed) => ({
+            message: `${removed.user_id} (${removed.role}) is no longer a member of ${path.account}`,
+            user_id: removed.user_id
+          }))
+        ))
       .handle("events", ({ path, urlParams, headers }) =>
         Effect.gen(function*() {
           const principal = yield* Principal.CurrentPrincipal

@@ -33,6 +33,10 @@ export interface ApiErrorByTag {
   readonly VersionAlreadyPublished: ApiErrors.BadRequest
   readonly BuildAlreadyPublished: ApiErrors.BadRequest
   readonly AccountNameTaken: ApiErrors.BadRequest
+  readonly AccountExists: ApiErrors.Conflict
+  readonly UserNotFound: ApiErrors.NotFound
+  readonly MemberNotFound: ApiErrors.NotFound
+  readonly LastOwner: ApiErrors.Conflict
   readonly Unauthenticated: ApiErrors.Unauthorized
   readonly PermissionDenied: ApiErrors.Forbidden
   readonly AccountNotFound: ApiErrors.NotFound
@@ -80,6 +84,8 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "PermissionDenied":
       return new ApiErrors.Forbidden({ error: error.code, details: error.message })
     case "AccountNotFound":
+    case "UserNotFound":
+    case "MemberNotFound":
     case "AgentNotFound":
     case "BuildNotFound":
     case "VersionNotFound":
@@ -93,6 +99,8 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
       return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
     case "FileComplete":
+    case "AccountExists":
+    case "LastOwner":
       return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
     case "TooManyAttachments":
     case "FileTooLarge":

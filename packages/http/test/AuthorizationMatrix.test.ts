@@ -152,6 +152,19 @@ const matrix: Record<string, Entry> = {
     expect: managers(200)
   },
   "accounts.events": { request: (_, w, c) => bare(c, "GET", `/accounts/${w.team.account}/events`), expect: members(200) },
+  // Issue 26: any signed-in user creates an account.
+  "accounts.create": { request: (_, __, c) => withJson(c, "POST", "/accounts", { name: unique("created") }), expect: authenticated(201) },
+  "accounts.members": { request: (_, w, c) => bare(c, "GET", `/accounts/${w.team.account}/members`), expect: members(200) },
+  // The other member keeps the role member: owners and admins may; members may not.
+  "accounts.setMember": {
+    request: (_, w, c) => withJson(c, "PUT", `/accounts/${w.team.account}/members/${w.other.id}`, { role: "member" }),
+    expect: managers(200)
+  },
+  // Removing the other member: owners and admins may, and so may that member themself (otherUser).
+  "accounts.removeMember": {
+    request: (_, w, c) => bare(c, "DELETE", `/accounts/${w.team.account}/members/${w.other.id}`),
+    expect: row(401, 401, 401, 403, 403, 200, 200, 200)
+  },
   "deployments.history": {
     setup: deployment,
     request: (_, w, c) => bare(c, "GET", `${agentPath(w)}/deployment/history`),

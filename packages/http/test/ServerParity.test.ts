@@ -563,6 +563,49 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "account that does not exist", () => get("/accounts/parity-nobody", owner))
     ]
   },
+  "accounts.create": {
+    steps: [
+      step("unauthenticated", "create an account without a credential", () => withJson("POST", "/accounts", { name: "parity-created" }, {})),
+      step("bad", "create an account with a schema error", () => withJson("POST", "/accounts", { name: 5 })),
+      step("bad", "create an account with an invalid name", () => withJson("POST", "/accounts", { name: "No Spaces" })),
+      step("valid", "create an account", () => withJson("POST", "/accounts", { name: "parity-created" })),
+      step("valid", "create an account whose name is taken", () => withJson("POST", "/accounts", { name: "parity-created" }))
+    ]
+  },
+  "accounts.members": {
+    steps: [
+      step("unauthenticated", "members without a credential", () => get(`/accounts/${account}/members`)),
+      step("valid", "members", () => get(`/accounts/${account}/members`, owner)),
+      step("valid", "members as an outsider", () => get(`/accounts/${account}/members`, bearer(tokenOf("outsider")))),
+      step("bad", "members of an invalid name", () => get("/accounts/Not_An%20Account/members", owner)),
+      step("bad", "members of an account that does not exist", () => get("/accounts/parity-nobody/members", owner))
+    ]
+  },
+  // The outsider is added here and removed by the next case: the later cases find the team as it was.
+  "accounts.setMember": {
+    steps: [
+      step("unauthenticated", "set a role without a credential", () =>
+        withJson("PUT", `/accounts/${account}/members/${userId("outsider")}`, { role: "member" }, {})),
+      step("bad", "set an unknown role", () => withJson("PUT", `/accounts/${account}/members/${userId("outsider")}`, { role: "king" })),
+      step("bad", "set a role of an invalid user id", () => withJson("PUT", `/accounts/${account}/members/no%20spaces`, { role: "member" })),
+      step("valid", "add the outsider as a member", () =>
+        withJson("PUT", `/accounts/${account}/members/${userId("outsider")}`, { role: "member" })),
+      step("valid", "a member sets a role (forbidden)", () =>
+        withJson("PUT", `/accounts/${account}/members/${userId("outsider")}`, { role: "member" }, bearer(tokenOf("member")))),
+      step("valid", "set a role of an unknown user", () => withJson("PUT", `/accounts/${account}/members/parity-nobody`, { role: "member" })),
+      step("valid", "demote the last owner", () => withJson("PUT", `/accounts/${account}/members/${userId("owner")}`, { role: "admin" }))
+    ]
+  },
+  "accounts.removeMember": {
+    steps: [
+      step("unauthenticated", "remove a member without a credential", () =>
+        bare("DELETE", `/accounts/${account}/members/${userId("outsider")}`)),
+      step("bad", "remove an invalid user id", () => bare("DELETE", `/accounts/${account}/members/no%20spaces`, owner)),
+      step("valid", "remove the outsider", () => bare("DELETE", `/accounts/${account}/members/${userId("outsider")}`, owner)),
+      step("valid", "remove the outsider again", () => bare("DELETE", `/accounts/${account}/members/${userId("outsider")}`, owner)),
+      step("valid", "the last owner leaves", () => bare("DELETE", `/accounts/${account}/members/${userId("owner")}`, owner))
+    ]
+  },
   "agents.register": {
     steps: [
       step("unauthenticated", "register without a credential", () => withJson("POST", `${agent}/register`, registration("b-1"), {})),

@@ -45,6 +45,14 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       return toAccount(rows[0]!)
     }).pipe(storageError("SqlAccountStore.ensure"))
 
+  const create: Ports.AccountStore["Type"]["create"] = (input) =>
+    sql<AccountRow>`INSERT INTO accounts (id, name, created_at)
+      VALUES (${input.id}, ${input.name}, ${timeText(input.now)})
+      ON CONFLICT (name) DO NOTHING RETURNING id, name, created_at`.pipe(
+      Effect.map(firstAccount),
+      storageError("SqlAccountStore.create")
+    )
+
   const rename = (id: Ids.AccountId, name: Ids.AccountName) =>
     Effect.gen(function*() {
       const taken = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE name = ${name}`
@@ -73,6 +81,19 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       ON CONFLICT (account_id, user_id) DO UPDATE SET role = excluded.role`.pipe(
       Effect.asVoid,
       storageError("SqlAccountStore.setMembership")
+    )
+
+  // SQLite runs one write transaction at a time: only Postgres needs the lock.
+  const lockMembers = (accountId: Ids.AccountId) =>
+    sql.onDialectOrElse({
+      pg: () => sql`SELECT id FROM accounts WHERE id = ${accountId} FOR UPDATE`,
+      orElse: () => Effect.succeed([])
+    }).pipe(Effect.asVoid, storageError("SqlAccountStore.lockMembers"))
+
+  const removeMembership = (accountId: Ids.AccountId, userId: Ids.UserId) =>
+    sql<{ user_id: string }>`DELETE FROM memberships WHERE account_id = ${accountId} AND user_id = ${userId} RETURNING user_id`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlAccountStore.removeMembership")
     )
 
   const membershipsOf = (userId: Ids.UserId) =>
@@ -105,10 +126,13 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     findByName,
     findById,
     ensure,
+    create,
     rename,
     findUser,
     upsertUser,
     setMembership,
+    lockMembers,
+    removeMembership,
     membershipsOf,
     membersOf
   })

@@ -111,6 +111,13 @@ export const make = Effect.gen(function*() {
         state.accounts.set(account.id, account)
         return account
       }),
+    create: (input) =>
+      Effect.sync(() => {
+        if ([...state.accounts.values()].some((a) => a.name === input.name)) return Option.none()
+        const account = new Account.Account({ id: input.id, name: input.name, created_at: input.now })
+        state.accounts.set(account.id, account)
+        return Option.some(account)
+      }),
     rename: (id, name) =>
       Effect.sync(() => {
         const holder = [...state.accounts.values()].find((a) => a.name === name)
@@ -123,6 +130,9 @@ export const make = Effect.gen(function*() {
     upsertUser: (user) => Effect.sync(() => void state.users.set(user.id, user)),
     setMembership: (account_id, user_id, role) =>
       Effect.sync(() => void state.memberships.set(membershipKey(account_id, user_id), { account_id, user_id, role })),
+    // Transactions on this store run one at a time.
+    lockMembers: () => Effect.void,
+    removeMembership: (account_id, user_id) => Effect.sync(() => state.memberships.delete(membershipKey(account_id, user_id))),
     membershipsOf: (userId) => Effect.sync(() => membershipsOf(userId)),
     membersOf: (accountId) =>
       Effect.sync(() =>

@@ -109,6 +109,33 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const members = yield* store.membersOf(account.id)
             expect(members.map((m) => [m.user_id, m.name, m.role])).toEqual([[user.id, "Renamed User", "admin"]])
           }))
+
+        it.effect("create makes a new account only: a taken name gives None and leaves the holder as it was", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.AccountStore
+            const name = Ids.AccountName.make(uniqueName("created"))
+            const id = Ids.AccountId.make(uniqueName("id"))
+            const created = Option.getOrThrow(yield* store.create({ id, name, now: at("2026-11-03T10:00:00.000Z") }))
+            expect([created.id, created.name, DateTime.formatIso(created.created_at)]).toEqual([id, name, "2026-11-03T10:00:00.000Z"])
+            const again = yield* store.create({ id: Ids.AccountId.make(uniqueName("id")), name, now: at("2026-11-04T10:00:00.000Z") })
+            expect(Option.isNone(again)).toBe(true)
+            expect(Option.getOrThrow(yield* store.findByName(name)).id).toBe(id)
+          }))
+
+        it.effect("removeMembership ends one membership once; lockMembers holds within a transaction", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.AccountStore
+            const tx = yield* Ports.Transactor
+            const account = yield* newAccount()
+            const [a, b] = [yield* newUser, yield* newUser]
+            yield* store.setMembership(account.id, a.id, "owner")
+            yield* store.setMembership(account.id, b.id, "member")
+            const removed = yield* tx.withTransaction(Effect.zipRight(store.lockMembers(account.id), store.removeMembership(account.id, b.id)))
+            expect(removed).toBe(true)
+            expect(yield* store.removeMembership(account.id, b.id)).toBe(false)
+            expect((yield* store.membersOf(account.id)).map((m) => m.user_id)).toEqual([a.id])
+            expect(yield* store.membershipsOf(b.id)).toEqual([])
+          }))
       })
 
       describe("TokenStore", () => {

@@ -59,6 +59,48 @@ export class AccountNameTaken extends Schema.TaggedError<AccountNameTaken>()("Ac
   }
 }
 
+/** An account cannot be created: its name is already taken (409, where a rename answers 400). */
+export class AccountExists extends Schema.TaggedError<AccountExists>()("AccountExists", {
+  name: Schema.String
+}) {
+  readonly code = "account_name_taken"
+  override get message() {
+    return `The account name ${this.name} is already taken; choose another.`
+  }
+}
+
+/** No user has that id. */
+export class UserNotFound extends Schema.TaggedError<UserNotFound>()("UserNotFound", {
+  user: Schema.String
+}) {
+  readonly code = "user_not_found"
+  override get message() {
+    return `User ${this.user} does not exist.`
+  }
+}
+
+/** The user is not a member of the account. */
+export class MemberNotFound extends Schema.TaggedError<MemberNotFound>()("MemberNotFound", {
+  account: Schema.String,
+  user: Schema.String
+}) {
+  readonly code = "member_not_found"
+  override get message() {
+    return `User ${this.user} is not a member of account ${this.account}.`
+  }
+}
+
+/** The change would leave the account without an owner. */
+export class LastOwner extends Schema.TaggedError<LastOwner>()("LastOwner", {
+  account: Schema.String,
+  user: Schema.String
+}) {
+  readonly code = "last_owner"
+  override get message() {
+    return `${this.user} is the last owner of account ${this.account}; make another member an owner first.`
+  }
+}
+
 /** No account has that name. */
 export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("AccountNotFound", {
   account: Schema.String
@@ -326,7 +368,11 @@ export type DomainError =
   | VersionAlreadyPublished
   | BuildAlreadyPublished
   | AccountNameTaken
+  | AccountExists
   | AccountNotFound
+  | UserNotFound
+  | MemberNotFound
+  | LastOwner
   | AgentNotFound
   | BuildNotFound
   | Unauthenticated

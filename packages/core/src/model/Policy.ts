@@ -174,3 +174,46 @@ export const namespaceRefusal = (
  * found; an attachment of someone else's file is invalid).
  */
 export const owns = (principal: Principal, ownerId: UserId): boolean => ownerId === principal.user.id
+
+/**
+ * Giving a user a role in an account (adding them, or changing their role):
+ * owners give any role to anyone; admins manage members, so they may only
+ * add members or leave a member a member; anyone else is refused (403).
+ * `current` is the user's role now, none when they are not a member yet.
+ */
+export const roleChangeRefusal = (
+  principal: Principal,
+  account: Account,
+  current: Option.Option<Role>,
+  role: Role
+): Option.Option<PermissionDenied> => {
+  const decided = roleIn(principal, account, managerRoles, "managing members")
+  if (!decided.ok) return Option.some(decided.refusal)
+  if (decided.membership.role === "owner") return Option.none()
+  if (role === "member" && Option.getOrElse(current, () => "member") === "member") return Option.none()
+  return Option.some(
+    new PermissionDenied({
+      details: `Admins of ${account.name} manage members only; giving or changing the role ${
+        Option.isSome(current) && current.value !== "member" ? current.value : role
+      } needs the role owner.`
+    })
+  )
+}
+
+/**
+ * Removing a member whose role is `role` from an account: a member may
+ * remove themself, owners remove anyone and admins remove members; anyone
+ * else is refused (403).
+ */
+export const removalRefusal = (
+  principal: Principal,
+  account: Account,
+  user: UserId,
+  role: Role
+): Option.Option<PermissionDenied> => {
+  if (user === principal.user.id && isMemberOf(principal, account.id)) return Option.none()
+  const decided = roleIn(principal, account, managerRoles, "removing members")
+  if (!decided.ok) return Option.some(decided.refusal)
+  if (decided.membership.role === "owner" || role === "member") return Option.none()
+  return Option.some(new PermissionDenied({ details: `Admins of ${account.name} remove members only; removing an ${role} needs the role owner.` }))
+}

@@ -9,6 +9,8 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
   readonly findById: (id: AccountId) => Effect.Effect<Option.Option<Account>, StorageError>
   /** Creates the account, or returns the existing one of that name. */
   readonly ensure: (input: { readonly id: AccountId; readonly name: AccountName; readonly now: DateTime.Utc }) => Effect.Effect<Account, StorageError>
+  /** Creates a new account; none when another account has the name. */
+  readonly create: (input: { readonly id: AccountId; readonly name: AccountName; readonly now: DateTime.Utc }) => Effect.Effect<Option.Option<Account>, StorageError>
   /** Renames; `false` when the new name is already taken by another account. */
   readonly rename: (id: AccountId, name: AccountName) => Effect.Effect<boolean, StorageError>
   readonly findUser: (id: UserId) => Effect.Effect<Option.Option<User>, StorageError>
@@ -16,6 +18,15 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
   readonly upsertUser: (user: User) => Effect.Effect<void, StorageError>
   /** Sets (creates or changes) the role of a user in an account. */
   readonly setMembership: (accountId: AccountId, userId: UserId, role: Role) => Effect.Effect<void, StorageError>
+  /**
+   * Inside a transaction: holds the account's memberships until it ends, so
+   * that a concurrent change of them waits (the rule "an account keeps an
+   * owner" reads them, then writes). Nothing to do where transactions run
+   * one at a time.
+   */
+  readonly lockMembers: (accountId: AccountId) => Effect.Effect<void, StorageError>
+  /** Ends a user's membership of an account; `false` when there was none. */
+  readonly removeMembership: (accountId: AccountId, userId: UserId) => Effect.Effect<boolean, StorageError>
   readonly membershipsOf: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>, StorageError>
   readonly membersOf: (accountId: AccountId) => Effect.Effect<ReadonlyArray<Member>, StorageError>
 }>() {}

@@ -1,13 +1,15 @@
 /**
- * Account use cases: the caller's profile, an account's details, rename.
+ * Account use cases: the caller's profile, an account's details, rename,
+ * creating an account, and its members.
  */
-import { Effect } from "effect"
-import { AccountNameTaken, AccountNotFound } from "../model/Errors.js"
+import { DateTime, Effect, Option } from "effect"
+import type { Member } from "../model/Account.js"
+import { AccountExists, AccountNameTaken, AccountNotFound, LastOwner, MemberNotFound, UserNotFound } from "../model/Errors.js"
 import { EventBus } from "../ports/EventBus.js"
-import type { AccountName } from "../model/Ids.js"
+import { AccountId, type AccountName, type Role, type UserId } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
 import * as Policy from "../model/Policy.js"
-import { AccountStore, Transactor } from "../ports/Ports.js"
+import { AccountStore, IdGenerator, Transactor } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
 
@@ -16,6 +18,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const store = yield* AccountStore
     const tx = yield* Transactor
     const bus = yield* EventBus
+    const ids = yield* IdGenerator
 
     const named = (name: AccountName) => store.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
@@ -52,6 +55,72 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
       return { previous: result.previous, name: result.name }
     })
 
-    return { me, get, rename } as const
+    /** Creates an account; the caller becomes its owner. */
+    const create = Tracing.fn("Accounts.create")(function*(principal: Principal, name: AccountName) {
+      const id = AccountId.make(yield* ids.next)
+      const now = yield* DateTime.now
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const created = yield* store.create({ id, name, now })
+        if (Option.isNone(created)) return yield* new AccountExists({ name })
+        yield* store.setMembership(created.value.id, principal.user.id, "owner")
+        return { name: created.value.name, created_at: created.value.created_at, role: "owner" as const }
+      }))
+    })
+
+    /** The members of an account, with their roles; members only. */
+    const members = Tracing.fn("Accounts.members")(function*(principal: Principal, name: AccountName) {
+      const account = yield* named(name)
+      yield* Policy.requireMember(principal, account, "listing its members")
+      return yield* store.membersOf(account.id)
+    })
+
+    /** Fails with `LastOwner` when `members` has no owner but `user`. */
+    const keepAnOwner = (members: ReadonlyArray<Member>, account: AccountName, user: UserId) =>
+      members.some((m) => m.role === "owner" && m.user_id !== user)
+        ? Effect.void
+        : Effect.fail(new LastOwner({ account, user }))
+
+    /**
+     * Gives a user a role in an account, adding them when they are not a
+     * member (Policy.roleChangeRefusal says who may); the last owner keeps
+     * the role owner. Giving a member the role they have changes nothing.
+     */
+    const setRole = Tracing.fn("Accounts.setRole")(function*(principal: Principal, name: AccountName, user: UserId, role: Role) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const account = yield* named(name)
+        yield* Policy.requireMember(principal, account, "managing members")
+        const found = yield* store.findUser(user)
+        if (Option.isNone(found)) return yield* new UserNotFound({ user })
+        yield* store.lockMembers(account.id)
+        const members = yield* store.membersOf(account.id)
+        const current = Option.fromNullable(members.find((m) => m.user_id === user))
+        const refused = Policy.roleChangeRefusal(principal, account, Option.map(current, (m) => m.role), role)
+        if (Option.isSome(refused)) return yield* refused.value
+        if (Option.isSome(current) && current.value.role === "owner" && role !== "owner") {
+          yield* keepAnOwner(members, account.name, user)
+        }
+        if (Option.isNone(current) || current.value.role !== role) yield* store.setMembership(account.id, user, role)
+        return { user_id: user, name: found.value.name, role, added: Option.isNone(current) }
+      }))
+    })
+
+    /** Removes a member from an account (Policy.removalRefusal says who may); the last owner stays. */
+    const removeMember = Tracing.fn("Accounts.removeMember")(function*(principal: Principal, name: AccountName, user: UserId) {
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const account = yield* named(name)
+        yield* Policy.requireMember(principal, account, "managing members")
+        yield* store.lockMembers(account.id)
+        const members = yield* store.membersOf(account.id)
+        const member = members.find((m) => m.user_id === user)
+        if (member === undefined) return yield* new MemberNotFound({ account: account.name, user })
+        const refused = Policy.removalRefusal(principal, account, user, member.role)
+        if (Option.isSome(refused)) return yield* refused.value
+        if (member.role === "owner") yield* keepAnOwner(members, account.name, user)
+        yield* store.removeMembership(account.id, user)
+        return { user_id: user, role: member.role }
+      }))
+    })
+
+    return { me, get, rename, create, members, setRole, removeMember } as const
   })
 }) {}

@@ -73,9 +73,11 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
     AccountStore.of({
       ...accounts,
       ensure: (input) => changing(accounts.ensure(input)),
+      create: (input) => changing(accounts.create(input)),
       rename: (id, name) => changing(accounts.rename(id, name)),
       upsertUser: (user) => changing(accounts.upsertUser(user)),
-      setMembership: (accountId, userId, role) => changing(accounts.setMembership(accountId, userId, role))
+      setMembership: (accountId, userId, role) => changing(accounts.setMembership(accountId, userId, role)),
+      removeMembership: (accountId, userId) => changing(accounts.removeMembership(accountId, userId))
     })
   ))
 }))
