@@ -1,5 +1,5 @@
 /**
- * `hosting me` and `hosting accounts get|rename`.
+ * `hosting me` and `hosting accounts get|rename|create|members`.
  */
 import { Args, Command } from "@effect/cli"
 import { Effect } from "effect"
@@ -20,6 +20,12 @@ export const me = Command.make("me", {}, () =>
     ], profile.accounts))
   })).pipe(Command.withDescription("Who you are signed in as, and your accounts"))
 
+const memberColumns: ReadonlyArray<Output.Column<{ readonly user_id: string; readonly name: string; readonly role: string }>> = [
+  { header: "MEMBER", value: (m) => m.user_id },
+  { header: "NAME", value: (m) => m.name },
+  { header: "ROLE", value: (m) => m.role }
+]
+
 const get = Command.make("get", { account: Arguments.account() }, ({ account }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
@@ -31,11 +37,7 @@ const get = Command.make("get", { account: Arguments.account() }, ({ account }) 
       ["your role", found.role]
     ]))
     yield* Output.line("")
-    yield* Output.line(Output.table([
-      { header: "MEMBER", value: (m) => m.user_id },
-      { header: "NAME", value: (m) => m.name },
-      { header: "ROLE", value: (m) => m.role }
-    ], found.members))
+    yield* Output.line(Output.table(memberColumns, found.members))
   })).pipe(Command.withDescription("Show an account and its members (members only)"))
 
 const rename = Command.make("rename", {
@@ -49,7 +51,53 @@ const rename = Command.make("rename", {
     yield* Output.line(`Renamed ${account} to ${renamed.name}.`)
   })).pipe(Command.withDescription("Rename an account (owner or admin)"))
 
+const create = Command.make("create", {
+  name: Args.text({ name: "name" }).pipe(
+    Args.withDescription("The new account's name (lowercase letters, digits and dashes)"),
+    Args.mapEffect(Arguments.decode(Arguments.accountName, "account name"))
+  )
+}, ({ name }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const created = yield* session.client.accounts.create({ payload: { name } })
+    if (session.json) return yield* Output.json(created)
+    yield* Output.line(`Created account ${created.name}; you are its owner.`)
+  })).pipe(Command.withDescription("Create an account; you become its owner"))
+
+const membersList = Command.make("list", { account: Arguments.account() }, ({ account }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const { members } = yield* session.client.accounts.members({ path: { account } })
+    if (session.json) return yield* Output.json(members)
+    yield* Output.line(Output.table(memberColumns, members))
+  })).pipe(Command.withDescription("List an account's members and their roles (members only)"))
+
+const membersSet = Command.make("set", { account: Arguments.account(), user: Arguments.user, role: Arguments.role }, ({ account, role, user }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const result = yield* session.client.accounts.setMember({ path: { account, user }, payload: { role } })
+    if (session.json) return yield* Output.json(result)
+    yield* Output.line(
+      result.added
+        ? `Added ${result.name} (${result.user_id}) to ${account} as ${result.role}.`
+        : `${result.name} (${result.user_id}) is ${result.role} in ${account}.`
+    )
+  })).pipe(Command.withDescription("Add a user to an account or change their role (owners: any role; admins: members)"))
+
+const membersRemove = Command.make("remove", { account: Arguments.account(), user: Arguments.user }, ({ account, user }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const result = yield* session.client.accounts.removeMember({ path: { account, user } })
+    if (session.json) return yield* Output.json(result)
+    yield* Output.line(`Removed ${result.user_id} from ${account}.`)
+  })).pipe(Command.withDescription("Remove a member (owners: anyone; admins: members; anyone: themself)"))
+
+const members = Command.make("members").pipe(
+  Command.withDescription("An account's members"),
+  Command.withSubcommands([membersList, membersSet, membersRemove])
+)
+
 export const command = Command.make("accounts").pipe(
   Command.withDescription("Accounts"),
-  Command.withSubcommands([get, rename])
+  Command.withSubcommands([get, rename, create, members])
 )

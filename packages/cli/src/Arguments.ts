@@ -71,6 +71,16 @@ export const agent = Args.text({ name: "account/agent" }).pipe(
 export const account = (name = "account") =>
   Args.text({ name }).pipe(Args.withDescription("An account name"), Args.mapEffect(decodeWith(Ids.AccountName, "account")))
 
+export const user = Args.text({ name: "user" }).pipe(
+  Args.withDescription("A user id (see `hosting accounts members`)"),
+  Args.mapEffect(decodeWith(Ids.UserId, "user"))
+)
+
+/** `--role` of a member: owner, admin or member. */
+export const role = Options.choice("role", Ids.Role.literals).pipe(
+  Options.withDescription("The role in the account: owner (everything), admin (builds, deployments, members) or member")
+)
+
 export const deployment = Args.text({ name: "deployment" }).pipe(
   Args.withDescription("A deployment id (see `hosting deployments history`)"),
   Args.mapEffect(decodeWith(Deployment.DeploymentId, "deployment"))

@@ -179,6 +179,31 @@ describe("hosting (the CLI)", () => {
     expect(listed.stdout).toMatch(new RegExp(`${conversation}\\s+\\S+\\s+no\\s+Renamed 👍🏽`))
   }, timeout)
 
+  it("accounts: create, members list, set and remove, with the errors a user sees", async () => {
+    const bob = () => as("bob-token")
+    const created = await runCli(["accounts", "create", "bobs-lab"], bob())
+    expect(created).toMatchObject({ code: 0, stdout: "Created account bobs-lab; you are its owner.\n" })
+    const taken = await runCli(["accounts", "create", "acme"], bob())
+    expect(taken.code).not.toBe(0)
+    expect(taken.stderr).toContain("account_name_taken")
+    const added = await runCli(["accounts", "members", "set", "bobs-lab", "alice", "--role", "admin"], bob())
+    expect(added).toMatchObject({ code: 0, stdout: "Added Alice (alice) to bobs-lab as admin.\n" })
+    const listed = await runCli(["accounts", "members", "list", "bobs-lab", "--json"], alice())
+    expect(JSON.parse(listed.stdout)).toEqual([
+      { user_id: "alice", name: "Alice", role: "admin" },
+      { user_id: "bob", name: "Bob", role: "owner" }
+    ])
+    const table = await runCli(["accounts", "members", "list", "bobs-lab"], alice())
+    expect(table.stdout).toMatch(/^MEMBER\s+NAME\s+ROLE\n/)
+    const lastOwner = await runCli(["accounts", "members", "remove", "bobs-lab", "bob"], bob())
+    expect(lastOwner.code).not.toBe(0)
+    expect(lastOwner.stderr).toContain("last_owner")
+    const badRole = await runCli(["accounts", "members", "set", "bobs-lab", "alice", "--role", "king"], bob())
+    expect(badRole.code).not.toBe(0)
+    const left = await runCli(["accounts", "members", "remove", "bobs-lab", "alice"], alice())
+    expect(left).toMatchObject({ code: 0, stdout: "Removed alice from bobs-lab.\n" })
+  }, timeout)
+
   // Last: deploying the agent again ends the fixtures' dep-1, which the tests above use.
   it("deployments: create, history, configmap, restart and delete", async () => {
     const created = await runCli(["deployments", "create", "acme/helper@1.0.0", "--json"], alice())
