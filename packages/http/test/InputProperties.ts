@@ -58,6 +58,7 @@ const contextFor = Effect.gen(function*() {
   const { deployment, namespace } = yield* deployed(w)
   const params: Params = {
     account: w.team.account,
+    user: w.other.id,
     name: "helper",
     deploymentId: deployment,
     conversationId: yield* conversationOf(token, deployment),
@@ -80,6 +81,10 @@ const validPayload = (id: string, c: Context): unknown => {
       return { build_id: "b-1", version: "1.0.0" }
     case "accounts.rename":
       return { name: c.account }
+    case "accounts.create":
+      return { name: `${c.account}-new` }
+    case "accounts.setMember":
+      return { role: "member" }
     case "deployments.deploy":
       return {}
     case "chat.setTitle":
