@@ -88,7 +88,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const setRole = Tracing.fn("Accounts.setRole")(function*(principal: Principal, name: AccountName, user: UserId, role: Role) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const account = yield* named(name)
-        yield* Policy.requireMember(principal, account, "managing members")
+        yield* Policy.requireManager(principal, account, "managing members")
         const found = yield* store.findUser(user)
         if (Option.isNone(found)) return yield* new UserNotFound({ user })
         yield* store.lockMembers(account.id)
