@@ -9,7 +9,7 @@ import { Accounts, Identity, Ports } from "@hosting/core"
 import { PostgresStorage } from "@hosting/storage-postgres"
 import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Seed, TestServices } from "@hosting/testing"
-import { Effect, Exit, Option } from "effect"
+import { Effect, Exit, Layer, Option } from "effect"
 import { afterAll } from "vitest"
 
 const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
@@ -17,7 +17,7 @@ afterAll(() => database?.drop())
 
 describe.skipIf(database === undefined)(`the last owner on PostgreSQL: needs a server (${TestDatabase.skipReason})`, () => {
   it.layer(
-    TestServices.make({ storageLayer: PostgresStorage.layer({ url: database?.url ?? "", maxConnections: 4 }) }),
+    TestServices.make({ storageLayer: Layer.orDie(PostgresStorage.layer({ url: database?.url ?? "", maxConnections: 4 })) }),
     { timeout: 30_000 }
   )((it) => {
     it.effect("two owners removing each other at once leave one owner", () =>
@@ -34,7 +34,7 @@ describe.skipIf(database === undefined)(`the last owner on PostgreSQL: needs a s
             Effect.exit(accounts.removeMember(a, team.account, b.user.id)),
             Effect.exit(accounts.setRole(b, team.account, a.user.id, "member"))
           ], { concurrency: "unbounded" })
-          expect(exits.filter(Exit.isSuccess).length).toBe(1)
+          expect(exits.filter((exit: Exit.Exit<unknown, unknown>) => Exit.isSuccess(exit)).length).toBe(1)
           const store = yield* Ports.AccountStore
           const account = Option.getOrThrow(yield* store.findByName(team.account))
           expect((yield* store.membersOf(account.id)).filter((m) => m.role === "owner").length).toBe(1)
