@@ -5,7 +5,20 @@
 import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
-import { Chat, DeviceAuth, EventBus, Events, Files, ObjectStore, Ports, PrincipalCache, ReplyBus, Traces, UseCases } from "@hosting/core"
+import {
+  Chat,
+  DeviceAuth,
+  EventBus,
+  Events,
+  Files,
+  ObjectStore,
+  Ports,
+  PrincipalCache,
+  ReplyBus,
+  Setup,
+  Traces,
+  UseCases
+} from "@hosting/core"
 import * as Fixtures from "@hosting/testing/Fixtures"
 import { ApiApp, Health, HostingHttp, StaticSite } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
@@ -14,10 +27,10 @@ import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
 import { SqliteStorage } from "@hosting/storage-sqlite"
-import { Data, Duration, Effect, Layer } from "effect"
+import { Data, Duration, Effect, Layer, Option } from "effect"
 import { existsSync } from "node:fs"
-import { readFile } from "node:fs/promises"
-import { join } from "node:path"
+import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises"
+import { dirname, join } from "node:path"
 import { fileURLToPath } from "node:url"
 import type { ServerConfig } from "./ServerConfig.js"
 
@@ -87,6 +100,52 @@ const loadFixtures = (path: string, fixtures: Fixtures.Fixtures) =>
     )
   }))
 
+/** Where a start without users writes its setup code (ServerConfig.setupCodeFile); undefined: nowhere. */
+export const setupCodeFileOf = (config: ServerConfig): string | undefined => {
+  if (config.setupCodeFile !== undefined) return config.setupCodeFile
+  const database = config.database
+  return database._tag === "Sqlite" && database.filename !== ":memory:" ? join(dirname(database.filename), "setup-code") : undefined
+}
+
+/**
+ * At a start without users: makes this process's setup code, prints it, and
+ * writes it to the setup-code file (readable by this user only). At a start
+ * with users, a code file left from the first start is removed.
+ */
+const offerSetup = (config: ServerConfig) =>
+  Layer.effectDiscard(Effect.gen(function*() {
+    const file = setupCodeFileOf(config)
+    const code = yield* Effect.orDie((yield* Setup.Setup).begin())
+    if (Option.isNone(code)) {
+      if (file !== undefined) yield* Effect.promise(() => rm(file, { force: true }))
+      return
+    }
+    const written = file === undefined ? Effect.succeed(false) : Effect.tryPromise(async () => {
+      await mkdir(dirname(file), { recursive: true })
+      await writeFile(file, `${code.value}\n`, { mode: 0o600 })
+      // A file that was there keeps its mode through writeFile.
+      await chmod(file, 0o600)
+      return true
+    }).pipe(Effect.catchAll((error) =>
+      Effect.as(Effect.logWarning(`could not write the setup code to ${file}: ${String(error.error)}`), false)
+    ))
+    const where = (yield* written)
+      ? `it is also in ${file} (readable by this user only)`
+      : file === undefined
+      ? "it is only printed here (set HOSTING_SETUP_CODE_FILE to have it written to a file)"
+      : "it is only printed here"
+    yield* Effect.sync(() =>
+      console.log(
+        [
+          "setup: this instance has no user yet. Make the first one (an instance administrator) with this one-time code:",
+          `setup:   ${code.value}`,
+          "setup:   hosting setup --code <code> --user <your-id>   (or POST /api/v1/setup {code, user_id, name})",
+          `setup: ${where}; any start while there is no user prints a new one.`
+        ].join("\n")
+      )
+    )
+  }))
+
 /** The cluster adapter of HOSTING_CLUSTER; the fake one starts with the fixtures' `cluster` objects. */
 const cluster = (config: ServerConfig, fixtures: Fixtures.Fixtures | undefined) => {
   switch (config.cluster) {
@@ -134,7 +193,12 @@ const agentRuntime = (config: ServerConfig) => {
 
 /** Storage, cluster, use cases and fixtures: everything below HTTP. */
 export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) =>
-  Layer.mergeAll(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty, Events.retention, Files.expirySweep).pipe(
+  Layer.mergeAll(
+    // The setup code is offered once the fixtures (users among them) are in.
+    offerSetup(config).pipe(Layer.provide(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty)),
+    Events.retention,
+    Files.expirySweep
+  ).pipe(
     Layer.provideMerge(UseCases.layer),
     Layer.provideMerge(Layer.succeed(Files.FilesConfig, {
       ...Files.FilesConfig.defaultValue(),

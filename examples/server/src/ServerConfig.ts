@@ -25,6 +25,11 @@ export interface ServerConfig {
   readonly cluster: "fake" | "kubernetes"
   readonly agentRuntime: "echo" | "http"
   readonly fixtures: string | undefined
+  /**
+   * Where a start without users writes its setup code: HOSTING_SETUP_CODE_FILE, else `setup-code` beside a
+   * SQLite file; undefined: the code is only printed (Postgres, or SQLite in memory, without the variable).
+   */
+  readonly setupCodeFile: string | undefined
   readonly messageLimit: number
   readonly maxAttachments: number
   readonly eventReplayCap: number
@@ -160,6 +165,10 @@ export const config: Config.Config<ServerConfig> = Config.all({
   cluster: choice("HOSTING_CLUSTER", ["fake", "kubernetes"], "fake"),
   agentRuntime: choice("HOSTING_AGENT_RUNTIME", ["echo", "http"], "echo"),
   fixtures: Config.string("HOSTING_FIXTURES").pipe(Config.option, Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)),
+  setupCodeFile: Config.string("HOSTING_SETUP_CODE_FILE").pipe(
+    Config.option,
+    Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)
+  ),
   messageLimit: int("HOSTING_MESSAGE_LIMIT", 200, 1, 1_000_000),
   maxAttachments: int("HOSTING_MAX_ATTACHMENTS", 16, 0, 1000),
   eventReplayCap: int("HOSTING_EVENT_REPLAY_CAP", 1000, 1, 1_000_000),

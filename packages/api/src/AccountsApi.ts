@@ -9,7 +9,7 @@ import { Account, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
-import { BodyLimit, KiB } from "./RouteFacts.js"
+import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const user = HttpApiSchema.param("user", Ids.UserId)
@@ -73,6 +73,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.put("rename")`/accounts/${account}`
+      .annotate(RequiredScope, "admin")
       .annotate(BodyLimit, 16 * KiB)
       .setPayload(RenameRequest)
       .addSuccess(RenameResponse)
@@ -83,6 +84,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.post("create", "/accounts")
+      .annotate(RequiredScope, "admin")
       .annotate(BodyLimit, 16 * KiB)
       .setPayload(CreateAccountRequest)
       .addSuccess(CreateAccountResponse, { status: 201 })
@@ -101,6 +103,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.put("setMember")`/accounts/${account}/members/${user}`
+      .annotate(RequiredScope, "admin")
       .annotate(BodyLimit, 16 * KiB)
       .setPayload(SetMemberRequest)
       .addSuccess(SetMemberResponse)
@@ -117,6 +120,7 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
   )
   .add(
     HttpApiEndpoint.del("removeMember")`/accounts/${account}/members/${user}`
+      .annotate(RequiredScope, "admin")
       .annotate(BodyLimit, 16 * KiB)
       .addSuccess(RemoveMemberResponse)
       .addError(BadRequest)

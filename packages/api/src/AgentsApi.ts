@@ -9,7 +9,7 @@ import { Agent, AgentSpec, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, Unauthorized } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
-import { BodyLimit, KiB } from "./RouteFacts.js"
+import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
@@ -101,6 +101,7 @@ export class PublicAgentsApi extends HttpApiGroup.make("publicAgents")
 export class AgentsApi extends HttpApiGroup.make("agents")
   .add(
     HttpApiEndpoint.post("register")`/agents/${account}/${name}/register`
+      .annotate(RequiredScope, "publish")
       // A build's documents: its spec (256 KiB) and its readme (1 MiB).
       .annotate(BodyLimit, "server")
       .setPayload(RegisterRequest)
@@ -112,6 +113,7 @@ export class AgentsApi extends HttpApiGroup.make("agents")
   )
   .add(
     HttpApiEndpoint.post("publish")`/agents/${account}/${name}/publish`
+      .annotate(RequiredScope, "publish")
       .annotate(BodyLimit, 16 * KiB)
       .setPayload(PublishRequest)
       .addSuccess(PublishResponse, { status: 201 })

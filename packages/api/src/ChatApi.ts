@@ -11,7 +11,7 @@ import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge } from "./ApiErrors.js"
 import { EventStream, EventsHeaders, EventsParams } from "./AccountsApi.js"
 import { Authentication } from "./Authentication.js"
-import { BodyLimit, KiB } from "./RouteFacts.js"
+import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const deploymentId = HttpApiSchema.param("deploymentId", Deployment.DeploymentId)
 const conversationId = HttpApiSchema.param("conversationId", Conversation.ConversationId)
@@ -53,6 +53,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .add(
     HttpApiEndpoint.put("setTitle")`/deployments/${deploymentId}/chat/conversations/${conversationId}/title`
+      .annotate(RequiredScope, "chat")
       .annotate(BodyLimit, 16 * KiB)
       .setPayload(TitleRequest)
       .addSuccess(TitleResponse)
@@ -63,6 +64,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .add(
     HttpApiEndpoint.post("send")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/messages`
+      .annotate(RequiredScope, "chat")
       // A message of up to 100,000 characters (up to 6 bytes each once escaped) and its attachment keys.
       .annotate(BodyLimit, 1024 * KiB)
       .setPayload(SendRequest)
@@ -97,6 +99,7 @@ export class ChatApi extends HttpApiGroup.make("chat")
   )
   .add(
     HttpApiEndpoint.post("cancel")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/cancel`
+      .annotate(RequiredScope, "chat")
       .annotate(BodyLimit, 16 * KiB)
       .addSuccess(CancelResponse)
       .addError(BadRequest)

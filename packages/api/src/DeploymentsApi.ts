@@ -9,7 +9,7 @@ import { Cluster, Deployment, Ids } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
-import { BodyLimit, KiB } from "./RouteFacts.js"
+import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
@@ -55,6 +55,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   )
   .add(
     HttpApiEndpoint.post("deploy")`/agents/${account}/${name}/deployments`
+      .annotate(RequiredScope, "deploy")
       .annotate(BodyLimit, 16 * KiB)
       .setPayload(DeployRequest)
       .addSuccess(Deployment.Deployment, { status: 201 })
@@ -77,6 +78,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   )
   .add(
     HttpApiEndpoint.del("undeploy")`/deployments/${deploymentId}`
+      .annotate(RequiredScope, "deploy")
       .annotate(BodyLimit, 16 * KiB)
       .addSuccess(Deployment.Deployment)
       .addError(BadRequest)
@@ -97,6 +99,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   )
   .add(
     HttpApiEndpoint.post("restartPod")`/deployments/${namespace}/pods/${pod}/restart`
+      .annotate(RequiredScope, "deploy")
       .annotate(BodyLimit, 16 * KiB)
       .setUrlParams(OwnershipParams)
       .addSuccess(RestartResponse)

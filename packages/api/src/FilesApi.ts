@@ -9,7 +9,7 @@ import { Deployment, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
-import { BodyLimit, KiB } from "./RouteFacts.js"
+import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const deploymentId = HttpApiSchema.param("deploymentId", Deployment.DeploymentId)
 const key = HttpApiSchema.param("key", Text.Text.pipe(Schema.minLength(1), Schema.maxLength(255)))
@@ -52,6 +52,7 @@ export const FileBytes = Schema.Uint8ArrayFromSelf.pipe(
 export class FilesApi extends HttpApiGroup.make("files")
   .add(
     HttpApiEndpoint.post("reserve")`/deployments/${deploymentId}/files`
+      .annotate(RequiredScope, "chat")
       .annotate(BodyLimit, 16 * KiB)
       .setPayload(ReserveRequest)
       .addSuccess(ReserveResponse, { status: 201 })
@@ -64,6 +65,7 @@ export class FilesApi extends HttpApiGroup.make("files")
   .add(
     // Named like the download's parameter: the two are one path of the document.
     HttpApiEndpoint.put("upload")`/deployments/${deploymentId}/files/${fileKey}/content`
+      .annotate(RequiredScope, "chat")
       // Streamed to the object store by the handler, which limits it to the size reserved for the file.
       .annotate(BodyLimit, "streamed")
       .addSuccess(UploadResponse)
@@ -85,6 +87,7 @@ export class FilesApi extends HttpApiGroup.make("files")
   )
   .add(
     HttpApiEndpoint.post("complete")`/deployments/${deploymentId}/files/${key}/complete`
+      .annotate(RequiredScope, "chat")
       .annotate(BodyLimit, 16 * KiB)
       .addSuccess(CompleteResponse)
       .addError(BadRequest)

@@ -10,6 +10,7 @@ import { InternalError, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRe
 import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
 import { FilesApi } from "./FilesApi.js"
+import { SetupApi, TokensApi } from "./IdentityApi.js"
 import { OAuthApi, WellKnownApi } from "./OAuthApi.js"
 import { describeDecodeErrors } from "./OpenApiDocument.js"
 import { SessionApi } from "./SessionApi.js"
@@ -28,6 +29,8 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(TracesApi)
   .add(OAuthApi)
   .add(SessionApi)
+  .add(SetupApi)
+  .add(TokensApi)
   .addError(NotFound)
   .addError(PayloadTooLarge)
   .addError(TooManyRequests)

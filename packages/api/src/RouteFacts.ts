@@ -5,6 +5,7 @@
  * definition (`@hosting/http`'s `ApiRoutes`); the OpenAPI document does not
  * show them (docs/decisions.md).
  */
+import type { Token } from "@hosting/core"
 import { Context } from "effect"
 
 export const KiB = 1024
@@ -33,3 +34,14 @@ export class RateCharge extends Context.Tag("@hosting/api/RouteFacts/RateCharge"
 
 /** The charge of a route without a decision. */
 export const defaultRateCharge = 1
+
+/**
+ * The scope a token needs for a route that needs a caller (`Token.Scope`):
+ * `read` for a GET unless the endpoint says otherwise; every other such
+ * route takes a decision. A credential without a scope list (a browser
+ * session, a token made without limits) has every scope.
+ */
+export class RequiredScope extends Context.Tag("@hosting/api/RouteFacts/RequiredScope")<RequiredScope, Token.Scope>() {}
+
+/** The scope of a route that needs a caller and has no decision: reads need `read`. */
+export const defaultScope = (method: string): Token.Scope | undefined => method === "GET" || method === "HEAD" ? "read" : undefined

@@ -11,7 +11,7 @@ import { Ids, Otlp, Trace } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
-import { BodyLimit } from "./RouteFacts.js"
+import { BodyLimit, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
@@ -60,6 +60,7 @@ export class TracesApi extends HttpApiGroup.make("traces")
   )
   .add(
     HttpApiEndpoint.post("ingest")`/otlp/v1/traces`
+      .annotate(RequiredScope, "deploy")
       // OTLP batches.
       .annotate(BodyLimit, "server")
       .setPayload(Otlp.ExportTraceServiceRequest)

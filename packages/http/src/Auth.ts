@@ -9,6 +9,7 @@ import { Identity, type Principal } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
 import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
+import * as Scopes from "./Scopes.js"
 
 /** The token of an `Authorization: Bearer <token>` header, if the header has that form. */
 export const bearerToken = (header: string | undefined): Option.Option<string> => {
@@ -135,6 +136,8 @@ export const layer = Layer.effect(
     // second try (the cookie scheme after a failed bearer) gives the same answer.
     const authenticate = () =>
       requirePrincipal(identity).pipe(
+        // A token made with a scope list is held to the scope of the route.
+        Effect.flatMap(Scopes.check),
         // A storage failure while checking the credential is a 500, not a 401.
         Effect.catchAll((error) =>
           error instanceof ApiErrors.Unauthorized || error instanceof ApiErrors.Forbidden ? Effect.fail(error) : Effect.die(error)

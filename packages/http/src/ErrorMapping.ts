@@ -37,6 +37,9 @@ export interface ApiErrorByTag {
   readonly UserNotFound: ApiErrors.NotFound
   readonly MemberNotFound: ApiErrors.NotFound
   readonly LastOwner: ApiErrors.Conflict
+  readonly SetupCodeInvalid: ApiErrors.Forbidden
+  readonly SetupDone: ApiErrors.Conflict
+  readonly TokenNotFound: ApiErrors.NotFound
   readonly Unauthenticated: ApiErrors.Unauthorized
   readonly PermissionDenied: ApiErrors.Forbidden
   readonly AccountNotFound: ApiErrors.NotFound
@@ -82,10 +85,12 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "Unauthenticated":
       return new ApiErrors.Unauthorized({ error: error.code, details: error.message })
     case "PermissionDenied":
+    case "SetupCodeInvalid":
       return new ApiErrors.Forbidden({ error: error.code, details: error.message })
     case "AccountNotFound":
     case "UserNotFound":
     case "MemberNotFound":
+    case "TokenNotFound":
     case "AgentNotFound":
     case "BuildNotFound":
     case "VersionNotFound":
@@ -101,6 +106,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "FileComplete":
     case "AccountExists":
     case "LastOwner":
+    case "SetupDone":
       return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
     case "TooManyAttachments":
     case "FileTooLarge":

@@ -12,6 +12,7 @@ import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
+import * as IdentityHttp from "./IdentityHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
 import * as PublicUrl from "./PublicUrl.js"
@@ -61,7 +62,9 @@ const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamL
     TracesHttp.layer,
     OAuthHttp.layer(publicUrlOf(options)),
     OAuthHttp.wellKnownLayer(publicUrlOf(options)),
-    SessionHttp.layer(publicUrlOf(options))
+    SessionHttp.layer(publicUrlOf(options)),
+    IdentityHttp.setupLayer,
+    IdentityHttp.tokensLayer
   ).pipe(Layer.provide(Auth.layer), Layer.provide(PublicAgentCache.layer), Layer.provide(streams))
 
 /**

@@ -70,7 +70,11 @@ const approvalForm = (name: string, session: string, view: Option.Option<DeviceA
     return page(
       "Approve a device",
       `${intro}<p>The client <strong>${escapeHtml(code.client_id)}</strong> asks to act as you with code</p>` +
-        `<p><code>${escapeHtml(code.user_code)}</code></p><p>Approve only if this is the code your client shows.</p>` +
+        `<p><code>${escapeHtml(code.user_code)}</code></p>` +
+        (code.scope === ""
+          ? "<p>It asks for everything this sign-in may do.</p>"
+          : `<p>It asks for the scopes <strong>${escapeHtml(code.scope)}</strong> (within what this sign-in may do).</p>`) +
+        "<p>Approve only if this is the code your client shows.</p>" +
         `<form method="post" action="device"><input type="hidden" name="user_code" value="${escapeHtml(code.user_code)}">` +
         `<input type="hidden" name="csrf" value="${csrf}">` +
         `<button type="submit" name="decision" value="approve">Approve</button> ` +

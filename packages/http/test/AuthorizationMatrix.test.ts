@@ -16,6 +16,9 @@
  *   member's conversation or file (the contract's "not visible to others")
  * - cookie: the owner's browser session cookie with its X-CSRF-Token header
  * - cookieNoCsrf: the same cookie without the header
+ * - readToken: a personal access token of the owner with the `read` scope
+ *   only: the owner's answer where the route needs `read` (or no caller),
+ *   403 `insufficient_scope` on every other route that needs a caller
  *
  * Where a route acts on a caller's own resource (a conversation, a file),
  * member, admin, owner and the cookie columns act on their own; everyone else
@@ -24,6 +27,7 @@
 import type { HttpServer } from "@effect/platform"
 import { describe, expect, it, layer as withLayer } from "@effect/vitest"
 import type { Cluster } from "@hosting/core"
+import { ApiRoutes, Scopes } from "@hosting/http"
 import { Effect } from "effect"
 import {
   type Answer,
@@ -41,6 +45,7 @@ import {
   jsonBody,
   layer,
   otlpExport,
+  personalTokenOf,
   podOf,
   published,
   registered,
@@ -53,7 +58,7 @@ import {
 
 const bearerColumns = ["anonymous", "badToken", "expiredToken", "nonMember", "member", "admin", "owner", "otherUser"] as const
 const cookieColumns = ["cookie", "cookieNoCsrf"] as const
-type Column = typeof bearerColumns[number] | typeof cookieColumns[number]
+type Column = typeof bearerColumns[number] | typeof cookieColumns[number] | "readToken"
 type Person = "member" | "admin" | "owner"
 
 /** Who is calling: the headers carrying the credential, and the credential itself for routes that take it in the body. */
@@ -330,6 +335,22 @@ const matrix: Record<string, Entry> = {
     cookie: { cookie: 200, cookieNoCsrf: 200 }
   },
   // Browser sessions: sign-in takes the token in the body; reading needs the cookie; signing out needs the CSRF value.
+  // The world has users already: setting up is refused to everyone, whatever they carry.
+  "setup.complete": {
+    request: (_, __, c) => withJson(c, "POST", "/setup", { code: "AAAAA-BBBBB-CCCCC-DDDDD", user_id: unique("first") }),
+    expect: everyone(409)
+  },
+  "tokens.create": {
+    request: (_, __, c) => withJson(c, "POST", "/tokens", { name: "ci", scopes: ["read"] }),
+    expect: authenticated(201)
+  },
+  "tokens.list": { request: (_, __, c) => bare(c, "GET", "/tokens"), expect: authenticated(200) },
+  // Each caller revokes a token of their own: the same id is not found for anyone else.
+  "tokens.revoke": {
+    setup: (_, token) => Effect.map(personalTokenOf(token), (made) => ({ token: made.id })),
+    request: (t, _, c) => bare(c, "DELETE", `/tokens/${t["token"]}`),
+    expect: row(401, 401, 401, 404, 200, 200, 200, 404)
+  },
   "session.signIn": {
     request: (_, __, c) => withJson(c, "POST", "/session", c.token === undefined ? {} : { token: c.token }),
     expect: row(400, 401, 401, 200, 200, 200, 200, 200),
@@ -354,6 +375,10 @@ function withHeaders(body: { headers: Record<string, string>; body: string }, c:
 }
 
 const expectedOf = (id: string, entry: Entry, column: Column): number => {
+  if (column === "readToken") {
+    const route = ApiRoutes.routes.find((r) => r.id === id)!
+    return endpointById(id).authenticated && Scopes.declared(route) !== "read" ? 403 : entry.expect.owner
+  }
   if (column !== "cookie" && column !== "cookieNoCsrf") return entry.expect[column]
   if (entry.cookie) return entry.cookie[column]
   const endpoint = endpointById(id)
@@ -362,7 +387,11 @@ const expectedOf = (id: string, entry: Entry, column: Column): number => {
 }
 
 const resourceOwner = (column: Column): Person =>
-  column === "member" || column === "admin" || column === "owner" ? column : column.startsWith("cookie") ? "owner" : "member"
+  column === "member" || column === "admin" || column === "owner"
+    ? column
+    : column.startsWith("cookie") || column === "readToken"
+    ? "owner"
+    : "member"
 
 const callerOf = (w: World, column: Column) =>
   Effect.gen(function*() {
@@ -378,6 +407,8 @@ const callerOf = (w: World, column: Column) =>
         return token(w.team.tokens.outsider)
       case "otherUser":
         return token(w.other.token)
+      case "readToken":
+        return token((yield* personalTokenOf(w.team.tokens.owner, ["read"])).token)
       case "cookie":
       case "cookieNoCsrf": {
         const session = yield* sessionOf(w.team.tokens.owner)
@@ -410,7 +441,8 @@ const cell = (id: string, entry: Entry, column: Column) =>
     return outcome
   })
 
-const columnsOf = (sessionRoutes: boolean): ReadonlyArray<Column> => sessionRoutes ? [...bearerColumns, ...cookieColumns] : bearerColumns
+const columnsOf = (sessionRoutes: boolean): ReadonlyArray<Column> =>
+  sessionRoutes ? [...bearerColumns, "readToken", ...cookieColumns] : [...bearerColumns, "readToken"]
 
 describe("HTTP: authorization matrix", () => {
   it("has exactly one entry per route of HostingApi (a new route needs its row here)", () => {

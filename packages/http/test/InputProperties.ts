@@ -32,6 +32,7 @@ import {
   fileOf,
   layer,
   otlpExport,
+  personalTokenOf,
   podOf,
   registration,
   sessionOf,
@@ -66,7 +67,8 @@ const contextFor = Effect.gen(function*() {
     key: yield* fileOf(token, deployment, "uploaded"),
     namespace,
     cmname: "helper-config",
-    pod: yield* podOf(namespace)
+    pod: yield* podOf(namespace),
+    tokenId: (yield* personalTokenOf(token)).id
   }
   const context: Context = { token, params, account: w.team.account, userCode: yield* deviceLogin, session: yield* sessionOf(token) }
   return context
@@ -107,6 +109,10 @@ const validPayload = (id: string, c: Context): unknown => {
       return { user_code: c.userCode, decision: "deny", csrf: c.session.csrf }
     case "session.signIn":
       return { token: c.token }
+    case "setup.complete":
+      return { code: "AAAAA-BBBBB-CCCCC-DDDDD", user_id: "first-user", name: "First" }
+    case "tokens.create":
+      return { name: "ci", scopes: ["read", "chat"], expires_in: 3600 }
     default:
       return undefined
   }

@@ -501,6 +501,13 @@ export const conversationOf = (token: string, deployment: string) =>
     return conversation
   })
 
+/** A personal access token of the token's holder, made through the API: its id and its secret. */
+export const personalTokenOf = (token: string, scopes: ReadonlyArray<string> = ["read"], extra: Record<string, unknown> = {}) =>
+  Effect.map(
+    call(token, "POST", "/tokens", { name: `token-${globalThis.crypto.randomUUID().slice(0, 8)}`, scopes, ...extra }, 201),
+    (answer) => answer.json as { readonly id: string; readonly token: string }
+  )
+
 /** A file of the token's holder on the deployment: reserved, uploaded (5 bytes) or ready. */
 export const fileOf = (token: string, deployment: string, stage: "pending" | "uploaded" | "ready") =>
   Effect.gen(function*() {

@@ -953,6 +953,49 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "revoke without a token", () => withForm("/oauth/revoke", {}))
     ]
   },
+  "setup.complete": {
+    steps: [
+      step("unauthenticated", "set up an instance that has users", () =>
+        withJson("POST", "/setup", { code: "AAAAA-BBBBB-CCCCC-DDDDD", user_id: "parity-first" }, {})),
+      step("bad", "set up with a schema error", () => withJson("POST", "/setup", { code: 5, user_id: "parity-first" }, {})),
+      step("bad", "set up with an invalid user id", () => withJson("POST", "/setup", { code: "AAAAA", user_id: "no spaces" }, {})),
+      step("valid", "set up with a credential", () => withJson("POST", "/setup", { code: "AAAAA", user_id: "parity-first" }))
+    ]
+  },
+  "tokens.create": {
+    steps: [
+      step("unauthenticated", "make a token without a credential", () => withJson("POST", "/tokens", { name: "ci", scopes: ["read"] }, {})),
+      step("bad", "make a token with an unknown scope", () => withJson("POST", "/tokens", { name: "ci", scopes: ["root"] })),
+      step("bad", "make a token without scopes", () => withJson("POST", "/tokens", { name: "ci", scopes: [] })),
+      step("bad", "make a token for an account of someone else", () =>
+        withJson("POST", "/tokens", { name: "ci", scopes: ["read"], accounts: ["parity-nobody"] })),
+      step("valid", "make a read token", () => withJson("POST", "/tokens", { name: "ci", scopes: ["read"], expires_in: 3600 }), {
+        keep: (wire, side) => {
+          side.state["pat"] = field(wire, "token") ?? ""
+          side.state["patId"] = field(wire, "id") ?? ""
+          side.normaliser.secret("pat", side.state["pat"])
+        }
+      }),
+      step("valid", "a read token reads", (s) => get("/me", bearer(s["pat"]!))),
+      step("valid", "a read token may not make an account", (s) => withJson("POST", "/accounts", { name: "parity-scoped" }, bearer(s["pat"]!)))
+    ]
+  },
+  "tokens.list": {
+    steps: [
+      step("unauthenticated", "list tokens without a credential", () => get("/tokens")),
+      step("valid", "list tokens", () => get("/tokens", owner))
+    ],
+    noInput: "GET /tokens reads only the caller"
+  },
+  "tokens.revoke": {
+    steps: [
+      step("unauthenticated", "revoke a token without a credential", (s) => bare("DELETE", `/tokens/${s["patId"]}`)),
+      step("bad", "revoke with an id too long", () => bare("DELETE", `/tokens/${"x".repeat(101)}`, owner)),
+      step("valid", "revoke a token that does not exist", () => bare("DELETE", "/tokens/nothing", owner)),
+      step("valid", "revoke the read token", (s) => bare("DELETE", `/tokens/${s["patId"]}`, owner)),
+      step("valid", "the revoked token", (s) => get("/me", bearer(s["pat"]!)))
+    ]
+  },
   "accounts.rename": {
     steps: [
       step("unauthenticated", "rename without a credential", () => withJson("PUT", `/accounts/${account}`, { name: renamed }, {})),

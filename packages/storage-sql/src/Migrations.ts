@@ -209,6 +209,22 @@ const tokenParents = Effect.gen(function*() {
   yield* sql`CREATE INDEX device_codes_decided_by ON device_codes (decided_by) WHERE decided_by IS NOT NULL`
 })
 
+const accessTokens = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  // A personal access token has an id users know it by, a name, and optional limits: its scopes and its
+  // accounts, each a space-separated list (NULL: every scope, every account of its user).
+  yield* sql`ALTER TABLE tokens ADD COLUMN id TEXT`
+  yield* sql`ALTER TABLE tokens ADD COLUMN name TEXT`
+  yield* sql`ALTER TABLE tokens ADD COLUMN scopes TEXT`
+  yield* sql`ALTER TABLE tokens ADD COLUMN accounts TEXT`
+  yield* sql`ALTER TABLE tokens ADD COLUMN last_used_at TEXT`
+  yield* sql`CREATE UNIQUE INDEX tokens_id ON tokens (id) WHERE id IS NOT NULL`
+  // The first user, made with the setup code, administers the instance.
+  yield* sql`ALTER TABLE users ADD COLUMN instance_admin INTEGER NOT NULL DEFAULT 0`
+  // One row per process that started without users; setting up spends them all.
+  yield* sql`CREATE TABLE setup_codes (hash TEXT PRIMARY KEY, created_at TEXT NOT NULL)`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -219,7 +235,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0006_device_codes": deviceCodes,
   "0007_pending_files": pendingFiles,
   "0008_trace_owners": traceOwners,
-  "0009_token_parents": tokenParents
+  "0009_token_parents": tokenParents,
+  "0010_access_tokens": accessTokens
 }
 
 const table = "hosting_migrations"

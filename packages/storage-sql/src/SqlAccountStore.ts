@@ -76,6 +76,32 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
         ON CONFLICT (id) DO UPDATE SET name = excluded.name`
     }).pipe(storageError("SqlAccountStore.upsertUser"))
 
+  const hasUsers = sql<{ found: number }>`SELECT 1 AS found FROM users LIMIT 1`.pipe(
+    Effect.map((rows) => rows.length > 0),
+    storageError("SqlAccountStore.hasUsers")
+  )
+
+  const addUser: Ports.AccountStore["Type"]["addUser"] = (input) =>
+    sql`INSERT INTO users (id, name, created_at, instance_admin)
+      VALUES (${input.id}, ${input.name}, ${timeText(input.now)}, ${input.instance_admin ? 1 : 0})`.pipe(
+      Effect.asVoid,
+      storageError("SqlAccountStore.addUser")
+    )
+
+  const addSetupCode: Ports.AccountStore["Type"]["addSetupCode"] = (input) =>
+    sql`INSERT INTO setup_codes (hash, created_at) VALUES (${input.hash}, ${timeText(input.now)})
+      ON CONFLICT (hash) DO NOTHING`.pipe(Effect.asVoid, storageError("SqlAccountStore.addSetupCode"))
+
+  // Spent only when its hash is kept (deleting the row first: a concurrent spend of the same code waits for it,
+  // then finds nothing); then every other process's code goes with it.
+  const spendSetupCode = (hash: string) =>
+    Effect.gen(function*() {
+      const found = yield* sql<{ hash: string }>`DELETE FROM setup_codes WHERE hash = ${hash} RETURNING hash`
+      if (found.length === 0) return false
+      yield* sql`DELETE FROM setup_codes`
+      return true
+    }).pipe(storageError("SqlAccountStore.spendSetupCode"))
+
   const setMembership = (accountId: Ids.AccountId, userId: Ids.UserId, role: Ids.Role) =>
     sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, ${role})
       ON CONFLICT (account_id, user_id) DO UPDATE SET role = excluded.role`.pipe(
@@ -130,6 +156,10 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     rename,
     findUser,
     upsertUser,
+    hasUsers,
+    addUser,
+    addSetupCode,
+    spendSetupCode,
     setMembership,
     lockMembers,
     removeMembership,

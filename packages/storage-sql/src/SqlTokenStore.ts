@@ -2,14 +2,17 @@
  * TokenStore on @effect/sql: token hashes only, never tokens.
  */
 import { SqlClient } from "@effect/sql"
-import { Account, Ids, Ports } from "@hosting/core"
-import { Effect, Layer, Option } from "effect"
+import { Account, Ids, Ports, type Token } from "@hosting/core"
+import { type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 /** A token with its user and one of the user's memberships (none: the columns of the membership are null). */
 interface PrincipalRow {
   readonly hash: string
   readonly expires_at: string | null
+  readonly id: string | null
+  readonly scopes: string | null
+  readonly accounts: string | null
   readonly user_id: string
   readonly user_name: string
   readonly account_id: string | null
@@ -17,9 +20,21 @@ interface PrincipalRow {
   readonly role: Ids.Role | null
 }
 
+/** A stored space-separated list (NULL: no limit). */
+const listOf = <A extends string>(text: string | null): Option.Option<ReadonlyArray<A>> =>
+  text === null ? Option.none() : Option.some(text === "" ? [] : (text.split(" ") as Array<A>))
+
+/** A list as stored. */
+const listText = (list: Option.Option<ReadonlyArray<string>>): string | null => Option.getOrNull(Option.map(list, (items) => items.join(" ")))
+
 const toPrincipal = (first: PrincipalRow, rows: ReadonlyArray<PrincipalRow>) => ({
   hash: first.hash,
   expires_at: Option.map(Option.fromNullable(first.expires_at), timeOf),
+  limits: {
+    id: Option.fromNullable(first.id),
+    scopes: listOf<Token.Scope>(first.scopes),
+    accounts: listOf<Ids.AccountId>(first.accounts)
+  },
   principal: {
     user: new Account.User({ id: Ids.UserId.make(first.user_id, trusted), name: first.user_name }, trusted),
     memberships: rows.flatMap((row) =>
@@ -39,7 +54,7 @@ export const make: Effect.Effect<Ports.TokenStore["Type"], never, SqlClient.SqlC
 
   // The memberships join inside the outer join, so that a user without any still has their row.
   const findPrincipal = (hash: string) =>
-    sql<PrincipalRow>`SELECT t.hash, t.expires_at, u.id AS user_id, u.name AS user_name, m.account_id, a.name AS account, m.role
+    sql<PrincipalRow>`SELECT t.hash, t.expires_at, t.id, t.scopes, t.accounts, u.id AS user_id, u.name AS user_name, m.account_id, a.name AS account, m.role
       FROM tokens t JOIN users u ON u.id = t.user_id
       LEFT JOIN (memberships m JOIN accounts a ON a.id = m.account_id) ON m.user_id = u.id
       WHERE t.hash = ${hash} ORDER BY a.name`.pipe(
@@ -48,15 +63,23 @@ export const make: Effect.Effect<Ports.TokenStore["Type"], never, SqlClient.SqlC
     )
 
   const insert = (input: Parameters<Ports.TokenStore["Type"]["add"]>[0]) => {
-    const values = sql`${input.hash}, ${input.user_id}, ${Option.getOrNull(Option.map(input.expires_at, timeText))}, ${timeText(input.now)}`
+    const { limits, personal } = input
+    const head = sql`${input.hash}, ${input.user_id}, ${Option.getOrNull(Option.map(input.expires_at, timeText))}, ${
+      timeText(input.now)
+    }, ${personal?.id ?? null}, ${personal?.name ?? null}`
+    const columns = sql`hash, user_id, expires_at, created_at, id, name, scopes, accounts`
     return Option.match(input.parent_hash, {
       onNone: () =>
-        sql<{ hash: string }>`INSERT INTO tokens (hash, user_id, expires_at, created_at) VALUES (${values})
-          ON CONFLICT (hash) DO NOTHING RETURNING hash`,
-      // Only while the parent is stored (the foreign key removes the token with it later).
+        sql<{ hash: string }>`INSERT INTO tokens (${columns}) VALUES (${head}, ${limits === undefined ? null : listText(limits.scopes)}, ${
+          limits === undefined ? null : listText(limits.accounts)
+        }) ON CONFLICT (hash) DO NOTHING RETURNING hash`,
+      // Only while the parent is stored (the foreign key removes the token with it later); the parent's limits
+      // hold unless the token is given its own.
       onSome: (parent) =>
-        sql<{ hash: string }>`INSERT INTO tokens (hash, user_id, expires_at, created_at, parent_hash)
-          SELECT ${values}, hash FROM tokens WHERE hash = ${parent}
+        sql<{ hash: string }>`INSERT INTO tokens (${columns}, parent_hash)
+          SELECT ${head}, ${limits === undefined ? sql`scopes` : sql`${listText(limits.scopes)}`}, ${
+          limits === undefined ? sql`accounts` : sql`${listText(limits.accounts)}`
+        }, hash FROM tokens WHERE hash = ${parent}
           ON CONFLICT (hash) DO NOTHING RETURNING hash`
     })
   }
@@ -79,7 +102,44 @@ export const make: Effect.Effect<Ports.TokenStore["Type"], never, SqlClient.SqlC
       storageError("SqlTokenStore.remove")
     )
 
-  return Ports.TokenStore.of({ findPrincipal, add, remove })
+  const listPersonal = (userId: Ids.UserId) =>
+    sql<{
+      id: string
+      name: string
+      scopes: string | null
+      accounts: string | null
+      created_at: string
+      expires_at: string | null
+      last_used_at: string | null
+    }>`SELECT id, name, scopes, accounts, created_at, expires_at, last_used_at FROM tokens
+      WHERE user_id = ${userId} AND id IS NOT NULL ORDER BY created_at DESC, id DESC`.pipe(
+      Effect.map((rows) =>
+        rows.map((row): Ports.PersonalToken => ({
+          id: row.id,
+          name: row.name,
+          scopes: listOf<Token.Scope>(row.scopes),
+          accounts: listOf<Ids.AccountId>(row.accounts),
+          created_at: timeOf(row.created_at),
+          expires_at: Option.map(Option.fromNullable(row.expires_at), timeOf),
+          last_used_at: Option.map(Option.fromNullable(row.last_used_at), timeOf)
+        }))
+      ),
+      storageError("SqlTokenStore.listPersonal")
+    )
+
+  const removePersonal = (userId: Ids.UserId, id: string) =>
+    sql<{ hash: string }>`DELETE FROM tokens WHERE user_id = ${userId} AND id = ${id} RETURNING hash`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlTokenStore.removePersonal")
+    )
+
+  const touch = (hash: string, now: DateTime.Utc) =>
+    sql`UPDATE tokens SET last_used_at = ${timeText(now)} WHERE hash = ${hash}`.pipe(
+      Effect.asVoid,
+      storageError("SqlTokenStore.touch")
+    )
+
+  return Ports.TokenStore.of({ findPrincipal, add, remove, listPersonal, removePersonal, touch })
 })
 
 export const layer = Layer.effect(Ports.TokenStore, make)

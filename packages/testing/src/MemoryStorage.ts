@@ -4,12 +4,24 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, Trace, Turn } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, type Token, Trace, Turn } from "@hosting/core"
 import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
 
 interface State {
   users: Map<string, Account.User>
-  tokens: Map<string, { hash: string; user_id: Ids.UserId; expires_at: Option.Option<DateTime.Utc>; parent_hash: Option.Option<string> }>
+  tokens: Map<string, {
+    hash: string
+    user_id: Ids.UserId
+    expires_at: Option.Option<DateTime.Utc>
+    parent_hash: Option.Option<string>
+    created_at: DateTime.Utc
+    personal: { readonly id: string; readonly name: string } | undefined
+    scopes: Option.Option<ReadonlyArray<Token.Scope>>
+    accounts: Option.Option<ReadonlyArray<Ids.AccountId>>
+    last_used_at: Option.Option<DateTime.Utc>
+  }>
+  instanceAdmins: Set<string>
+  setupCodes: Set<string>
   accounts: Map<string, Account.Account>
   memberships: Map<string, { account_id: Ids.AccountId; user_id: Ids.UserId; role: Ids.Role }>
   agents: Map<string, Omit<Agent.AgentRecord, "account">>
@@ -33,6 +45,8 @@ interface State {
 const emptyState = (): State => ({
   users: new Map(),
   tokens: new Map(),
+  instanceAdmins: new Set(),
+  setupCodes: new Set(),
   accounts: new Map(),
   memberships: new Map(),
   agents: new Map(),
@@ -51,6 +65,8 @@ const emptyState = (): State => ({
 const copy = (s: State): State => ({
   users: new Map(s.users),
   tokens: new Map(s.tokens),
+  instanceAdmins: new Set(s.instanceAdmins),
+  setupCodes: new Set(s.setupCodes),
   accounts: new Map(s.accounts),
   memberships: new Map(s.memberships),
   agents: new Map(s.agents),
@@ -128,6 +144,19 @@ export const make = Effect.gen(function*() {
       }),
     findUser: (id) => Effect.sync(() => Option.fromNullable(state.users.get(id))),
     upsertUser: (user) => Effect.sync(() => void state.users.set(user.id, user)),
+    hasUsers: Effect.sync(() => state.users.size > 0),
+    addUser: (input) =>
+      Effect.sync(() => {
+        state.users.set(input.id, new Account.User({ id: input.id, name: input.name }))
+        if (input.instance_admin) state.instanceAdmins.add(input.id)
+      }),
+    addSetupCode: (input) => Effect.sync(() => void state.setupCodes.add(input.hash)),
+    spendSetupCode: (hash) =>
+      Effect.sync(() => {
+        if (!state.setupCodes.has(hash)) return false
+        state.setupCodes.clear()
+        return true
+      }),
     setMembership: (account_id, user_id, role) =>
       Effect.sync(() => void state.memberships.set(membershipKey(account_id, user_id), { account_id, user_id, role })),
     // Transactions on this store run one at a time.
@@ -149,14 +178,57 @@ export const make = Effect.gen(function*() {
         const token = state.tokens.get(hash)
         const user = token === undefined ? undefined : state.users.get(token.user_id)
         if (token === undefined || user === undefined) return Option.none()
-        return Option.some({ hash, expires_at: token.expires_at, principal: { user, memberships: membershipsOf(user.id) } })
+        return Option.some({
+          hash,
+          expires_at: token.expires_at,
+          principal: { user, memberships: membershipsOf(user.id) },
+          limits: { id: Option.fromNullable(token.personal?.id), scopes: token.scopes, accounts: token.accounts }
+        })
       }),
     add: (input) =>
       Effect.sync(() => {
         if (state.tokens.has(input.hash)) return true
-        if (Option.isSome(input.parent_hash) && !state.tokens.has(input.parent_hash.value)) return false
-        state.tokens.set(input.hash, { hash: input.hash, user_id: input.user_id, expires_at: input.expires_at, parent_hash: input.parent_hash })
+        const parent = Option.isSome(input.parent_hash) ? state.tokens.get(input.parent_hash.value) : undefined
+        if (Option.isSome(input.parent_hash) && parent === undefined) return false
+        const limits = input.limits ?? parent ?? { scopes: Option.none(), accounts: Option.none() }
+        state.tokens.set(input.hash, {
+          hash: input.hash,
+          user_id: input.user_id,
+          expires_at: input.expires_at,
+          parent_hash: input.parent_hash,
+          created_at: input.now,
+          personal: input.personal,
+          scopes: limits.scopes,
+          accounts: limits.accounts,
+          last_used_at: Option.none()
+        })
         return true
+      }),
+    listPersonal: (userId) =>
+      Effect.sync(() =>
+        [...state.tokens.values()]
+          .flatMap((token) =>
+            token.user_id !== userId || token.personal === undefined ? [] : [{
+              id: token.personal.id,
+              name: token.personal.name,
+              scopes: token.scopes,
+              accounts: token.accounts,
+              created_at: token.created_at,
+              expires_at: token.expires_at,
+              last_used_at: token.last_used_at
+            }]
+          )
+          .sort((a, b) => DateTime.toEpochMillis(b.created_at) - DateTime.toEpochMillis(a.created_at) || b.id.localeCompare(a.id))
+      ),
+    removePersonal: (userId, id) =>
+      Effect.suspend(() => {
+        const token = [...state.tokens.values()].find((t) => t.user_id === userId && t.personal?.id === id)
+        return token === undefined ? Effect.succeed(false) : tokens.remove(token.hash)
+      }),
+    touch: (hash, now) =>
+      Effect.sync(() => {
+        const token = state.tokens.get(hash)
+        if (token !== undefined) state.tokens.set(hash, { ...token, last_used_at: Option.some(now) })
       }),
     // As the SQL stores' foreign keys do: what was made or decided with a token goes with it.
     remove: (hash) =>

@@ -187,6 +187,99 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           }))
       })
 
+      describe("TokenStore: personal access tokens and limits", () => {
+        const none = { scopes: Option.none(), accounts: Option.none() }
+        it.effect("a personal token keeps its id, name and limits; it is listed newest first, touched, and revoked by its user only", () =>
+          Effect.gen(function*() {
+            const tokens = yield* Ports.TokenStore
+            const user = yield* newUser
+            const other = yield* newUser
+            const account = yield* newAccount()
+            const older = uniqueName("hash")
+            const newer = uniqueName("hash")
+            const olderId = uniqueName("tok")
+            const newerId = uniqueName("tok")
+            yield* tokens.add({
+              hash: older,
+              user_id: user.id,
+              expires_at: Option.none(),
+              parent_hash: Option.none(),
+              now: at("2026-11-01T00:00:00.000Z"),
+              personal: { id: olderId, name: "laptop" },
+              limits: none
+            })
+            yield* tokens.add({
+              hash: newer,
+              user_id: user.id,
+              expires_at: Option.some(at("2026-12-01T00:00:00.000Z")),
+              parent_hash: Option.none(),
+              now: at("2026-11-02T00:00:00.000Z"),
+              personal: { id: newerId, name: "ci" },
+              limits: { scopes: Option.some(["read", "chat"]), accounts: Option.some([account.id]) }
+            })
+            // A token that is not personal is not listed.
+            yield* tokens.add({ hash: uniqueName("hash"), user_id: user.id, expires_at: Option.none(), parent_hash: Option.none(), now: at("2026-11-03T00:00:00.000Z") })
+            const found = Option.getOrThrow(yield* tokens.findPrincipal(newer))
+            expect(found.limits).toEqual({ id: Option.some(newerId), scopes: Option.some(["read", "chat"]), accounts: Option.some([account.id]) })
+            expect(Option.getOrThrow(yield* tokens.findPrincipal(older)).limits).toEqual({ id: Option.some(olderId), ...none })
+            yield* tokens.touch(newer, at("2026-11-05T12:00:00.000Z"))
+            const listed = yield* tokens.listPersonal(user.id)
+            expect(listed.map((t) => [t.id, t.name, t.scopes, t.accounts, Option.map(t.last_used_at, DateTime.formatIso)])).toEqual([
+              [newerId, "ci", Option.some(["read", "chat"]), Option.some([account.id]), Option.some("2026-11-05T12:00:00.000Z")],
+              [olderId, "laptop", Option.none(), Option.none(), Option.none()]
+            ])
+            expect(DateTime.formatIso(listed[0]!.created_at)).toBe("2026-11-02T00:00:00.000Z")
+            expect(Option.map(listed[0]!.expires_at, DateTime.formatIso)).toEqual(Option.some("2026-12-01T00:00:00.000Z"))
+            expect(yield* tokens.listPersonal(other.id)).toEqual([])
+            expect(yield* tokens.removePersonal(other.id, newerId)).toBe(false)
+            expect(yield* tokens.removePersonal(user.id, newerId)).toBe(true)
+            expect(yield* tokens.removePersonal(user.id, newerId)).toBe(false)
+            expect(Option.isNone(yield* tokens.findPrincipal(newer))).toBe(true)
+            expect((yield* tokens.listPersonal(user.id)).map((t) => t.id)).toEqual([olderId])
+          }))
+
+        it.effect("a token made from a limited one has its limits unless given its own; an empty scope list stays empty", () =>
+          Effect.gen(function*() {
+            const tokens = yield* Ports.TokenStore
+            const user = yield* newUser
+            const account = yield* newAccount()
+            const parent = uniqueName("hash")
+            const add = (hash: string, parentHash: string | undefined, limits?: Parameters<typeof tokens.add>[0]["limits"]) =>
+              tokens.add({ hash, user_id: user.id, expires_at: Option.none(), parent_hash: Option.fromNullable(parentHash), now: at("2026-11-01T00:00:00.000Z"), limits })
+            yield* add(parent, undefined, { scopes: Option.some(["read"]), accounts: Option.some([account.id]) })
+            const inherits = uniqueName("hash")
+            const own = uniqueName("hash")
+            const empty = uniqueName("hash")
+            expect(yield* add(inherits, parent)).toBe(true)
+            expect(yield* add(own, parent, { scopes: Option.some(["chat"]), accounts: Option.none() })).toBe(true)
+            expect(yield* add(empty, undefined, { scopes: Option.some([]), accounts: Option.none() })).toBe(true)
+            const limitsOf = (hash: string) => Effect.map(tokens.findPrincipal(hash), (found) => Option.getOrThrow(found).limits)
+            expect(yield* limitsOf(inherits)).toEqual({ id: Option.none(), scopes: Option.some(["read"]), accounts: Option.some([account.id]) })
+            expect(yield* limitsOf(own)).toEqual({ id: Option.none(), scopes: Option.some(["chat"]), accounts: Option.none() })
+            expect(yield* limitsOf(empty)).toEqual({ id: Option.none(), scopes: Option.some([]), accounts: Option.none() })
+          }))
+      })
+
+      describe("AccountStore: the first user and setup codes", () => {
+        it.effect("hasUsers sees a user; addUser makes one; a setup code is spent once and takes every other code with it", () =>
+          Effect.gen(function*() {
+            const accounts = yield* Ports.AccountStore
+            const tx = yield* Ports.Transactor
+            const id = Ids.UserId.make(uniqueName("admin"))
+            yield* accounts.addUser({ id, name: "The Admin", instance_admin: true, now: at("2026-11-01T00:00:00.000Z") })
+            expect(yield* accounts.hasUsers).toBe(true)
+            expect(Option.map(yield* accounts.findUser(id), (u) => u.name)).toEqual(Option.some("The Admin"))
+            const mine = uniqueName("code")
+            const theirs = uniqueName("code")
+            yield* accounts.addSetupCode({ hash: mine, now: at("2026-11-01T00:00:00.000Z") })
+            yield* accounts.addSetupCode({ hash: theirs, now: at("2026-11-01T00:00:01.000Z") })
+            expect(yield* accounts.spendSetupCode(uniqueName("code"))).toBe(false)
+            expect(yield* tx.withTransaction(accounts.spendSetupCode(mine))).toBe(true)
+            expect(yield* accounts.spendSetupCode(mine)).toBe(false)
+            expect(yield* accounts.spendSetupCode(theirs)).toBe(false)
+          }))
+      })
+
       describe("TokenStore: tokens made from tokens", () => {
         const add = (hash: string, user: Account.User, parent?: string) =>
           Effect.flatMap(Ports.TokenStore, (tokens) =>

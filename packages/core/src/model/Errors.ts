@@ -90,6 +90,32 @@ export class MemberNotFound extends Schema.TaggedError<MemberNotFound>()("Member
   }
 }
 
+/** The setup code is not one this instance issued, or it was spent. */
+export class SetupCodeInvalid extends Schema.TaggedError<SetupCodeInvalid>()("SetupCodeInvalid", {}) {
+  readonly code = "invalid_setup_code"
+  override get message() {
+    return "The setup code is not valid: use the code the server printed at its last start (it also wrote it to its setup-code file)."
+  }
+}
+
+/** The instance has users already: setting it up again is refused. */
+export class SetupDone extends Schema.TaggedError<SetupDone>()("SetupDone", {}) {
+  readonly code = "setup_done"
+  override get message() {
+    return "This instance is set up already; sign in, or ask an account owner for an invitation."
+  }
+}
+
+/** The caller has no personal access token with that id. */
+export class TokenNotFound extends Schema.TaggedError<TokenNotFound>()("TokenNotFound", {
+  id: Schema.String
+}) {
+  readonly code = "token_not_found"
+  override get message() {
+    return `You have no personal access token with id ${this.id}.`
+  }
+}
+
 /** The change would leave the account without an owner. */
 export class LastOwner extends Schema.TaggedError<LastOwner>()("LastOwner", {
   account: Schema.String,
@@ -273,6 +299,7 @@ export class DeviceFlowError extends Schema.TaggedError<DeviceFlowError>()("Devi
     "access_denied",
     "invalid_grant",
     "invalid_request",
+    "invalid_scope",
     "unsupported_grant_type"
   ),
   details: Schema.String
@@ -373,6 +400,9 @@ export type DomainError =
   | UserNotFound
   | MemberNotFound
   | LastOwner
+  | SetupCodeInvalid
+  | SetupDone
+  | TokenNotFound
   | AgentNotFound
   | BuildNotFound
   | Unauthenticated

@@ -16,6 +16,19 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
   readonly findUser: (id: UserId) => Effect.Effect<Option.Option<User>, StorageError>
   /** Creates the user or updates its display name. */
   readonly upsertUser: (user: User) => Effect.Effect<void, StorageError>
+  /** Whether any user exists (none: the instance is not set up yet). */
+  readonly hasUsers: Effect.Effect<boolean, StorageError>
+  /** Creates a user, marked instance administrator or not. */
+  readonly addUser: (input: {
+    readonly id: UserId
+    readonly name: string
+    readonly instance_admin: boolean
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<void, StorageError>
+  /** Keeps the hash of a setup code (one per process that started without users). */
+  readonly addSetupCode: (input: { readonly hash: string; readonly now: DateTime.Utc }) => Effect.Effect<void, StorageError>
+  /** Spends a setup code: when its hash is kept, every setup code is forgotten and the answer is true. */
+  readonly spendSetupCode: (hash: string) => Effect.Effect<boolean, StorageError>
   /** Sets (creates or changes) the role of a user in an account. */
   readonly setMembership: (accountId: AccountId, userId: UserId, role: Role) => Effect.Effect<void, StorageError>
   /**

@@ -10,7 +10,7 @@ import { AccountId, type AccountName, type Role, type UserId } from "../model/Id
 import { orFail } from "../internal/lookup.js"
 import * as Policy from "../model/Policy.js"
 import { AccountStore, IdGenerator, Transactor } from "../ports/Ports.js"
-import type { Principal } from "../model/Principal.js"
+import * as Principal from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
 
 export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts", {
@@ -23,8 +23,8 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const named = (name: AccountName) => store.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
     /** The caller and the accounts they belong to, with their role in each. */
-    const me = Tracing.fn("Accounts.me")(function*(principal: Principal) {
-      const memberships = yield* store.membershipsOf(principal.user.id)
+    const me = Tracing.fn("Accounts.me")(function*(principal: Principal.Principal) {
+      const memberships = (yield* store.membershipsOf(principal.user.id)).filter((m) => Principal.reaches(principal, m.account_id))
       return {
         user: { id: principal.user.id, name: principal.user.name },
         accounts: memberships.map((m) => ({ name: m.account, role: m.role }))
@@ -32,7 +32,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     })
 
     /** An account with its members; members only. */
-    const get = Tracing.fn("Accounts.get")(function*(principal: Principal, name: AccountName) {
+    const get = Tracing.fn("Accounts.get")(function*(principal: Principal.Principal, name: AccountName) {
       const account = yield* named(name)
       const membership = yield* Policy.requireMember(principal, account, "reading the account")
       const members = yield* store.membersOf(account.id)
@@ -40,7 +40,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     })
 
     /** Renames an account (owner or admin). Renaming to the current name changes nothing. */
-    const rename = Tracing.fn("Accounts.rename")(function*(principal: Principal, name: AccountName, newName: AccountName) {
+    const rename = Tracing.fn("Accounts.rename")(function*(principal: Principal.Principal, name: AccountName, newName: AccountName) {
       const result = yield* tx.withTransaction(Effect.gen(function*() {
         const account = yield* named(name)
         yield* Policy.requireManager(principal, account, "renaming the account")
@@ -56,7 +56,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     })
 
     /** Creates an account; the caller becomes its owner. */
-    const create = Tracing.fn("Accounts.create")(function*(principal: Principal, name: AccountName) {
+    const create = Tracing.fn("Accounts.create")(function*(principal: Principal.Principal, name: AccountName) {
       const id = AccountId.make(yield* ids.next)
       const now = yield* DateTime.now
       return yield* tx.withTransaction(Effect.gen(function*() {
@@ -68,7 +68,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     })
 
     /** The members of an account, with their roles; members only. */
-    const members = Tracing.fn("Accounts.members")(function*(principal: Principal, name: AccountName) {
+    const members = Tracing.fn("Accounts.members")(function*(principal: Principal.Principal, name: AccountName) {
       const account = yield* named(name)
       yield* Policy.requireMember(principal, account, "listing its members")
       return yield* store.membersOf(account.id)
@@ -85,7 +85,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
      * member (Policy.roleChangeRefusal says who may); the last owner keeps
      * the role owner. Giving a member the role they have changes nothing.
      */
-    const setRole = Tracing.fn("Accounts.setRole")(function*(principal: Principal, name: AccountName, user: UserId, role: Role) {
+    const setRole = Tracing.fn("Accounts.setRole")(function*(principal: Principal.Principal, name: AccountName, user: UserId, role: Role) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const account = yield* named(name)
         yield* Policy.requireManager(principal, account, "managing members")
@@ -105,7 +105,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     })
 
     /** Removes a member from an account (Policy.removalRefusal says who may); the last owner stays. */
-    const removeMember = Tracing.fn("Accounts.removeMember")(function*(principal: Principal, name: AccountName, user: UserId) {
+    const removeMember = Tracing.fn("Accounts.removeMember")(function*(principal: Principal.Principal, name: AccountName, user: UserId) {
       return yield* tx.withTransaction(Effect.gen(function*() {
         const account = yield* named(name)
         yield* Policy.requireMember(principal, account, "managing members")

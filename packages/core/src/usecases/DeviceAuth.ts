@@ -10,6 +10,7 @@ import { DeviceFlowError, InvalidRequest } from "../model/Errors.js"
 import { hashToken, Identity } from "./Identity.js"
 import { DeviceCodeStore, TokenStore } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
+import * as Token from "../model/Token.js"
 import * as Tracing from "../runtime/Tracing.js"
 
 /** The grant type of RFC 8628 device access token requests. */
@@ -55,10 +56,15 @@ export const normalizeUserCode = (input: string): string => {
 export interface CodeView {
   readonly user_code: string
   readonly client_id: string
+  /** The scopes asked for, space-separated ("": every scope of the approving sign-in). */
+  readonly scope: string
   readonly state: "pending" | "approved" | "denied" | "expired"
 }
 
 const seconds = (d: Duration.Duration) => Math.round(Duration.toSeconds(d))
+
+/** The scopes of an OAuth `scope` parameter: space-separated (RFC 6749 section 3.3). */
+const scopesOf = (scope: string): ReadonlyArray<string> => scope.split(" ").filter((s) => s !== "")
 
 export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/DeviceAuth", {
   effect: Effect.gen(function*() {
@@ -71,6 +77,13 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
 
     /** Starts a device login: the codes the client shows and polls with. */
     const start = Tracing.fn("DeviceAuth.start")(function*(clientId: string, scope: string) {
+      const unknown = scopesOf(scope).filter((s) => !Token.allScopes.includes(s as Token.Scope))
+      if (unknown.length > 0) {
+        return yield* flowError(
+          "invalid_scope",
+          `Unknown scope ${unknown.join(", ")}: scopes are ${Token.allScopes.join(", ")}, separated by spaces.`
+        )
+      }
       const now = yield* DateTime.now
       const deviceCode = randomSecret()
       const userCode = randomUserCode()
@@ -92,12 +105,39 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
     })
 
     /** Issues an access token for a user, made from the credential of hash `parentHash`; only its hash is kept. */
-    const issueToken = (principalUser: Principal["user"]["id"], lifetime: Duration.Duration, parentHash: Option.Option<string>) =>
+    const issueToken = (
+      principalUser: Principal["user"]["id"],
+      lifetime: Duration.Duration,
+      parentHash: Option.Option<string>,
+      scope = ""
+    ) =>
       Effect.gen(function*() {
         const token = randomSecret()
         const now = yield* DateTime.now
-        yield* identity.issue(principalUser, token, Option.some(DateTime.addDuration(now, lifetime)), parentHash)
-        return token
+        const limits = yield* limitsFor(parentHash, scope)
+        yield* identity.issue(principalUser, token, Option.some(DateTime.addDuration(now, lifetime)), parentHash, limits)
+        return { token, scopes: limits === undefined ? undefined : Option.getOrUndefined(limits.scopes) }
+      })
+
+    /**
+     * The limits of a token asked for with `scope` (space-separated) and made
+     * from the credential of `parentHash`: the scopes asked for, within the
+     * parent's; the parent's accounts. Nothing asked for: the parent's limits.
+     */
+    const limitsFor = (parentHash: Option.Option<string>, scope: string) =>
+      Effect.gen(function*() {
+        const asked = Token.allScopes.filter((s) => scopesOf(scope).includes(s))
+        if (asked.length === 0) return undefined
+        const parent = Option.isNone(parentHash) ? Option.none() : yield* tokens.findPrincipal(parentHash.value)
+        const parentLimits = Option.map(parent, (found) => found.limits)
+        const within = Option.match(Option.flatMap(parentLimits, (limits) => limits.scopes), {
+          onNone: () => asked,
+          onSome: (allowed) => asked.filter((s) => allowed.includes(s))
+        })
+        return {
+          scopes: Option.some(within),
+          accounts: Option.flatMap(parentLimits, (limits) => limits.accounts)
+        }
       })
 
     /**
@@ -140,15 +180,16 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
         return yield* flowError("invalid_grant", "This device code was already used; start the login again.")
       }
       // Made from the session that approved it: signing that session out, or revoking what it was made from, ends it too.
-      const accessToken = yield* issueToken(code.user_id.value, config.tokenLifetime, code.decided_by).pipe(
+      const issued = yield* issueToken(code.user_id.value, config.tokenLifetime, code.decided_by, code.scope).pipe(
         Effect.catchTag("Unauthenticated", () =>
           flowError("invalid_grant", "The sign-in that approved this login has ended; start the login again."))
       )
+      // The scopes granted: those asked for, within the approving sign-in's (RFC 6749 section 5.1).
       return {
-        access_token: accessToken,
+        access_token: issued.token,
         token_type: "Bearer" as const,
         expires_in: seconds(config.tokenLifetime),
-        ...(code.scope === "" ? {} : { scope: code.scope })
+        ...(issued.scopes === undefined ? {} : { scope: issued.scopes.join(" ") })
       }
     })
 
@@ -161,6 +202,7 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
       const view: CodeView = {
         user_code: code.user_code,
         client_id: code.client_id,
+        scope: code.scope,
         state: code.status === "pending" && DateTime.lessThanOrEqualTo(code.expires_at, now) ? "expired" : code.status
       }
       return Option.some(view)
@@ -197,7 +239,8 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
      */
     const signIn = Tracing.fn("DeviceAuth.signIn")(function*(platformToken: string) {
       const principal = yield* identity.authenticate(platformToken)
-      const session = yield* issueToken(principal.user.id, config.sessionLifetime, Option.some(yield* hashToken(platformToken)))
+      // Made from the token: as limited as it is.
+      const { token: session } = yield* issueToken(principal.user.id, config.sessionLifetime, Option.some(yield* hashToken(platformToken)))
       return { session, principal, expires_in: seconds(config.sessionLifetime) }
     })
 

@@ -29,6 +29,9 @@ export const constantTimeEqual = (a: string, b: string): boolean => {
 
 const maxTokenLength = 4096
 
+/** What a token may reach, as `TokenStore.add` takes it. */
+type TokenLimitsInput = Parameters<TokenStore["Type"]["add"]>[0]["limits"]
+
 export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity", {
   effect: Effect.gen(function*() {
     const tokens = yield* TokenStore
@@ -40,12 +43,53 @@ export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity
     /** What the token store finds of a token. */
     type Found = Option.Option.Value<Effect.Effect.Success<ReturnType<typeof tokens.findPrincipal>>>
 
+    /** The principals of limited tokens, made once per record the store answered (its cache answers the same one). */
+    const limitedPrincipals = new WeakMap<Found, Principal>()
+
+    /** What a token may do: its user's principal, narrowed to the token's accounts and scopes. */
+    const principalOf = (found: Found): Principal => {
+      const { limits, principal } = found
+      if (Option.isNone(limits.scopes) && Option.isNone(limits.accounts)) return principal
+      const known = limitedPrincipals.get(found)
+      if (known !== undefined) return known
+      const accounts = limits.accounts
+      const limited: Principal = {
+        user: principal.user,
+        memberships: Option.isNone(accounts)
+          ? principal.memberships
+          : principal.memberships.filter((m) => accounts.value.includes(m.account_id)),
+        scopes: Option.getOrUndefined(limits.scopes),
+        accounts: Option.getOrUndefined(accounts)
+      }
+      limitedPrincipals.set(found, limited)
+      return limited
+    }
+
+    /** When each personal access token's use was last written (by hash), so that it is written at most once a minute. */
+    const lastUseWritten = new Map<string, number>()
+    const useInterval = 60_000
+
+    /** Records a personal access token's use, at most once a minute per process; a failure to write is only logged. */
+    const recordUse = (found: Found, now: DateTime.Utc): Effect.Effect<void> => {
+      if (Option.isNone(found.limits.id)) return Effect.void
+      const millis = DateTime.toEpochMillis(now)
+      const written = lastUseWritten.get(found.hash)
+      if (written !== undefined && millis - written < useInterval) return Effect.void
+      if (lastUseWritten.size >= 10_000) lastUseWritten.clear()
+      lastUseWritten.set(found.hash, millis)
+      return Effect.catchAll(tokens.touch(found.hash, now), (error) => Effect.logWarning("could not record a token's use", error))
+    }
+
     /** The principal of a token found with its hash, unless the hashes differ or it has expired. */
     const check = (found: Option.Option<Found>, hash: string): Effect.Effect<Principal, Unauthenticated> => {
       if (Option.isNone(found) || !constantTimeEqual(found.value.hash, hash)) return refused
-      const { expires_at, principal } = found.value
-      if (Option.isNone(expires_at)) return Effect.succeed(principal)
-      return Effect.flatMap(DateTime.now, (now) => DateTime.lessThanOrEqualTo(expires_at.value, now) ? refused : Effect.succeed(principal))
+      const record = found.value
+      const { expires_at } = record
+      if (Option.isNone(expires_at) && Option.isNone(record.limits.id)) return Effect.succeed(principalOf(record))
+      return Effect.flatMap(DateTime.now, (now) =>
+        Option.isSome(expires_at) && DateTime.lessThanOrEqualTo(expires_at.value, now)
+          ? refused
+          : Effect.as(recordUse(record, now), principalOf(record)))
     }
 
     /**
@@ -64,17 +108,19 @@ export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity
      * Stores a token for a user (fixtures, sign-in flows). A token made from
      * another credential names that one's hash (`parentHash`): it ends when
      * the parent is revoked, and is refused (Unauthenticated) when the parent
-     * is gone already.
+     * is gone already. Without `limits` it has the parent's (none without a
+     * parent).
      */
     const issue = Tracing.fn("Identity.issue")(function*(
       userId: Principal["user"]["id"],
       token: string,
       expiresAt: Option.Option<DateTime.Utc> = Option.none(),
-      parentHash: Option.Option<string> = Option.none()
+      parentHash: Option.Option<string> = Option.none(),
+      limits?: TokenLimitsInput
     ) {
       const hash = yield* hashToken(token)
       const now = yield* DateTime.now
-      const stored = yield* tokens.add({ hash, user_id: userId, expires_at: expiresAt, parent_hash: parentHash, now })
+      const stored = yield* tokens.add({ hash, user_id: userId, expires_at: expiresAt, parent_hash: parentHash, now, limits })
       if (!stored) return yield* rejected
     })
 

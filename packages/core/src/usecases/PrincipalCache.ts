@@ -67,7 +67,12 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
 
   return Context.make(
     TokenStore,
-    TokenStore.of({ findPrincipal, add: tokens.add, remove: (hash) => changing(tokens.remove(hash)) })
+    TokenStore.of({
+      ...tokens,
+      findPrincipal,
+      remove: (hash) => changing(tokens.remove(hash)),
+      removePersonal: (userId, id) => changing(tokens.removePersonal(userId, id))
+    })
   ).pipe(Context.add(
     AccountStore,
     AccountStore.of({
@@ -76,6 +81,7 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
       create: (input) => changing(accounts.create(input)),
       rename: (id, name) => changing(accounts.rename(id, name)),
       upsertUser: (user) => changing(accounts.upsertUser(user)),
+      addUser: (input) => changing(accounts.addUser(input)),
       setMembership: (accountId, userId, role) => changing(accounts.setMembership(accountId, userId, role)),
       removeMembership: (accountId, userId) => changing(accounts.removeMembership(accountId, userId))
     })

@@ -11,6 +11,8 @@ import { Events } from "./Events.js"
 import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
 import * as PrincipalCache from "./PrincipalCache.js"
+import { Setup } from "./Setup.js"
+import { Tokens } from "./Tokens.js"
 import { Traces } from "./Traces.js"
 
 /**
@@ -27,5 +29,7 @@ export const layer = Layer.mergeAll(
   Chat.Default,
   Files.Default,
   Traces.Default,
-  DeviceAuth.Default
+  DeviceAuth.Default,
+  Setup.Default,
+  Tokens.Default
 ).pipe(Layer.provideMerge(Identity.Default), Layer.provideMerge(PrincipalCache.layer))
