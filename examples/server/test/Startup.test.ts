@@ -5,12 +5,12 @@
  * start together on an empty Postgres database all serve.
  */
 import { TestDatabase } from "@hosting/storage-postgres/testing"
-import { mkdtempSync, rmSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort, type Running, runToExit, spawnServer, start, writeFixtures } from "./process.js"
+import { call, freePort, type Running, runToExit, spawnServer, start, writeFixtures } from "./process.js"
 import { sleep } from "./traffic.js"
 
 const pgAvailable = await TestDatabase.isAvailable()
@@ -241,4 +241,62 @@ describe.skipIf(!pgAvailable)(`servers on Postgres${pgAvailable ? "" : ` (skippe
     }
     await waitFor("/readyz after the outage", readyz, isStatus(200))
   }, 60_000)
+})
+
+describe("the first start of an instance (issue 26)", () => {
+  const codeOf = (output: string) => /setup: {3}([A-Z0-9]{5}(?:-[A-Z0-9]{5}){3})/.exec(output)?.[1]
+
+  it("without users it prints a setup code and writes it beside the SQLite file (0600); setting up spends it; the next start offers none and removes the file", async () => {
+    const dir = tempDir()
+    const env = {
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "data", "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_DASHBOARD: "off"
+    }
+    const first = await startServer(env)
+    const code = codeOf(first.output())
+    expect(code, first.output()).toBeDefined()
+    const file = join(dir, "data", "setup-code")
+    expect(first.output()).toContain(file)
+    expect(readFileSync(file, "utf8").trim()).toBe(code)
+    expect(statSync(file).mode & 0o777).toBe(0o600)
+    const made = await call(first, "POST", "/setup", undefined, { code, user_id: "root", name: "Root" })
+    expect(made.status).toBe(201)
+    expect((await call(first, "GET", "/me", made.body.token)).body.user).toEqual({ id: "root", name: "Root" })
+    expect((await call(first, "POST", "/setup", undefined, { code, user_id: "again" })).status).toBe(409)
+    expect(await first.stop()).toBe(0)
+    const second = await startServer(env)
+    expect(codeOf(second.output())).toBeUndefined()
+    expect(existsSync(file)).toBe(false)
+    expect((await call(second, "GET", "/me", made.body.token)).status).toBe(200)
+  }, 60_000)
+
+  it("with fixtures that bring users there is no setup code", async () => {
+    const dir = tempDir()
+    const server = await startServer({
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_DASHBOARD: "off"
+    })
+    expect(codeOf(server.output())).toBeUndefined()
+    expect(existsSync(join(dir, "setup-code"))).toBe(false)
+  }, 60_000)
+
+  it.skipIf(!pgAvailable)("on Postgres the code is printed, written only where HOSTING_SETUP_CODE_FILE says, and any process's code sets the instance up", async () => {
+    const database = await TestDatabase.create()
+    databases.push(database)
+    const dir = tempDir()
+    const file = join(dir, "code")
+    const base = { HOSTING_DATABASE_URL: database.url, HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`, HOSTING_DASHBOARD: "off" }
+    const plain = await startServer(base)
+    expect(plain.output()).toContain("set HOSTING_SETUP_CODE_FILE")
+    const withFile = await startServer({ ...base, HOSTING_SETUP_CODE_FILE: file })
+    const code = codeOf(withFile.output())
+    expect(readFileSync(file, "utf8").trim()).toBe(code)
+    // The first process's code works on the second, and spends the second's too.
+    const made = await call(withFile, "POST", "/setup", undefined, { code: codeOf(plain.output()), user_id: "root" })
+    expect(made.status).toBe(201)
+    expect((await call(plain, "POST", "/setup", undefined, { code, user_id: "root2" })).status).toBe(409)
+  }, 90_000)
 })

@@ -229,5 +229,25 @@ describe("HTTP: device login", () => {
         expectOAuthError(yield* poll(later.login.device_code), "invalid_grant")
         expect((yield* raw("GET", "/me", { token: team.tokens.owner })).status).toBe(200)
       }))
+
+    it.effect("a login may ask for scopes: the page shows them, the token has them (within the approver's), an unknown scope is invalid_scope", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const unknown = yield* raw("POST", "/oauth/device/code", { form: { client_id: "hosting-cli", scope: "read root" } })
+        expectOAuthError(unknown, "invalid_scope")
+        const started = yield* raw("POST", "/oauth/device/code", { form: { client_id: "hosting-cli", scope: "read chat" } })
+        expect(started.status).toBe(200)
+        const page = yield* signIn(team.tokens.owner, started.body.user_code)
+        expect(page.body).toContain("read chat")
+        expect((yield* decide(page.cookie.pair, started.body.user_code, "approve", csrfOf(page.body)!)).status).toBe(200)
+        yield* TestClock.adjust("16 seconds")
+        const token = yield* poll(started.body.device_code)
+        expect(token.status).toBe(200)
+        expect(token.body.scope).toBe("read chat")
+        expect((yield* raw("GET", "/me", { token: token.body.access_token })).status).toBe(200)
+        const refused = yield* raw("PUT", `/accounts/${team.account}`, { token: token.body.access_token, json: { name: team.account } })
+        expect(refused.status).toBe(403)
+        expectErrorBody(refused.body, "insufficient_scope")
+      }))
   })
 })
