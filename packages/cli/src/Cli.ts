@@ -18,6 +18,7 @@ import * as ExitCode from "./ExitCode.js"
 import * as FilesCommand from "./FilesCommand.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
+import * as TokensCommand from "./TokensCommand.js"
 import * as TracesCommand from "./TracesCommand.js"
 
 /** The version `hosting --version` prints (the package's). */
@@ -28,8 +29,10 @@ export const command = Session.root.pipe(
   Command.withSubcommands([
     AuthCommand.login,
     AuthCommand.logout,
+    TokensCommand.setup,
     AccountsCommand.me,
     AccountsCommand.command,
+    TokensCommand.command,
     AgentsCommand.command,
     DeploymentsCommand.command,
     ChatCommand.command,

@@ -204,6 +204,50 @@ describe("hosting (the CLI)", () => {
     expect(left).toMatchObject({ code: 0, stdout: "Removed alice from bobs-lab.\n" })
   }, timeout)
 
+  it("tokens: create prints the secret once, list shows scopes and last use, a read token is refused a write, revoke ends it", async () => {
+    const made = await runCli(["tokens", "create", "ci", "--scope", "read", "--account", "acme", "--expires-in-days", "7"], alice())
+    expect(made.code, made.stderr).toBe(0)
+    const secret = made.stdout.trim()
+    expect(secret).toMatch(/^hst_[0-9A-Za-z]{38}$/)
+    expect(made.stderr).toContain("shown only now")
+    const me = await runCli(["me", "--json"], as(secret))
+    expect(JSON.parse(me.stdout).accounts).toEqual([{ name: "acme", role: "owner" }])
+    const refused = await runCli(["accounts", "create", "from-a-read-token"], as(secret))
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain("insufficient_scope")
+    const listed = JSON.parse((await runCli(["tokens", "list", "--json"], alice())).stdout) as Array<Record<string, unknown>>
+    const entry = listed.find((t) => t["name"] === "ci")!
+    expect(entry).toMatchObject({ scopes: ["read"], accounts: ["acme"] })
+    expect(entry["last_used_at"]).not.toBeNull()
+    expect(JSON.stringify(listed)).not.toContain(secret)
+    const table = await runCli(["tokens", "list"], alice())
+    expect(table.stdout).toMatch(/^ID\s+NAME\s+SCOPES\s+ACCOUNTS\s+EXPIRES\s+LAST USED\n/)
+    const revoked = await runCli(["tokens", "revoke", String(entry["id"])], alice())
+    expect(revoked).toMatchObject({ code: 0, stdout: `Revoked token ${entry["id"]}.\n` })
+    expect((await runCli(["me"], as(secret))).code).not.toBe(0)
+  }, timeout)
+
+  it("setup: the first user of an empty instance, signed in in the profile; a second setup is refused", async () => {
+    const empty = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_OBJECT_STORE: "memory:", HOSTING_DASHBOARD: "off" })
+    try {
+      const code = /setup: {3}(\S+)/.exec(empty.output())![1]!
+      const fresh = { configDir: join(dir, "setup-config"), env: { HOSTING_BASE_URL: empty.baseUrl } }
+      const wrong = await runCli(["setup", "--code", "AAAAA-BBBBB-CCCCC-DDDDD", "--user", "root"], fresh)
+      expect(wrong.code).not.toBe(0)
+      expect(wrong.stderr).toContain("invalid_setup_code")
+      const made = await runCli(["setup", "--code", code, "--user", "root", "--name", "Root"], fresh)
+      expect(made.code, made.stderr).toBe(0)
+      expect(made.stdout).toContain("you are Root (root)")
+      // The token went into the profile: the next command is signed in.
+      const me = await runCli(["me", "--json"], fresh)
+      expect(JSON.parse(me.stdout).user).toEqual({ id: "root", name: "Root" })
+      const again = await runCli(["setup", "--code", code, "--user", "other"], fresh)
+      expect(again.stderr).toContain("setup_done")
+    } finally {
+      await empty.stop()
+    }
+  }, timeout)
+
   // Last: deploying the agent again ends the fixtures' dep-1, which the tests above use.
   it("deployments: create, history, configmap, restart and delete", async () => {
     const created = await runCli(["deployments", "create", "acme/helper@1.0.0", "--json"], alice())
