@@ -13,6 +13,8 @@ import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const user = HttpApiSchema.param("user", Ids.UserId)
+const invitationId = HttpApiSchema.param("invitationId", Text.Text.pipe(Schema.minLength(1), Schema.maxLength(100)))
+const invitationCode = HttpApiSchema.param("code", Text.Text.pipe(Schema.minLength(1), Schema.maxLength(200)))
 
 export const MeResponse = Schema.Struct({
   user: Schema.Struct({ id: Schema.String, name: Schema.String }),
@@ -47,6 +49,37 @@ export const SetMemberResponse = Schema.Struct({
 })
 
 export const RemoveMemberResponse = Schema.Struct({ message: Schema.String, user_id: Ids.UserId })
+
+export const InviteRequest = Schema.Struct({
+  role: Ids.Role,
+  /** Whom the invitation is meant for, shown with it (any signed-in user holding the code may accept it). */
+  email: Schema.optional(Text.Text.pipe(Schema.pattern(/^[^\s@]+@[^\s@]+$/), Schema.maxLength(320)))
+})
+
+/** An invitation waiting for its invitee (never its code). */
+export const InvitationView = Schema.Struct({
+  id: Schema.String,
+  account: Ids.AccountName,
+  email: Schema.NullOr(Schema.String),
+  role: Ids.Role,
+  created_by: Ids.UserId,
+  created_at: Schema.DateTimeUtc,
+  expires_at: Schema.DateTimeUtc
+})
+
+export const InviteResponse = Schema.Struct({
+  ...InvitationView.fields,
+  /** The one-time code, shown only in this answer. */
+  code: Schema.String,
+  /** The dashboard's page that accepts it (the code in its path). */
+  url: Schema.String
+})
+
+export const InvitationsResponse = Schema.Struct({ invitations: Schema.Array(InvitationView) })
+
+export const WithdrawResponse = Schema.Struct({ message: Schema.String, id: Schema.String })
+
+export const AcceptResponse = Schema.Struct({ message: Schema.String, account: Ids.AccountName, role: Ids.Role })
 
 export const EventsParams = Schema.Struct({ last_event_id: Schema.optional(Text.Text.pipe(Schema.maxLength(64))) })
 
@@ -132,6 +165,51 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
         OpenApi.Description,
         "Owners remove anyone, admins remove members, and any member may remove themself. The last owner " +
           "cannot leave (409 `last_owner`)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("invite")`/accounts/${account}/invitations`
+      .annotate(RequiredScope, "admin")
+      .annotate(BodyLimit, 16 * KiB)
+      .setPayload(InviteRequest)
+      .addSuccess(InviteResponse, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Invite someone to the account: a one-time code and link, valid for 7 days")
+      .annotate(OpenApi.Description, "Owners invite with any role, admins with the role member.")
+  )
+  .add(
+    HttpApiEndpoint.get("invitations")`/accounts/${account}/invitations`
+      .addSuccess(InvitationsResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The account's invitations still waiting (owners and admins)")
+  )
+  .add(
+    HttpApiEndpoint.del("withdraw")`/accounts/${account}/invitations/${invitationId}`
+      .annotate(RequiredScope, "admin")
+      .annotate(BodyLimit, 16 * KiB)
+      .addSuccess(WithdrawResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Withdraw an invitation (owners and admins)")
+  )
+  .add(
+    HttpApiEndpoint.post("accept")`/invitations/${invitationCode}/accept`
+      .annotate(RequiredScope, "admin")
+      .annotate(BodyLimit, 16 * KiB)
+      .addSuccess(AcceptResponse)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Accept an invitation: join its account with its role")
+      .annotate(
+        OpenApi.Description,
+        "Any signed-in user holding the code. A used, withdrawn or expired code is 404 `invitation_not_found`; " +
+          "a member of the account already is 409 `already_member` (the invitation stays)."
       )
   )
   .add(

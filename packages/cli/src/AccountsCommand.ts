@@ -1,8 +1,8 @@
 /**
- * `hosting me` and `hosting accounts get|rename|create|members`.
+ * `hosting me` and `hosting accounts get|rename|create|members|invite|invitations|accept`.
  */
-import { Args, Command } from "@effect/cli"
-import { Effect } from "effect"
+import { Args, Command, Options } from "@effect/cli"
+import { Effect, Option } from "effect"
 import * as Arguments from "./Arguments.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
@@ -97,7 +97,74 @@ const members = Command.make("members").pipe(
   Command.withSubcommands([membersList, membersSet, membersRemove])
 )
 
+const invite = Command.make("invite", {
+  account: Arguments.account(),
+  role: Arguments.role,
+  email: Options.text("email").pipe(Options.withDescription("Whom the invitation is for (shown with it)"), Options.optional)
+}, ({ account, email, role }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const made = yield* session.client.accounts.invite({
+      path: { account },
+      payload: { role, ...(Option.isSome(email) ? { email: email.value } : {}) }
+    })
+    if (session.json) return yield* Output.json(made)
+    yield* Output.line(made.url)
+    yield* Output.note(
+      `Invitation ${made.id} to ${account} as ${made.role}${made.email === null ? "" : ` for ${made.email}`}, ` +
+        `valid until ${Output.date(made.expires_at)}. Send the link (or \`hosting accounts accept ${made.code}\`); ` +
+        "the code is shown only now."
+    )
+  })).pipe(Command.withDescription("Invite someone: prints a one-time link (owners: any role; admins: members)"))
+
+const invitationsList = Command.make("list", { account: Arguments.account() }, ({ account }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const { invitations } = yield* session.client.accounts.invitations({ path: { account } })
+    if (session.json) return yield* Output.json(invitations)
+    yield* Output.line(Output.table([
+      { header: "ID", value: (i) => i.id },
+      { header: "ROLE", value: (i) => i.role },
+      { header: "EMAIL", value: (i) => i.email ?? "-" },
+      { header: "BY", value: (i) => i.created_by },
+      { header: "EXPIRES", value: (i) => Output.date(i.expires_at) }
+    ], invitations))
+  })).pipe(Command.withDescription("List an account's invitations still waiting (owners and admins)"))
+
+const invitationsWithdraw = Command.make("withdraw", {
+  account: Arguments.account(),
+  id: Args.text({ name: "id" }).pipe(Args.withDescription("The invitation's id (see `hosting accounts invitations list`)"))
+}, ({ account, id }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const withdrawn = yield* session.client.accounts.withdraw({ path: { account, invitationId: id } })
+    if (session.json) return yield* Output.json(withdrawn)
+    yield* Output.line(`Withdrew invitation ${withdrawn.id} to ${account}.`)
+  })).pipe(Command.withDescription("Withdraw an invitation (owners and admins)"))
+
+const invitations = Command.make("invitations").pipe(
+  Command.withDescription("An account's invitations"),
+  Command.withSubcommands([invitationsList, invitationsWithdraw])
+)
+
+/** The code of an invitation given as its code or as its link (`…/invitations/<code>`). */
+export const invitationCode = (input: string): string => {
+  const trimmed = input.trim()
+  const inLink = /\/invitations\/([^/?#]+)\/?(?:[?#].*)?$/.exec(trimmed)
+  return inLink === null ? trimmed : decodeURIComponent(inLink[1]!)
+}
+
+const accept = Command.make("accept", {
+  code: Args.text({ name: "code-or-link" }).pipe(Args.withDescription("The invitation's code, or the link it came as"))
+}, ({ code }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const joined = yield* session.client.accounts.accept({ path: { code: invitationCode(code) } })
+    if (session.json) return yield* Output.json(joined)
+    yield* Output.line(`Joined ${joined.account} as ${joined.role}.`)
+  })).pipe(Command.withDescription("Accept an invitation: join its account with its role"))
+
 export const command = Command.make("accounts").pipe(
   Command.withDescription("Accounts"),
-  Command.withSubcommands([get, rename, create, members])
+  Command.withSubcommands([get, rename, create, members, invite, invitations, accept])
 )

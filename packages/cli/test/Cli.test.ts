@@ -204,6 +204,24 @@ describe("hosting (the CLI)", () => {
     expect(left).toMatchObject({ code: 0, stdout: "Removed alice from bobs-lab.\n" })
   }, timeout)
 
+  it("accounts: invite prints a link, invitations list and withdraw, accept takes the link or the code", async () => {
+    const made = await runCli(["accounts", "invite", "acme", "--role", "member", "--email", "carol@example.com", "--json"], alice())
+    expect(made.code, made.stderr).toBe(0)
+    const invitation = JSON.parse(made.stdout) as { id: string; code: string; url: string }
+    expect(invitation.url).toContain(`/invitations/${invitation.code}`)
+    const listed = await runCli(["accounts", "invitations", "list", "acme"], alice())
+    expect(listed.stdout).toMatch(/^ID\s+ROLE\s+EMAIL\s+BY\s+EXPIRES\n/)
+    expect(listed.stdout).toContain("carol@example.com")
+    // bob is a member already: refused, and the invitation stays.
+    const already = await runCli(["accounts", "accept", invitation.url], as("bob-token"))
+    expect(already.code).not.toBe(0)
+    expect(already.stderr).toContain("already_member")
+    const withdrawn = await runCli(["accounts", "invitations", "withdraw", "acme", invitation.id], alice())
+    expect(withdrawn).toMatchObject({ code: 0, stdout: `Withdrew invitation ${invitation.id} to acme.\n` })
+    const gone = await runCli(["accounts", "accept", invitation.code], as("bob-token"))
+    expect(gone.stderr).toContain("invitation_not_found")
+  }, timeout)
+
   it("tokens: create prints the secret once, list shows scopes and last use, a read token is refused a write, revoke ends it", async () => {
     const made = await runCli(["tokens", "create", "ci", "--scope", "read", "--account", "acme", "--expires-in-days", "7"], alice())
     expect(made.code, made.stderr).toBe(0)

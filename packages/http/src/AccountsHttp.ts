@@ -4,15 +4,23 @@
 import { HostingApi } from "@hosting/api"
 import { Accounts, Events, Principal } from "@hosting/core"
 import { Effect, Option } from "effect"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as ApiApp from "./ApiApp.js"
+import * as PublicUrl from "./PublicUrl.js"
 import { handle } from "./ErrorMapping.js"
 import * as Sse from "./Sse.js"
 import * as StreamLimits from "./StreamLimits.js"
 
-export const layer = ApiApp.group(HostingApi.HostingApi, "accounts", (handlers) =>
+/** The dashboard's page that accepts an invitation: the API's base without `/api/v1`, then `/invitations/{code}`. */
+const acceptPage = (base: string, code: string) =>
+  `${base.endsWith(HostingApi.basePath) ? base.slice(0, -HostingApi.basePath.length) : base}/invitations/${encodeURIComponent(code)}`
+
+/** The account handlers; invitation links point at the public URL (PublicUrl.ts). */
+export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.group(HostingApi.HostingApi, "accounts", (handlers) =>
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const events = yield* Events.Events
+    const base = Effect.map(HttpServerRequest.HttpServerRequest, (request) => PublicUrl.baseOf(request, options))
     return handlers
       .handle("me", () => Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.me(principal))))
       .handle("get", ({ path }) =>
@@ -46,6 +54,22 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "accounts", (handlers) 
             user_id: removed.user_id
           }))
         ))
+      .handle("invite", ({ path, payload }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          const made = yield* handle(accounts.invite(principal, path.account, payload))
+          return { ...made, url: acceptPage(yield* base, made.code) }
+        }))
+      .handle("invitations", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.invitations(principal, path.account))).pipe(
+          Effect.map((invitations) => ({ invitations }))
+        ))
+      .handle("withdraw", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.withdraw(principal, path.account, path.invitationId))))
+      .handle("accept", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.accept(principal, path.code))).pipe(
+          Effect.map((joined) => ({ message: `You joined ${joined.account} as ${joined.role}.`, ...joined }))
+        ))
       .handle("events", ({ path, urlParams, headers }) =>
         Effect.gen(function*() {
           const principal = yield* Principal.CurrentPrincipal
@@ -54,3 +78,5 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "accounts", (handlers) 
           return yield* handle(Sse.pushed(Sse.eventFrames, (receiver) => events.follow(principal, path.account, lastEventId, receiver)))
         }).pipe(StreamLimits.guard))
   }))
+
+export const layer = layerWith()

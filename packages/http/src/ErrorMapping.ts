@@ -40,6 +40,8 @@ export interface ApiErrorByTag {
   readonly SetupCodeInvalid: ApiErrors.Forbidden
   readonly SetupDone: ApiErrors.Conflict
   readonly TokenNotFound: ApiErrors.NotFound
+  readonly InvitationNotFound: ApiErrors.NotFound
+  readonly AlreadyMember: ApiErrors.Conflict
   readonly Unauthenticated: ApiErrors.Unauthorized
   readonly PermissionDenied: ApiErrors.Forbidden
   readonly AccountNotFound: ApiErrors.NotFound
@@ -91,6 +93,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "UserNotFound":
     case "MemberNotFound":
     case "TokenNotFound":
+    case "InvitationNotFound":
     case "AgentNotFound":
     case "BuildNotFound":
     case "VersionNotFound":
@@ -107,6 +110,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "AccountExists":
     case "LastOwner":
     case "SetupDone":
+    case "AlreadyMember":
       return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
     case "TooManyAttachments":
     case "FileTooLarge":

@@ -55,7 +55,7 @@ const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamL
   Layer.mergeAll(
     AgentsHttp.publicLayer,
     AgentsHttp.layer,
-    AccountsHttp.layer,
+    AccountsHttp.layerWith(publicUrlOf(options)),
     DeploymentsHttp.layer,
     ChatHttp.layer,
     FilesHttp.layerWith(publicUrlOf(options)),

@@ -44,6 +44,7 @@ import {
   formBody,
   jsonBody,
   layer,
+  invitationOf,
   otlpExport,
   personalTokenOf,
   podOf,
@@ -169,6 +170,22 @@ const matrix: Record<string, Entry> = {
   "accounts.removeMember": {
     request: (_, w, c) => bare(c, "DELETE", `/accounts/${w.team.account}/members/${w.other.id}`),
     expect: row(401, 401, 401, 403, 403, 200, 200, 200)
+  },
+  "accounts.invite": {
+    request: (_, w, c) => withJson(c, "POST", `/accounts/${w.team.account}/invitations`, { role: "member", email: "new@example.com" }),
+    expect: managers(201)
+  },
+  "accounts.invitations": { request: (_, w, c) => bare(c, "GET", `/accounts/${w.team.account}/invitations`), expect: managers(200) },
+  "accounts.withdraw": {
+    setup: (w) => Effect.map(invitationOf(w), (made) => ({ invitation: made.id })),
+    request: (t, w, c) => bare(c, "DELETE", `/accounts/${w.team.account}/invitations/${t["invitation"]}`),
+    expect: managers(200)
+  },
+  // Members of the account already are 409 already_member; the outsider joins.
+  "accounts.accept": {
+    setup: (w) => Effect.map(invitationOf(w), (made) => ({ code: made.code })),
+    request: (t, _, c) => bare(c, "POST", `/invitations/${t["code"]}/accept`),
+    expect: row(401, 401, 401, 200, 409, 409, 409, 409)
   },
   "deployments.history": {
     setup: deployment,

@@ -32,6 +32,7 @@ import {
   fileOf,
   layer,
   otlpExport,
+  invitationOf,
   personalTokenOf,
   podOf,
   registration,
@@ -68,7 +69,9 @@ const contextFor = Effect.gen(function*() {
     namespace,
     cmname: "helper-config",
     pod: yield* podOf(namespace),
-    tokenId: (yield* personalTokenOf(token)).id
+    tokenId: (yield* personalTokenOf(token)).id,
+    invitationId: (yield* invitationOf(w)).id,
+    code: (yield* invitationOf(w)).code
   }
   const context: Context = { token, params, account: w.team.account, userCode: yield* deviceLogin, session: yield* sessionOf(token) }
   return context
@@ -86,6 +89,7 @@ const validPayload = (id: string, c: Context): unknown => {
     case "accounts.create":
       return { name: `${c.account}-new` }
     case "accounts.setMember":
+    case "accounts.invite":
       return { role: "member" }
     case "deployments.deploy":
       return {}

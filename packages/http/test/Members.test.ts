@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Seed, StorageSuite } from "@hosting/testing"
-import { Effect } from "effect"
+import { Effect, TestClock } from "effect"
 import { client, expectErrorBody, layer, raw } from "./HttpTestServer.js"
 
 describe("HTTP: accounts and members", () => {
@@ -88,6 +88,60 @@ describe("HTTP: accounts and members", () => {
         const last = yield* raw("DELETE", `/accounts/${team.account}/members/${team.principals.owner.user.id}`, { token: team.tokens.owner })
         expect(last.status).toBe(409)
         expectErrorBody(last.body, "last_owner")
+      }))
+
+    it.effect("invitations: a one-time code and link; the invitee joins with the role; spent, withdrawn or expired codes are 404", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const made = yield* raw("POST", `/accounts/${team.account}/invitations`, {
+          token: team.tokens.owner,
+          json: { role: "admin", email: "new@example.com" }
+        })
+        expect(made.status).toBe(201)
+        expect(made.body).toMatchObject({ account: team.account, role: "admin", email: "new@example.com", created_by: team.principals.owner.user.id })
+        expect(made.body.code).toMatch(/^hsi_[0-9A-Za-z]{38}$/)
+        expect(made.body.url).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:\\d+/invitations/${made.body.code}$`))
+        expect(Date.parse(made.body.expires_at) - Date.parse(made.body.created_at)).toBe(7 * 86_400_000)
+        const listed = yield* raw("GET", `/accounts/${team.account}/invitations`, { token: team.tokens.admin })
+        expect(listed.body.invitations.map((i: { id: string }) => i.id)).toContain(made.body.id)
+        expect(JSON.stringify(listed.body)).not.toContain(made.body.code)
+        // A member of the account already is refused, and the invitation stays for its invitee.
+        const member = yield* raw("POST", `/invitations/${made.body.code}/accept`, { token: team.tokens.member })
+        expect(member.status).toBe(409)
+        expectErrorBody(member.body, "already_member")
+        const joined = yield* raw("POST", `/invitations/${made.body.code}/accept`, { token: team.tokens.outsider })
+        expect(joined.status).toBe(200)
+        expect(joined.body).toMatchObject({ account: team.account, role: "admin" })
+        expect((yield* raw("GET", "/me", { token: team.tokens.outsider })).body.accounts).toContainEqual({ name: team.account, role: "admin" })
+        const spent = yield* raw("POST", `/invitations/${made.body.code}/accept`, { token: team.tokens.outsider })
+        expect(spent.status).toBe(404)
+        expectErrorBody(spent.body, "invitation_not_found")
+        expect((yield* raw("GET", `/accounts/${team.account}/invitations`, { token: team.tokens.owner })).body.invitations
+          .map((i: { id: string }) => i.id)).not.toContain(made.body.id)
+      }))
+
+    it.effect("invitations: admins invite members only, members not at all; withdrawn and expired codes cannot be used", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const asAdmin = yield* raw("POST", `/accounts/${team.account}/invitations`, { token: team.tokens.admin, json: { role: "owner" } })
+        expect(asAdmin.status).toBe(403)
+        expectErrorBody(asAdmin.body, "forbidden")
+        const asMember = yield* raw("POST", `/accounts/${team.account}/invitations`, { token: team.tokens.member, json: { role: "member" } })
+        expect(asMember.status).toBe(403)
+        expect((yield* raw("GET", `/accounts/${team.account}/invitations`, { token: team.tokens.member })).status).toBe(403)
+        const withdrawn = yield* raw("POST", `/accounts/${team.account}/invitations`, { token: team.tokens.admin, json: { role: "member" } })
+        expect(withdrawn.status).toBe(201)
+        expect((yield* raw("DELETE", `/accounts/${team.account}/invitations/${withdrawn.body.id}`, { token: team.tokens.owner })).status).toBe(200)
+        expect((yield* raw("POST", `/invitations/${withdrawn.body.code}/accept`, { token: team.tokens.outsider })).status).toBe(404)
+        const again = yield* raw("DELETE", `/accounts/${team.account}/invitations/${withdrawn.body.id}`, { token: team.tokens.owner })
+        expect(again.status).toBe(404)
+        expectErrorBody(again.body, "invitation_not_found")
+        const expiring = yield* raw("POST", `/accounts/${team.account}/invitations`, { token: team.tokens.owner, json: { role: "member" } })
+        yield* TestClock.adjust("8 days")
+        expect((yield* raw("POST", `/invitations/${expiring.body.code}/accept`, { token: team.tokens.outsider })).status).toBe(404)
+        expect((yield* raw("GET", `/accounts/${team.account}/invitations`, { token: team.tokens.owner })).body.invitations).toEqual([])
+        expect((yield* raw("GET", "/me", { token: team.tokens.outsider })).body.accounts.map((a: { name: string }) => a.name))
+          .not.toContain(team.account)
       }))
   })
 })

@@ -501,6 +501,13 @@ export const conversationOf = (token: string, deployment: string) =>
     return conversation
   })
 
+/** An invitation to the world's account made by its owner: its id and its one-time code. */
+export const invitationOf = (w: World, role = "member") =>
+  Effect.map(
+    call(w.team.tokens.owner, "POST", `/accounts/${w.team.account}/invitations`, { role }, 201),
+    (answer) => answer.json as { readonly id: string; readonly code: string; readonly url: string }
+  )
+
 /** A personal access token of the token's holder, made through the API: its id and its secret. */
 export const personalTokenOf = (token: string, scopes: ReadonlyArray<string> = ["read"], extra: Record<string, unknown> = {}) =>
   Effect.map(

@@ -953,6 +953,53 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "revoke without a token", () => withForm("/oauth/revoke", {}))
     ]
   },
+  "accounts.invite": {
+    steps: [
+      step("unauthenticated", "invite without a credential", () => withJson("POST", `/accounts/${account}/invitations`, { role: "member" }, {})),
+      step("bad", "invite with an unknown role", () => withJson("POST", `/accounts/${account}/invitations`, { role: "king" })),
+      step("bad", "invite with an address that is not one", () =>
+        withJson("POST", `/accounts/${account}/invitations`, { role: "member", email: "nobody" })),
+      step("valid", "invite a member", () => withJson("POST", `/accounts/${account}/invitations`, { role: "member", email: "new@example.com" }), {
+        keep: (wire, side) => {
+          side.state["invitation"] = field(wire, "id") ?? ""
+          side.state["invitationCode"] = field(wire, "code") ?? ""
+          side.normaliser.secret("invitation-code", side.state["invitationCode"])
+        }
+      }),
+      step("valid", "invite again, to be accepted", () => withJson("POST", `/accounts/${account}/invitations`, { role: "member" }), {
+        keep: (wire, side) => {
+          side.state["acceptCode"] = field(wire, "code") ?? ""
+          side.normaliser.secret("invitation-code", side.state["acceptCode"])
+        }
+      })
+    ]
+  },
+  "accounts.invitations": {
+    steps: [
+      step("unauthenticated", "invitations without a credential", () => get(`/accounts/${account}/invitations`)),
+      step("valid", "invitations", () => get(`/accounts/${account}/invitations`, owner)),
+      step("bad", "invitations of an invalid name", () => get("/accounts/Not_An%20Account/invitations", owner))
+    ]
+  },
+  "accounts.accept": {
+    steps: [
+      step("unauthenticated", "accept without a credential", (s) => bare("POST", `/invitations/${s["acceptCode"]}/accept`)),
+      step("bad", "accept a code too long", () => bare("POST", `/invitations/${"x".repeat(201)}/accept`, owner)),
+      step("valid", "accept as a member already", (s) => bare("POST", `/invitations/${s["acceptCode"]}/accept`, owner)),
+      step("valid", "accept as the outsider", (s) => bare("POST", `/invitations/${s["acceptCode"]}/accept`, bearer(tokenOf("outsider")))),
+      step("valid", "accept a spent code", (s) => bare("POST", `/invitations/${s["acceptCode"]}/accept`, bearer(tokenOf("outsider")))),
+      // The team as it was for the later cases.
+      step("valid", "the outsider leaves", () => bare("DELETE", `/accounts/${account}/members/${userId("outsider")}`, bearer(tokenOf("outsider"))))
+    ]
+  },
+  "accounts.withdraw": {
+    steps: [
+      step("unauthenticated", "withdraw without a credential", (s) => bare("DELETE", `/accounts/${account}/invitations/${s["invitation"]}`)),
+      step("bad", "withdraw with an id too long", () => bare("DELETE", `/accounts/${account}/invitations/${"x".repeat(101)}`, owner)),
+      step("valid", "withdraw", (s) => bare("DELETE", `/accounts/${account}/invitations/${s["invitation"]}`, owner)),
+      step("valid", "withdraw again", (s) => bare("DELETE", `/accounts/${account}/invitations/${s["invitation"]}`, owner))
+    ]
+  },
   "setup.complete": {
     steps: [
       step("unauthenticated", "set up an instance that has users", () =>

@@ -223,6 +223,18 @@ const accessTokens = Effect.gen(function*() {
   yield* sql`ALTER TABLE users ADD COLUMN instance_admin INTEGER NOT NULL DEFAULT 0`
   // One row per process that started without users; setting up spends them all.
   yield* sql`CREATE TABLE setup_codes (hash TEXT PRIMARY KEY, created_at TEXT NOT NULL)`
+  // Invitations waiting for their invitee; taking one removes it.
+  yield* sql`CREATE TABLE invitations (
+    id TEXT PRIMARY KEY,
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    code_hash TEXT NOT NULL UNIQUE,
+    email TEXT,
+    role TEXT NOT NULL CHECK (role IN ('owner', 'admin', 'member')),
+    created_by TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    expires_at TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX invitations_account ON invitations (account_id, created_at)`
 })
 
 /** Every migration, keyed `<number>_<name>`. */

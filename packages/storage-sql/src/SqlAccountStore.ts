@@ -102,6 +102,54 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       return true
     }).pipe(storageError("SqlAccountStore.spendSetupCode"))
 
+  interface InvitationRow {
+    readonly id: string
+    readonly account_id: string
+    readonly code_hash: string
+    readonly email: string | null
+    readonly role: Ids.Role
+    readonly created_by: string
+    readonly created_at: string
+    readonly expires_at: string
+  }
+  const toInvitation = (row: InvitationRow): Ports.Invitation => ({
+    id: row.id,
+    account_id: Ids.AccountId.make(row.account_id, trusted),
+    code_hash: row.code_hash,
+    email: Option.fromNullable(row.email),
+    role: row.role,
+    created_by: Ids.UserId.make(row.created_by, trusted),
+    created_at: timeOf(row.created_at),
+    expires_at: timeOf(row.expires_at)
+  })
+
+  const addInvitation = (i: Ports.Invitation) =>
+    sql`INSERT INTO invitations (id, account_id, code_hash, email, role, created_by, created_at, expires_at)
+      VALUES (${i.id}, ${i.account_id}, ${i.code_hash}, ${Option.getOrNull(i.email)}, ${i.role}, ${i.created_by}, ${
+      timeText(i.created_at)
+    }, ${timeText(i.expires_at)})`.pipe(Effect.asVoid, storageError("SqlAccountStore.addInvitation"))
+
+  const invitationsOf = (accountId: Ids.AccountId, now: DateTime.Utc) =>
+    sql<InvitationRow>`SELECT id, account_id, code_hash, email, role, created_by, created_at, expires_at FROM invitations
+      WHERE account_id = ${accountId} AND expires_at > ${timeText(now)} ORDER BY created_at DESC, id DESC`.pipe(
+      Effect.map((rows) => rows.map(toInvitation)),
+      storageError("SqlAccountStore.invitationsOf")
+    )
+
+  const removeInvitation = (accountId: Ids.AccountId, id: string) =>
+    sql<{ id: string }>`DELETE FROM invitations WHERE account_id = ${accountId} AND id = ${id} RETURNING id`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlAccountStore.removeInvitation")
+    )
+
+  // Removed only while valid: two invitees racing for one code get it once.
+  const takeInvitation = (codeHash: string, now: DateTime.Utc) =>
+    sql<InvitationRow>`DELETE FROM invitations WHERE code_hash = ${codeHash} AND expires_at > ${timeText(now)}
+      RETURNING id, account_id, code_hash, email, role, created_by, created_at, expires_at`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toInvitation)),
+      storageError("SqlAccountStore.takeInvitation")
+    )
+
   const setMembership = (accountId: Ids.AccountId, userId: Ids.UserId, role: Ids.Role) =>
     sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, ${role})
       ON CONFLICT (account_id, user_id) DO UPDATE SET role = excluded.role`.pipe(
@@ -160,6 +208,10 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     addUser,
     addSetupCode,
     spendSetupCode,
+    addInvitation,
+    invitationsOf,
+    removeInvitation,
+    takeInvitation,
     setMembership,
     lockMembers,
     removeMembership,

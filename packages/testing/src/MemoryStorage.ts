@@ -22,6 +22,7 @@ interface State {
   }>
   instanceAdmins: Set<string>
   setupCodes: Set<string>
+  invitations: Map<string, Ports.Invitation>
   accounts: Map<string, Account.Account>
   memberships: Map<string, { account_id: Ids.AccountId; user_id: Ids.UserId; role: Ids.Role }>
   agents: Map<string, Omit<Agent.AgentRecord, "account">>
@@ -47,6 +48,7 @@ const emptyState = (): State => ({
   tokens: new Map(),
   instanceAdmins: new Set(),
   setupCodes: new Set(),
+  invitations: new Map(),
   accounts: new Map(),
   memberships: new Map(),
   agents: new Map(),
@@ -67,6 +69,7 @@ const copy = (s: State): State => ({
   tokens: new Map(s.tokens),
   instanceAdmins: new Set(s.instanceAdmins),
   setupCodes: new Set(s.setupCodes),
+  invitations: new Map(s.invitations),
   accounts: new Map(s.accounts),
   memberships: new Map(s.memberships),
   agents: new Map(s.agents),
@@ -151,6 +154,22 @@ export const make = Effect.gen(function*() {
         if (input.instance_admin) state.instanceAdmins.add(input.id)
       }),
     addSetupCode: (input) => Effect.sync(() => void state.setupCodes.add(input.hash)),
+    addInvitation: (invitation) => Effect.sync(() => void state.invitations.set(invitation.id, invitation)),
+    invitationsOf: (accountId, now) =>
+      Effect.sync(() =>
+        [...state.invitations.values()]
+          .filter((i) => i.account_id === accountId && DateTime.greaterThan(i.expires_at, now))
+          .sort((a, b) => DateTime.toEpochMillis(b.created_at) - DateTime.toEpochMillis(a.created_at) || b.id.localeCompare(a.id))
+      ),
+    removeInvitation: (accountId, id) =>
+      Effect.sync(() => state.invitations.get(id)?.account_id === accountId && state.invitations.delete(id)),
+    takeInvitation: (codeHash, now) =>
+      Effect.sync(() => {
+        const found = [...state.invitations.values()].find((i) => i.code_hash === codeHash)
+        if (found === undefined || !DateTime.greaterThan(found.expires_at, now)) return Option.none()
+        state.invitations.delete(found.id)
+        return Option.some(found)
+      }),
     spendSetupCode: (hash) =>
       Effect.sync(() => {
         if (!state.setupCodes.has(hash)) return false

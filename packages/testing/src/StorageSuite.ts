@@ -280,6 +280,43 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           }))
       })
 
+      describe("AccountStore: invitations", () => {
+        it.effect("listed while they wait, newest first; taken once by their code; an expired one is neither listed nor taken; withdrawn by id", () =>
+          Effect.gen(function*() {
+            const accounts = yield* Ports.AccountStore
+            const account = yield* newAccount()
+            const other = yield* newAccount()
+            const user = yield* newUser
+            const invitation = (id: string, created: string, expires: string, email?: string): Ports.Invitation => ({
+              id,
+              account_id: account.id,
+              code_hash: uniqueName("code"),
+              email: Option.fromNullable(email),
+              role: "member",
+              created_by: user.id,
+              created_at: at(created),
+              expires_at: at(expires)
+            })
+            const older = invitation(uniqueName("inv"), "2026-11-01T00:00:00.000Z", "2026-11-08T00:00:00.000Z", "a@example.com")
+            const newer = invitation(uniqueName("inv"), "2026-11-02T00:00:00.000Z", "2026-11-09T00:00:00.000Z")
+            const stale = invitation(uniqueName("inv"), "2026-10-01T00:00:00.000Z", "2026-10-08T00:00:00.000Z")
+            for (const i of [older, newer, stale]) yield* accounts.addInvitation(i)
+            const now = at("2026-11-03T00:00:00.000Z")
+            expect((yield* accounts.invitationsOf(account.id, now)).map((i) => i.id)).toEqual([newer.id, older.id])
+            expect(yield* accounts.invitationsOf(other.id, now)).toEqual([])
+            const listed = (yield* accounts.invitationsOf(account.id, now))[1]!
+            expect([listed.email, listed.role, listed.created_by, DateTime.formatIso(listed.expires_at)])
+              .toEqual([Option.some("a@example.com"), "member", user.id, "2026-11-08T00:00:00.000Z"])
+            expect(Option.isNone(yield* accounts.takeInvitation(stale.code_hash, now))).toBe(true)
+            expect(Option.map(yield* accounts.takeInvitation(older.code_hash, now), (i) => i.id)).toEqual(Option.some(older.id))
+            expect(Option.isNone(yield* accounts.takeInvitation(older.code_hash, now))).toBe(true)
+            expect(yield* accounts.removeInvitation(other.id, newer.id)).toBe(false)
+            expect(yield* accounts.removeInvitation(account.id, newer.id)).toBe(true)
+            expect(yield* accounts.removeInvitation(account.id, newer.id)).toBe(false)
+            expect(yield* accounts.invitationsOf(account.id, now)).toEqual([])
+          }))
+      })
+
       describe("TokenStore: tokens made from tokens", () => {
         const add = (hash: string, user: Account.User, parent?: string) =>
           Effect.flatMap(Ports.TokenStore, (tokens) =>

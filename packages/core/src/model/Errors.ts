@@ -116,6 +116,25 @@ export class TokenNotFound extends Schema.TaggedError<TokenNotFound>()("TokenNot
   }
 }
 
+/** No invitation with that code (or id) waits: it was taken, withdrawn, expired, or never made. */
+export class InvitationNotFound extends Schema.TaggedError<InvitationNotFound>()("InvitationNotFound", {}) {
+  readonly code = "invitation_not_found"
+  override get message() {
+    return "No invitation waits under that code: it was used, withdrawn or expired. Ask for a new one."
+  }
+}
+
+/** The invitee belongs to the account already. */
+export class AlreadyMember extends Schema.TaggedError<AlreadyMember>()("AlreadyMember", {
+  account: Schema.String,
+  role: Schema.String
+}) {
+  readonly code = "already_member"
+  override get message() {
+    return `You are a member of ${this.account} already (${this.role}); the invitation stays for someone else to use.`
+  }
+}
+
 /** The change would leave the account without an owner. */
 export class LastOwner extends Schema.TaggedError<LastOwner>()("LastOwner", {
   account: Schema.String,
@@ -403,6 +422,8 @@ export type DomainError =
   | SetupCodeInvalid
   | SetupDone
   | TokenNotFound
+  | InvitationNotFound
+  | AlreadyMember
   | AgentNotFound
   | BuildNotFound
   | Unauthenticated

@@ -47,11 +47,20 @@ const checksumOf = (body: string): string => {
   return out
 }
 
-/** A new token: the prefix, 32 random base-62 characters (about 190 bits) and a 6-character checksum. */
-export const newToken = (): string => {
+/** A new secret: a prefix, 32 random base-62 characters (about 190 bits) and a 6-character checksum. */
+const newSecret = (prefix: string): string => {
   const body = randomBase62(32)
-  return `${tokenPrefix}${body}${checksumOf(body)}`
+  return `${prefix}${body}${checksumOf(body)}`
 }
+
+/** A new token, `hst_…`. */
+export const newToken = (): string => newSecret(tokenPrefix)
+
+/** The prefix of invitation codes (`hsi_`, for "hosting invitation"). */
+export const invitationPrefix = "hsi_"
+
+/** A new invitation code, `hsi_…`, of the tokens' form. */
+export const newInvitationCode = (): string => newSecret(invitationPrefix)
 
 /** Whether a string has the form of a token this service made, its checksum included. */
 export const isWellFormed = (token: string): boolean =>

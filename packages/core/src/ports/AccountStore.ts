@@ -3,6 +3,20 @@ import type { Account, Member, Membership, User } from "../model/Account.js"
 import type { StorageError } from "../model/Errors.js"
 import type { AccountId, AccountName, Role, UserId } from "../model/Ids.js"
 
+/** An invitation to join an account, waiting for its invitee. */
+export interface Invitation {
+  readonly id: string
+  readonly account_id: AccountId
+  /** The SHA-256 of its one-time code. */
+  readonly code_hash: string
+  /** Whom it is meant for, as the inviter wrote it (shown, not enforced). */
+  readonly email: Option.Option<string>
+  readonly role: Role
+  readonly created_by: UserId
+  readonly created_at: DateTime.Utc
+  readonly expires_at: DateTime.Utc
+}
+
 /** Accounts, users and memberships. */
 export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<AccountStore, {
   readonly findByName: (name: AccountName) => Effect.Effect<Option.Option<Account>, StorageError>
@@ -40,6 +54,17 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
   readonly lockMembers: (accountId: AccountId) => Effect.Effect<void, StorageError>
   /** Ends a user's membership of an account; `false` when there was none. */
   readonly removeMembership: (accountId: AccountId, userId: UserId) => Effect.Effect<boolean, StorageError>
+  readonly addInvitation: (invitation: Invitation) => Effect.Effect<void, StorageError>
+  /** The invitations of an account that have not expired at `now`, newest first. */
+  readonly invitationsOf: (accountId: AccountId, now: DateTime.Utc) => Effect.Effect<ReadonlyArray<Invitation>, StorageError>
+  /** Withdraws an invitation of an account; `false` when it has none with that id. */
+  readonly removeInvitation: (accountId: AccountId, id: string) => Effect.Effect<boolean, StorageError>
+  /**
+   * Takes the invitation of a code (by its hash), once: it is removed and
+   * returned, unless it expired at `now` (then none, and it stays until
+   * withdrawn).
+   */
+  readonly takeInvitation: (codeHash: string, now: DateTime.Utc) => Effect.Effect<Option.Option<Invitation>, StorageError>
   readonly membershipsOf: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>, StorageError>
   readonly membersOf: (accountId: AccountId) => Effect.Effect<ReadonlyArray<Member>, StorageError>
 }>() {}

@@ -2,16 +2,30 @@
  * Account use cases: the caller's profile, an account's details, rename,
  * creating an account, and its members.
  */
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Duration, Effect, Option } from "effect"
 import type { Member } from "../model/Account.js"
-import { AccountExists, AccountNameTaken, AccountNotFound, LastOwner, MemberNotFound, UserNotFound } from "../model/Errors.js"
+import {
+  AccountExists,
+  AccountNameTaken,
+  AccountNotFound,
+  AlreadyMember,
+  InvitationNotFound,
+  LastOwner,
+  MemberNotFound,
+  UserNotFound
+} from "../model/Errors.js"
+import * as Token from "../model/Token.js"
+import { hashToken } from "./Identity.js"
 import { EventBus } from "../ports/EventBus.js"
 import { AccountId, type AccountName, type Role, type UserId } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
 import * as Policy from "../model/Policy.js"
-import { AccountStore, IdGenerator, Transactor } from "../ports/Ports.js"
+import { AccountStore, IdGenerator, type Invitation, Transactor } from "../ports/Ports.js"
 import * as Principal from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
+
+/** How long an invitation waits for its invitee. */
+export const invitationLifetime = Duration.days(7)
 
 export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts", {
   effect: Effect.gen(function*() {
@@ -121,6 +135,84 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
       }))
     })
 
-    return { me, get, rename, create, members, setRole, removeMember } as const
+    /** The view of an invitation (never its code: only the answer that made it shows that). */
+    const invitationView = (account: AccountName, i: Invitation) => ({
+      id: i.id,
+      account,
+      email: Option.getOrNull(i.email),
+      role: i.role,
+      created_by: i.created_by,
+      created_at: i.created_at,
+      expires_at: i.expires_at
+    })
+
+    /**
+     * Invites someone to an account with a role: a one-time code that any
+     * signed-in user may accept before it expires. Who may invite with which
+     * role is who may give it (owners any role, admins members).
+     */
+    const invite = Tracing.fn("Accounts.invite")(function*(
+      principal: Principal.Principal,
+      name: AccountName,
+      input: { readonly role: Role; readonly email?: string | undefined }
+    ) {
+      const account = yield* named(name)
+      const refused = Policy.roleChangeRefusal(principal, account, Option.none(), input.role)
+      if (Option.isSome(refused)) return yield* refused.value
+      const code = Token.newInvitationCode()
+      const now = yield* DateTime.now
+      const invitation: Invitation = {
+        id: yield* ids.next,
+        account_id: account.id,
+        code_hash: yield* hashToken(code),
+        email: Option.fromNullable(input.email),
+        role: input.role,
+        created_by: principal.user.id,
+        created_at: now,
+        expires_at: DateTime.addDuration(now, invitationLifetime)
+      }
+      yield* store.addInvitation(invitation)
+      return { ...invitationView(account.name, invitation), code }
+    })
+
+    /** The invitations of an account still waiting (owners and admins). */
+    const invitations = Tracing.fn("Accounts.invitations")(function*(principal: Principal.Principal, name: AccountName) {
+      const account = yield* named(name)
+      yield* Policy.requireManager(principal, account, "listing its invitations")
+      const waiting = yield* store.invitationsOf(account.id, yield* DateTime.now)
+      return waiting.map((i) => invitationView(account.name, i))
+    })
+
+    /** Withdraws an invitation (owners and admins); 404 when none waits with that id. */
+    const withdraw = Tracing.fn("Accounts.withdraw")(function*(principal: Principal.Principal, name: AccountName, id: string) {
+      const account = yield* named(name)
+      yield* Policy.requireManager(principal, account, "withdrawing its invitations")
+      if (!(yield* store.removeInvitation(account.id, id))) return yield* new InvitationNotFound()
+      return { message: `Invitation ${id} to ${account.name} withdrawn.`, id }
+    })
+
+    /**
+     * Accepts an invitation by its code: the caller joins its account with
+     * its role, and the code is spent. A member of the account already is
+     * refused (409) and the invitation stays.
+     */
+    const accept = Tracing.fn("Accounts.accept")(function*(principal: Principal.Principal, code: string) {
+      const hash = yield* hashToken(code)
+      const now = yield* DateTime.now
+      return yield* tx.withTransaction(Effect.gen(function*() {
+        const taken = yield* store.takeInvitation(hash, now)
+        if (Option.isNone(taken)) return yield* new InvitationNotFound()
+        const invitation = taken.value
+        const account = yield* store.findById(invitation.account_id).pipe(orFail(() => new InvitationNotFound()))
+        yield* store.lockMembers(account.id)
+        const members = yield* store.membersOf(account.id)
+        const current = members.find((m) => m.user_id === principal.user.id)
+        if (current !== undefined) return yield* new AlreadyMember({ account: account.name, role: current.role })
+        yield* store.setMembership(account.id, principal.user.id, invitation.role)
+        return { account: account.name, role: invitation.role }
+      }))
+    })
+
+    return { me, get, rename, create, members, setRole, removeMember, invite, invitations, withdraw, accept } as const
   })
 }) {}
