@@ -5,7 +5,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Account, Ids, Text } from "@hosting/core"
+import { Account, Audit, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
@@ -80,6 +80,37 @@ export const InvitationsResponse = Schema.Struct({ invitations: Schema.Array(Inv
 export const WithdrawResponse = Schema.Struct({ message: Schema.String, id: Schema.String })
 
 export const AcceptResponse = Schema.Struct({ message: Schema.String, account: Ids.AccountName, role: Ids.Role })
+
+/** A whole number written in decimal digits only. */
+const Digits = (what: string) =>
+  Schema.String.pipe(
+    Schema.pattern(/^\d{1,9}$/, { message: () => `${what}: must be a whole number written in digits` }),
+    Schema.compose(Schema.NumberFromString)
+  )
+
+export const AuditParams = Schema.Struct({
+  limit: Schema.optional(Digits("limit").pipe(
+    Schema.between(1, Audit.maxPageSize, { message: () => `limit: must be from 1 to ${Audit.maxPageSize}` })
+  )).annotations({ description: `Entries per page, from 1 to ${Audit.maxPageSize} (default ${Audit.defaultPageSize})` }),
+  offset: Schema.optional(Digits("offset")).annotations({ description: "Entries to skip (default 0)" })
+})
+
+export const AuditEntry = Schema.Struct({
+  id: Schema.Int,
+  at: Schema.DateTimeUtc,
+  /** The user who did it. */
+  actor: Ids.UserId,
+  action: Audit.AuditAction,
+  target: Schema.String,
+  details: Schema.String
+})
+
+export const AuditPage = Schema.Struct({
+  entries: Schema.Array(AuditEntry),
+  total: Schema.Int,
+  limit: Schema.Int,
+  offset: Schema.Int
+})
 
 export const EventsParams = Schema.Struct({ last_event_id: Schema.optional(Text.Text.pipe(Schema.maxLength(64))) })
 
@@ -210,6 +241,20 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
         OpenApi.Description,
         "Any signed-in user holding the code. A used, withdrawn or expired code is 404 `invitation_not_found`; " +
           "a member of the account already is 409 `already_member` (the invitation stays)."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("audit")`/accounts/${account}/audit`
+      .setUrlParams(AuditParams)
+      .addSuccess(AuditPage)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The account's audit log, newest first (owners and admins)")
+      .annotate(
+        OpenApi.Description,
+        "Who did what and when: account creation and rename, members and roles, invitations, tokens that reach " +
+          "the account, publishing and deploying. Paged with `limit` and `offset`, as traces are."
       )
   )
   .add(

@@ -1,8 +1,9 @@
 /**
- * `hosting me` and `hosting accounts get|rename|create|members|invite|invitations|accept`.
+ * `hosting me` and `hosting accounts get|rename|create|members|invite|invitations|accept|audit`.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Effect, Option } from "effect"
+import { Audit } from "@hosting/core"
+import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
@@ -164,7 +165,37 @@ const accept = Command.make("accept", {
     yield* Output.line(`Joined ${joined.account} as ${joined.role}.`)
   })).pipe(Command.withDescription("Accept an invitation: join its account with its role"))
 
+const auditLog = Command.make("audit", {
+  account: Arguments.account(),
+  limit: Options.integer("limit").pipe(
+    Options.withDescription(`Entries per page, 1 to ${Audit.maxPageSize} (default ${Audit.defaultPageSize})`),
+    Options.withSchema(Schema.Number.pipe(Schema.between(1, Audit.maxPageSize))),
+    Options.optional
+  ),
+  offset: Options.integer("offset").pipe(Options.withDescription("Entries to skip"), Options.withSchema(Schema.NonNegative), Options.optional)
+}, ({ account, limit, offset }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const page = yield* session.client.accounts.audit({
+      path: { account },
+      urlParams: {
+        ...(Option.isSome(limit) ? { limit: limit.value } : {}),
+        ...(Option.isSome(offset) ? { offset: offset.value } : {})
+      }
+    })
+    if (session.json) return yield* Output.json(page)
+    yield* Output.line(Output.table([
+      { header: "WHEN", value: (e) => Output.date(e.at) },
+      { header: "WHO", value: (e) => e.actor },
+      { header: "ACTION", value: (e) => e.action },
+      { header: "DETAILS", value: (e) => e.details }
+    ], page.entries))
+    if (page.offset + page.entries.length < page.total) {
+      yield* Output.note(`${page.entries.length} of ${page.total}; more with --offset ${page.offset + page.entries.length}`)
+    }
+  })).pipe(Command.withDescription("The account's audit log, newest first (owners and admins)"))
+
 export const command = Command.make("accounts").pipe(
   Command.withDescription("Accounts"),
-  Command.withSubcommands([get, rename, create, members, invite, invitations, accept])
+  Command.withSubcommands([get, rename, create, members, invite, invitations, accept, auditLog])
 )

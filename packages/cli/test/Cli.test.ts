@@ -220,6 +220,10 @@ describe("hosting (the CLI)", () => {
     expect(withdrawn).toMatchObject({ code: 0, stdout: `Withdrew invitation ${invitation.id} to acme.\n` })
     const gone = await runCli(["accounts", "accept", invitation.code], as("bob-token"))
     expect(gone.stderr).toContain("invitation_not_found")
+    const audit = await runCli(["accounts", "audit", "acme", "--limit", "2"], alice())
+    expect(audit.stdout).toMatch(/^WHEN\s+WHO\s+ACTION\s+DETAILS\n/)
+    expect(audit.stdout).toContain("invitation.withdrawn")
+    expect(audit.stdout).toContain("invitation.created")
   }, timeout)
 
   it("tokens: create prints the secret once, list shows scopes and last use, a read token is refused a write, revoke ends it", async () => {

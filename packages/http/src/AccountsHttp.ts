@@ -70,6 +70,8 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.gr
         Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.accept(principal, path.code))).pipe(
           Effect.map((joined) => ({ message: `You joined ${joined.account} as ${joined.role}.`, ...joined }))
         ))
+      .handle("audit", ({ path, urlParams }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.auditLog(principal, path.account, urlParams))))
       .handle("events", ({ path, urlParams, headers }) =>
         Effect.gen(function*() {
           const principal = yield* Principal.CurrentPrincipal

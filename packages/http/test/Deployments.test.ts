@@ -261,5 +261,21 @@ describe("HTTP: deployments", () => {
           ["agent.build", `${publisher.account}/helper`, "b-2"]
         ])
       }))
+
+    it.effect("publishing, deploying and undeploying are written to the account's audit log with who did them", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        const deployed = yield* deploy(team, "admin", "helper")
+        expect(deployed.status).toBe(201)
+        expect((yield* raw("DELETE", `/deployments/${deployed.body.id}`, { token: team.tokens.owner })).status).toBe(200)
+        const log = yield* raw("GET", `/accounts/${team.account}/audit?limit=3`, { token: team.tokens.admin })
+        expect(log.body.entries.map((e: { action: string; actor: string; target: string }) => [e.action, e.actor, e.target])).toEqual([
+          ["deployment.undeployed", team.principals.owner.user.id, deployed.body.id],
+          ["deployment.created", team.principals.admin.user.id, deployed.body.id],
+          ["agent.published", team.principals.owner.user.id, `${team.account}/helper@1.0.0`]
+        ])
+        expect(log.body.entries[1].details).toContain("1.0.0")
+      }))
   })
 })

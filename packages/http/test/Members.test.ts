@@ -143,5 +143,43 @@ describe("HTTP: accounts and members", () => {
         expect((yield* raw("GET", "/me", { token: team.tokens.outsider })).body.accounts.map((a: { name: string }) => a.name))
           .not.toContain(team.account)
       }))
+
+    it.effect("the audit log: who did what and when, newest first, paged; owners and admins only", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const name = StorageSuite.uniqueName("audited")
+        expect((yield* raw("POST", "/accounts", { token: team.tokens.owner, json: { name } })).status).toBe(201)
+        const other = team.principals.member.user.id
+        expect((yield* raw("PUT", `/accounts/${name}/members/${other}`, { token: team.tokens.owner, json: { role: "member" } })).status).toBe(200)
+        expect((yield* raw("PUT", `/accounts/${name}/members/${other}`, { token: team.tokens.owner, json: { role: "admin" } })).status).toBe(200)
+        const invited = yield* raw("POST", `/accounts/${name}/invitations`, { token: team.tokens.member, json: { role: "member", email: "x@example.com" } })
+        expect(invited.status).toBe(201)
+        expect((yield* raw("POST", "/tokens", { token: team.tokens.owner, json: { name: "deploy-bot", scopes: ["read"], accounts: [name] } })).status)
+          .toBe(201)
+        expect((yield* raw("DELETE", `/accounts/${name}/members/${other}`, { token: team.tokens.member })).status).toBe(200)
+        const log = yield* raw("GET", `/accounts/${name}/audit`, { token: team.tokens.owner })
+        expect(log.status).toBe(200)
+        expect(log.body.entries.map((e: { action: string; actor: string; target: string }) => [e.action, e.actor, e.target])).toEqual([
+          ["member.removed", other, other],
+          ["token.created", team.principals.owner.user.id, "deploy-bot"],
+          ["invitation.created", other, "x@example.com"],
+          ["member.role_changed", team.principals.owner.user.id, other],
+          ["member.added", team.principals.owner.user.id, other],
+          ["account.created", team.principals.owner.user.id, name]
+        ])
+        expect(log.body).toMatchObject({ total: 6, limit: 50, offset: 0 })
+        expect(log.body.entries[0].details).toContain("left")
+        const page = yield* raw("GET", `/accounts/${name}/audit?limit=2&offset=1`, { token: team.tokens.owner })
+        expect(page.body.entries.map((e: { action: string }) => e.action)).toEqual(["token.created", "invitation.created"])
+        // The member left: no longer a manager of the account, so refused.
+        expect((yield* raw("GET", `/accounts/${name}/audit`, { token: team.tokens.member })).status).toBe(403)
+        const bad = yield* raw("GET", `/accounts/${name}/audit?limit=0`, { token: team.tokens.owner })
+        expect(bad.status).toBe(400)
+        expectErrorBody(bad.body, "invalid_request")
+        // A token of the whole user is written to each of the user's accounts.
+        expect((yield* raw("POST", "/tokens", { token: team.tokens.owner, json: { name: "laptop", scopes: ["read"] } })).status).toBe(201)
+        const team_log = yield* raw("GET", `/accounts/${team.account}/audit?limit=1`, { token: team.tokens.owner })
+        expect(team_log.body.entries[0]).toMatchObject({ action: "token.created", target: "laptop" })
+      }))
   })
 })

@@ -953,6 +953,15 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "revoke without a token", () => withForm("/oauth/revoke", {}))
     ]
   },
+  "accounts.audit": {
+    steps: [
+      step("unauthenticated", "audit without a credential", () => get(`/accounts/${account}/audit`)),
+      step("valid", "audit", () => get(`/accounts/${account}/audit?limit=3`, owner)),
+      step("valid", "audit as a member", () => get(`/accounts/${account}/audit`, bearer(tokenOf("member")))),
+      step("bad", "audit with a limit too large", () => get(`/accounts/${account}/audit?limit=1000`, owner)),
+      step("bad", "audit with an offset that is not a number", () => get(`/accounts/${account}/audit?offset=-1`, owner))
+    ]
+  },
   "accounts.invite": {
     steps: [
       step("unauthenticated", "invite without a credential", () => withJson("POST", `/accounts/${account}/invitations`, { role: "member" }, {})),

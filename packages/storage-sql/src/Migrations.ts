@@ -235,6 +235,17 @@ const accessTokens = Effect.gen(function*() {
     expires_at TEXT NOT NULL
   )`
   yield* sql`CREATE INDEX invitations_account ON invitations (account_id, created_at)`
+  // Each account's audit log, read newest first by the index.
+  yield* sql`CREATE TABLE audit_log (
+    id ${growingKey(sql)},
+    account_id TEXT NOT NULL,
+    at TEXT NOT NULL,
+    actor TEXT NOT NULL,
+    action TEXT NOT NULL,
+    target TEXT NOT NULL,
+    details TEXT NOT NULL
+  )`
+  yield* sql`CREATE INDEX audit_log_account ON audit_log (account_id, id)`
 })
 
 /** Every migration, keyed `<number>_<name>`. */

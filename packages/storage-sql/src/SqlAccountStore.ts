@@ -2,7 +2,7 @@
  * AccountStore on @effect/sql.
  */
 import { SqlClient } from "@effect/sql"
-import { Account, Ids, Ports } from "@hosting/core"
+import { Account, type Audit, Ids, Ports } from "@hosting/core"
 import { DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -150,6 +150,40 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       storageError("SqlAccountStore.takeInvitation")
     )
 
+  const recordAudit: Ports.AccountStore["Type"]["recordAudit"] = (entries) =>
+    entries.length === 0 ? Effect.void : sql`INSERT INTO audit_log ${
+      sql.insert(entries.map((e) => ({
+        account_id: e.account_id,
+        at: timeText(e.at),
+        actor: e.actor,
+        action: e.action,
+        target: e.target,
+        details: e.details
+      })))
+    }`.pipe(Effect.asVoid, storageError("SqlAccountStore.recordAudit"))
+
+  const auditOf: Ports.AccountStore["Type"]["auditOf"] = (accountId, page) =>
+    Effect.all([
+      sql<{ id: number | string; at: string; actor: string; action: Audit.AuditAction; target: string; details: string }>`
+        SELECT id, at, actor, action, target, details FROM audit_log WHERE account_id = ${accountId}
+        ORDER BY id DESC LIMIT ${page.limit} OFFSET ${page.offset}`,
+      sql<{ total: number | string }>`SELECT COUNT(*) AS total FROM audit_log WHERE account_id = ${accountId}`
+    ]).pipe(
+      Effect.map(([rows, [count]]) => ({
+        entries: rows.map((row) => ({
+          id: Number(row.id),
+          account_id: accountId,
+          at: timeOf(row.at),
+          actor: Ids.UserId.make(row.actor, trusted),
+          action: row.action,
+          target: row.target,
+          details: row.details
+        })),
+        total: Number(count?.total ?? 0)
+      })),
+      storageError("SqlAccountStore.auditOf")
+    )
+
   const setMembership = (accountId: Ids.AccountId, userId: Ids.UserId, role: Ids.Role) =>
     sql`INSERT INTO memberships (account_id, user_id, role) VALUES (${accountId}, ${userId}, ${role})
       ON CONFLICT (account_id, user_id) DO UPDATE SET role = excluded.role`.pipe(
@@ -208,6 +242,8 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     addUser,
     addSetupCode,
     spendSetupCode,
+    recordAudit,
+    auditOf,
     addInvitation,
     invitationsOf,
     removeInvitation,

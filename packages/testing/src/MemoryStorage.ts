@@ -23,6 +23,7 @@ interface State {
   instanceAdmins: Set<string>
   setupCodes: Set<string>
   invitations: Map<string, Ports.Invitation>
+  audit: Array<Ports.AuditEntry>
   accounts: Map<string, Account.Account>
   memberships: Map<string, { account_id: Ids.AccountId; user_id: Ids.UserId; role: Ids.Role }>
   agents: Map<string, Omit<Agent.AgentRecord, "account">>
@@ -49,6 +50,7 @@ const emptyState = (): State => ({
   instanceAdmins: new Set(),
   setupCodes: new Set(),
   invitations: new Map(),
+  audit: [],
   accounts: new Map(),
   memberships: new Map(),
   agents: new Map(),
@@ -70,6 +72,7 @@ const copy = (s: State): State => ({
   instanceAdmins: new Set(s.instanceAdmins),
   setupCodes: new Set(s.setupCodes),
   invitations: new Map(s.invitations),
+  audit: [...s.audit],
   accounts: new Map(s.accounts),
   memberships: new Map(s.memberships),
   agents: new Map(s.agents),
@@ -154,6 +157,15 @@ export const make = Effect.gen(function*() {
         if (input.instance_admin) state.instanceAdmins.add(input.id)
       }),
     addSetupCode: (input) => Effect.sync(() => void state.setupCodes.add(input.hash)),
+    recordAudit: (entries) =>
+      Effect.sync(() => {
+        for (const entry of entries) state.audit.push({ ...entry, id: state.audit.length + 1 })
+      }),
+    auditOf: (accountId, page) =>
+      Effect.sync(() => {
+        const all = state.audit.filter((e) => e.account_id === accountId).reverse()
+        return { entries: all.slice(page.offset, page.offset + page.limit), total: all.length }
+      }),
     addInvitation: (invitation) => Effect.sync(() => void state.invitations.set(invitation.id, invitation)),
     invitationsOf: (accountId, now) =>
       Effect.sync(() =>

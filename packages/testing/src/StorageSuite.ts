@@ -280,6 +280,36 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           }))
       })
 
+      describe("AccountStore: the audit log", () => {
+        it.effect("entries are kept per account, read newest first in pages, with the count of all", () =>
+          Effect.gen(function*() {
+            const accounts = yield* Ports.AccountStore
+            const account = yield* newAccount()
+            const other = yield* newAccount()
+            const user = yield* newUser
+            const entry = (n: number, account_id = account.id) => ({
+              account_id,
+              at: at(`2026-11-01T00:00:0${n}.000Z`),
+              actor: user.id,
+              action: "member.added" as const,
+              target: `user-${n}`,
+              details: `Added user-${n}.`
+            })
+            yield* accounts.recordAudit([entry(1), entry(2)])
+            yield* accounts.recordAudit([entry(3), entry(4, other.id)])
+            yield* accounts.recordAudit([])
+            const first = yield* accounts.auditOf(account.id, { limit: 2, offset: 0 })
+            expect(first.total).toBe(3)
+            expect(first.entries.map((e) => [e.target, e.details, DateTime.formatIso(e.at), e.actor, e.action])).toEqual([
+              ["user-3", "Added user-3.", "2026-11-01T00:00:03.000Z", user.id, "member.added"],
+              ["user-2", "Added user-2.", "2026-11-01T00:00:02.000Z", user.id, "member.added"]
+            ])
+            expect(first.entries[0]!.id).toBeGreaterThan(first.entries[1]!.id)
+            expect((yield* accounts.auditOf(account.id, { limit: 2, offset: 2 })).entries.map((e) => e.target)).toEqual(["user-1"])
+            expect((yield* accounts.auditOf(other.id, { limit: 10, offset: 0 })).entries.map((e) => e.target)).toEqual(["user-4"])
+          }))
+      })
+
       describe("AccountStore: invitations", () => {
         it.effect("listed while they wait, newest first; taken once by their code; an expired one is neither listed nor taken; withdrawn by id", () =>
           Effect.gen(function*() {

@@ -3,6 +3,7 @@
  * them (who may do what, how a turn starts).
  */
 export * as Account from "./Account.js"
+export * as Audit from "./Audit.js"
 export * as Agent from "./Agent.js"
 export * as AgentSpec from "./AgentSpec.js"
 export * as Conversation from "./Conversation.js"

@@ -1,6 +1,7 @@
 import { Context, type DateTime, Effect, type Option } from "effect"
 import type { Account, Member, Membership, User } from "../model/Account.js"
 import type { StorageError } from "../model/Errors.js"
+import type { AuditAction } from "../model/Audit.js"
 import type { AccountId, AccountName, Role, UserId } from "../model/Ids.js"
 
 /** An invitation to join an account, waiting for its invitee. */
@@ -15,6 +16,21 @@ export interface Invitation {
   readonly created_by: UserId
   readonly created_at: DateTime.Utc
   readonly expires_at: DateTime.Utc
+}
+
+/** One entry of an account's audit log. */
+export interface AuditEntry {
+  /** Grows with every entry of the store. */
+  readonly id: number
+  readonly account_id: AccountId
+  readonly at: DateTime.Utc
+  /** Who did it. */
+  readonly actor: UserId
+  readonly action: AuditAction
+  /** What it was done to: a user id, an agent `account/name@version`, a deployment id, a token's name. */
+  readonly target: string
+  /** A sentence for people. */
+  readonly details: string
 }
 
 /** Accounts, users and memberships. */
@@ -65,6 +81,13 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
    * withdrawn).
    */
   readonly takeInvitation: (codeHash: string, now: DateTime.Utc) => Effect.Effect<Option.Option<Invitation>, StorageError>
+  /** Appends entries to audit logs (each to its account's). */
+  readonly recordAudit: (entries: ReadonlyArray<Omit<AuditEntry, "id">>) => Effect.Effect<void, StorageError>
+  /** A page of an account's audit log, newest first, and how many entries it has. */
+  readonly auditOf: (
+    accountId: AccountId,
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<{ readonly entries: ReadonlyArray<AuditEntry>; readonly total: number }, StorageError>
   readonly membershipsOf: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>, StorageError>
   readonly membersOf: (accountId: AccountId) => Effect.Effect<ReadonlyArray<Member>, StorageError>
 }>() {}

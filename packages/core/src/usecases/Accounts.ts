@@ -14,7 +14,9 @@ import {
   MemberNotFound,
   UserNotFound
 } from "../model/Errors.js"
+import * as Audit from "../model/Audit.js"
 import * as Token from "../model/Token.js"
+import { audit } from "../internal/audit.js"
 import { hashToken } from "./Identity.js"
 import { EventBus } from "../ports/EventBus.js"
 import { AccountId, type AccountName, type Role, type UserId } from "../model/Ids.js"
@@ -61,6 +63,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
         if (account.name !== newName) {
           const renamed = yield* store.rename(account.id, newName)
           if (!renamed) return yield* new AccountNameTaken({ name: newName })
+          yield* audit(store, principal, [account.id], "account.renamed", newName, `Renamed ${account.name} to ${newName}.`)
         }
         return { id: account.id, previous: account.name, name: newName }
       }))
@@ -77,6 +80,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
         const created = yield* store.create({ id, name, now })
         if (Option.isNone(created)) return yield* new AccountExists({ name })
         yield* store.setMembership(created.value.id, principal.user.id, "owner")
+        yield* audit(store, principal, [created.value.id], "account.created", name, `Created ${name}; ${principal.user.id} is its owner.`)
         return { name: created.value.name, created_at: created.value.created_at, role: "owner" as const }
       }))
     })
@@ -113,7 +117,14 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
         if (Option.isSome(current) && current.value.role === "owner" && role !== "owner") {
           yield* keepAnOwner(members, account.name, user)
         }
-        if (Option.isNone(current) || current.value.role !== role) yield* store.setMembership(account.id, user, role)
+        if (Option.isNone(current) || current.value.role !== role) {
+          yield* store.setMembership(account.id, user, role)
+          yield* Option.match(current, {
+            onNone: () => audit(store, principal, [account.id], "member.added", user, `Added ${user} as ${role}.`),
+            onSome: (was) =>
+              audit(store, principal, [account.id], "member.role_changed", user, `Changed ${user} from ${was.role} to ${role}.`)
+          })
+        }
         return { user_id: user, name: found.value.name, role, added: Option.isNone(current) }
       }))
     })
@@ -131,6 +142,14 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
         if (Option.isSome(refused)) return yield* refused.value
         if (member.role === "owner") yield* keepAnOwner(members, account.name, user)
         yield* store.removeMembership(account.id, user)
+        yield* audit(
+          store,
+          principal,
+          [account.id],
+          "member.removed",
+          user,
+          user === principal.user.id ? `${user} (${member.role}) left.` : `Removed ${user} (${member.role}).`
+        )
         return { user_id: user, role: member.role }
       }))
     })
@@ -171,7 +190,17 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
         created_at: now,
         expires_at: DateTime.addDuration(now, invitationLifetime)
       }
-      yield* store.addInvitation(invitation)
+      yield* tx.withTransaction(Effect.zipRight(
+        store.addInvitation(invitation),
+        audit(
+          store,
+          principal,
+          [account.id],
+          "invitation.created",
+          input.email ?? invitation.id,
+          `Invited ${input.email ?? "someone"} as ${input.role} (invitation ${invitation.id}).`
+        )
+      ))
       return { ...invitationView(account.name, invitation), code }
     })
 
@@ -187,7 +216,10 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const withdraw = Tracing.fn("Accounts.withdraw")(function*(principal: Principal.Principal, name: AccountName, id: string) {
       const account = yield* named(name)
       yield* Policy.requireManager(principal, account, "withdrawing its invitations")
-      if (!(yield* store.removeInvitation(account.id, id))) return yield* new InvitationNotFound()
+      yield* tx.withTransaction(Effect.gen(function*() {
+        if (!(yield* store.removeInvitation(account.id, id))) return yield* new InvitationNotFound()
+        yield* audit(store, principal, [account.id], "invitation.withdrawn", id, `Withdrew invitation ${id}.`)
+      }))
       return { message: `Invitation ${id} to ${account.name} withdrawn.`, id }
     })
 
@@ -209,10 +241,37 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
         const current = members.find((m) => m.user_id === principal.user.id)
         if (current !== undefined) return yield* new AlreadyMember({ account: account.name, role: current.role })
         yield* store.setMembership(account.id, principal.user.id, invitation.role)
+        yield* audit(
+          store,
+          principal,
+          [account.id],
+          "invitation.accepted",
+          principal.user.id,
+          `${principal.user.id} joined as ${invitation.role} (invitation ${invitation.id} by ${invitation.created_by}).`
+        )
         return { account: account.name, role: invitation.role }
       }))
     })
 
-    return { me, get, rename, create, members, setRole, removeMember, invite, invitations, withdraw, accept } as const
+    /** A page of the account's audit log, newest first (owners and admins). */
+    const auditLog = Tracing.fn("Accounts.auditLog")(function*(
+      principal: Principal.Principal,
+      name: AccountName,
+      page: { readonly limit?: number | undefined; readonly offset?: number | undefined }
+    ) {
+      const account = yield* named(name)
+      yield* Policy.requireManager(principal, account, "reading its audit log")
+      const limit = page.limit ?? Audit.defaultPageSize
+      const offset = page.offset ?? 0
+      const found = yield* store.auditOf(account.id, { limit, offset })
+      return {
+        entries: found.entries.map((e) => ({ id: e.id, at: e.at, actor: e.actor, action: e.action, target: e.target, details: e.details })),
+        total: found.total,
+        limit,
+        offset
+      }
+    })
+
+    return { me, get, rename, create, members, setRole, removeMember, invite, invitations, withdraw, accept, auditLog } as const
   })
 }) {}

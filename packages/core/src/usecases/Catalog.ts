@@ -13,6 +13,7 @@ import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId
 import { orFail } from "../internal/lookup.js"
 import * as Policy from "../model/Policy.js"
 import { EventBus } from "../ports/EventBus.js"
+import { audit } from "../internal/audit.js"
 import { AccountStore, AgentStore, type CatalogQuery, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
@@ -164,6 +165,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         }
         const now = yield* DateTime.now
         yield* agents.publishBuild({ agent_id: agent.id, build_id: build.build_id, version: input.version, now })
+        yield* audit(accounts, principal, [account.id], "agent.published", `${ref}@${input.version}`, `Published build ${build.build_id} of ${ref} as ${input.version}.`)
         const recipients = yield* emitBuildEvent(agent, {
           agent: ref,
           build_id: build.build_id,

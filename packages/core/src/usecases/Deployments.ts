@@ -23,6 +23,7 @@ import { EventBus } from "../ports/EventBus.js"
 import type { AccountName, AgentName, BuildId, SemVer } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
 import * as Policy from "../model/Policy.js"
+import { audit } from "../internal/audit.js"
 import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
@@ -171,6 +172,14 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         })
         const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
         yield* changed(stored, now)
+        yield* audit(
+          accounts,
+          principal,
+          [target.id],
+          "deployment.created",
+          id,
+          `Deployed ${publisher.name}/${agent.name} build ${build.build_id}${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}.`
+        )
         return stored
       }))
       yield* bus.publish([target.id])
@@ -203,6 +212,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         yield* store.markUndeployed(record.id, Status.undeployed, now)
         const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
         yield* changed(stored, now)
+        yield* audit(accounts, principal, [record.account_id], "deployment.undeployed", id, `Undeployed ${id} (namespace ${record.namespace}).`)
         return stored
       }))
       yield* bus.publish([record.account_id])

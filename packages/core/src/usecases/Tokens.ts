@@ -9,7 +9,8 @@ import { InvalidRequest, TokenNotFound } from "../model/Errors.js"
 import type { AccountId, AccountName } from "../model/Ids.js"
 import type { Principal } from "../model/Principal.js"
 import * as Token from "../model/Token.js"
-import { IdGenerator, type PersonalToken, TokenStore } from "../ports/Ports.js"
+import { audit } from "../internal/audit.js"
+import { AccountStore, IdGenerator, type PersonalToken, TokenStore, Transactor } from "../ports/Ports.js"
 import * as Tracing from "../runtime/Tracing.js"
 import { hashToken } from "./Identity.js"
 
@@ -34,7 +35,13 @@ export interface TokenView {
 export class Tokens extends Effect.Service<Tokens>()("@hosting/core/Tokens", {
   effect: Effect.gen(function*() {
     const tokens = yield* TokenStore
+    const accountStore = yield* AccountStore
     const ids = yield* IdGenerator
+    const tx = yield* Transactor
+
+    /** The accounts a token of the caller reaches: those it is limited to, else every account of the caller. */
+    const reachedBy = (principal: Principal, limited: Option.Option<ReadonlyArray<AccountId>>) =>
+      Option.getOrElse(limited, () => principal.memberships.map((m) => m.account_id))
 
     /** The view of a stored token; accounts the user has left since are named by their id. */
     const viewOf = (principal: Principal, token: PersonalToken): TokenView => ({
@@ -88,15 +95,27 @@ export class Tokens extends Effect.Service<Tokens>()("@hosting/core/Tokens", {
       const id = yield* ids.next
       const now = yield* DateTime.now
       const expiresAt = DateTime.addDuration(now, lifetime)
-      yield* tokens.add({
-        hash: yield* hashToken(secret),
-        user_id: principal.user.id,
-        expires_at: Option.some(expiresAt),
-        parent_hash: Option.none(),
-        now,
-        personal: { id, name: input.name },
-        limits: { scopes: Option.some(scopes), accounts }
-      })
+      const hash = yield* hashToken(secret)
+      yield* tx.withTransaction(Effect.zipRight(
+        tokens.add({
+          hash,
+          user_id: principal.user.id,
+          expires_at: Option.some(expiresAt),
+          parent_hash: Option.none(),
+          now,
+          personal: { id, name: input.name },
+          limits: { scopes: Option.some(scopes), accounts }
+        }),
+        // Written to every account the token reaches: each account's managers see what can act on it.
+        audit(
+          accountStore,
+          principal,
+          reachedBy(principal, accounts),
+          "token.created",
+          input.name,
+          `${principal.user.id} made the token ${input.name} (${id}): ${scopes.join(", ")}.`
+        )
+      ))
       const view = viewOf(principal, {
         id,
         name: input.name,
@@ -117,7 +136,19 @@ export class Tokens extends Effect.Service<Tokens>()("@hosting/core/Tokens", {
 
     /** Revokes one of the caller's tokens (what was made with it goes too); 404 when the caller has none with that id. */
     const revoke = Tracing.fn("Tokens.revoke")(function*(principal: Principal, id: string) {
-      if (!(yield* tokens.removePersonal(principal.user.id, id))) return yield* new TokenNotFound({ id })
+      const token = (yield* tokens.listPersonal(principal.user.id)).find((t) => t.id === id)
+      if (token === undefined) return yield* new TokenNotFound({ id })
+      yield* tx.withTransaction(Effect.gen(function*() {
+        if (!(yield* tokens.removePersonal(principal.user.id, id))) return yield* new TokenNotFound({ id })
+        yield* audit(
+          accountStore,
+          principal,
+          reachedBy(principal, token.accounts),
+          "token.revoked",
+          token.name,
+          `${principal.user.id} revoked the token ${token.name} (${id}).`
+        )
+      }))
       return { message: `Token ${id} revoked.`, id }
     })
 
