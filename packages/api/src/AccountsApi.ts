@@ -32,6 +32,8 @@ export const RenameRequest = Schema.Struct({ name: Ids.AccountName })
 
 export const RenameResponse = Schema.Struct({ message: Schema.String, name: Ids.AccountName })
 
+export const DeleteAccountResponse = Schema.Struct({ message: Schema.String, name: Ids.AccountName })
+
 export const CreateAccountRequest = Schema.Struct({ name: Ids.AccountName })
 
 export const CreateAccountResponse = Schema.Struct({ name: Ids.AccountName, created_at: Schema.DateTimeUtc, role: Ids.Role })
@@ -145,6 +147,23 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
       .addError(Forbidden)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Rename an account (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.del("remove")`/accounts/${account}`
+      .annotate(RequiredScope, "admin")
+      .annotate(BodyLimit, 16 * KiB)
+      .addSuccess(DeleteAccountResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Delete an account and everything of it (owners)")
+      .annotate(
+        OpenApi.Description,
+        "Its members, invitations and audit log; its agents and builds; every deployment by it or of its agents, " +
+          "with their conversations, files and traces. Refused with 409 `account_busy` while any of those " +
+          "deployments runs."
+      )
   )
   .add(
     HttpApiEndpoint.post("create", "/accounts")

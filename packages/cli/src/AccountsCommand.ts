@@ -1,10 +1,11 @@
 /**
- * `hosting me` and `hosting accounts get|rename|create|members|invite|invitations|accept|audit`.
+ * `hosting me` and `hosting accounts get|rename|create|delete|members|invite|invitations|accept|audit`.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Audit } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
+import { usageError } from "./ExitCode.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
 
@@ -64,6 +65,23 @@ const create = Command.make("create", {
     if (session.json) return yield* Output.json(created)
     yield* Output.line(`Created account ${created.name}; you are its owner.`)
   })).pipe(Command.withDescription("Create an account; you become its owner"))
+
+const remove = Command.make("delete", {
+  account: Arguments.account(),
+  yes: Options.boolean("yes").pipe(Options.withDescription("Confirm: the account and everything of it are deleted for good"))
+}, ({ account, yes }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    if (!yes) {
+      return yield* usageError(
+        `deleting ${account} removes its members, agents, builds, deployments, conversations, files and traces for good; ` +
+          "run again with --yes to confirm"
+      )
+    }
+    const deleted = yield* session.client.accounts.remove({ path: { account } })
+    if (session.json) return yield* Output.json(deleted)
+    yield* Output.line(deleted.message)
+  })).pipe(Command.withDescription("Delete an account and everything of it (owners; nothing of it may be deployed)"))
 
 const membersList = Command.make("list", { account: Arguments.account() }, ({ account }) =>
   Effect.gen(function*() {
@@ -197,5 +215,5 @@ const auditLog = Command.make("audit", {
 
 export const command = Command.make("accounts").pipe(
   Command.withDescription("Accounts"),
-  Command.withSubcommands([get, rename, create, members, invite, invitations, accept, auditLog])
+  Command.withSubcommands([get, rename, create, remove, members, invite, invitations, accept, auditLog])
 )

@@ -202,6 +202,13 @@ describe("hosting (the CLI)", () => {
     expect(badRole.code).not.toBe(0)
     const left = await runCli(["accounts", "members", "remove", "bobs-lab", "alice"], alice())
     expect(left).toMatchObject({ code: 0, stdout: "Removed alice from bobs-lab.\n" })
+    const unconfirmed = await runCli(["accounts", "delete", "bobs-lab"], bob())
+    expect(unconfirmed.code).toBe(1)
+    expect(unconfirmed.stderr).toContain("--yes")
+    const deleted = await runCli(["accounts", "delete", "bobs-lab", "--yes"], bob())
+    expect(deleted.code, deleted.stderr).toBe(0)
+    expect(deleted.stdout).toContain("Account bobs-lab deleted")
+    expect((await runCli(["accounts", "get", "bobs-lab"], bob())).stderr).toContain("account_not_found")
   }, timeout)
 
   it("accounts: invite prints a link, invitations list and withdraw, accept takes the link or the code", async () => {

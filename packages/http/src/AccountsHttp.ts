@@ -36,6 +36,8 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.gr
             name: result.name
           }
         }))
+      .handle("remove", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.remove(principal, path.account))))
       .handle("create", ({ payload }) =>
         Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.create(principal, payload.name))))
       .handle("members", ({ path }) =>

@@ -42,6 +42,7 @@ export interface ApiErrorByTag {
   readonly TokenNotFound: ApiErrors.NotFound
   readonly InvitationNotFound: ApiErrors.NotFound
   readonly AlreadyMember: ApiErrors.Conflict
+  readonly AccountBusy: ApiErrors.Conflict
   readonly Unauthenticated: ApiErrors.Unauthorized
   readonly PermissionDenied: ApiErrors.Forbidden
   readonly AccountNotFound: ApiErrors.NotFound
@@ -111,6 +112,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "LastOwner":
     case "SetupDone":
     case "AlreadyMember":
+    case "AccountBusy":
       return new ApiErrors.Conflict({ error: error.code, details: error.message, code: error.code })
     case "TooManyAttachments":
     case "FileTooLarge":

@@ -171,6 +171,11 @@ const matrix: Record<string, Entry> = {
     request: (_, w, c) => bare(c, "DELETE", `/accounts/${w.team.account}/members/${w.other.id}`),
     expect: row(401, 401, 401, 403, 403, 200, 200, 200)
   },
+  // Owners only; each caller acts on a world of its own, so the account is there to delete.
+  "accounts.remove": {
+    request: (_, w, c) => bare(c, "DELETE", `/accounts/${w.team.account}`),
+    expect: row(401, 401, 401, 403, 403, 403, 200, 403)
+  },
   "accounts.audit": { request: (_, w, c) => bare(c, "GET", `/accounts/${w.team.account}/audit?limit=5`), expect: managers(200) },
   "accounts.invite": {
     request: (_, w, c) => withJson(c, "POST", `/accounts/${w.team.account}/invitations`, { role: "member", email: "new@example.com" }),

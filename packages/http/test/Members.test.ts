@@ -5,7 +5,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Seed, StorageSuite } from "@hosting/testing"
 import { Effect, TestClock } from "effect"
-import { client, expectErrorBody, layer, raw } from "./HttpTestServer.js"
+import { client, expectErrorBody, layer, raw, registerBody } from "./HttpTestServer.js"
 
 describe("HTTP: accounts and members", () => {
   it.layer(layer())((it) => {
@@ -180,6 +180,37 @@ describe("HTTP: accounts and members", () => {
         expect((yield* raw("POST", "/tokens", { token: team.tokens.owner, json: { name: "laptop", scopes: ["read"] } })).status).toBe(201)
         const team_log = yield* raw("GET", `/accounts/${team.account}/audit?limit=1`, { token: team.tokens.owner })
         expect(team_log.body.entries[0]).toMatchObject({ action: "token.created", target: "laptop" })
+      }))
+
+    it.effect("DELETE /accounts/{account}: owners only, refused while a deployment of it runs, then everything of it is gone", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const register = yield* raw("POST", `/agents/${team.account}/helper/register`, {
+          token: team.tokens.owner,
+          json: registerBody("b-1")
+        })
+        expect(register.status).toBe(201)
+        expect((yield* raw("POST", `/agents/${team.account}/helper/publish`, { token: team.tokens.owner, json: { build_id: "b-1", version: "1.0.0" } })).status)
+          .toBe(201)
+        const deployed = yield* raw("POST", `/agents/${team.account}/helper/deployments`, { token: team.tokens.owner, json: {} })
+        expect(deployed.status).toBe(201)
+        const asAdmin = yield* raw("DELETE", `/accounts/${team.account}`, { token: team.tokens.admin })
+        expect(asAdmin.status).toBe(403)
+        const busy = yield* raw("DELETE", `/accounts/${team.account}`, { token: team.tokens.owner })
+        expect(busy.status).toBe(409)
+        expectErrorBody(busy.body, "account_busy")
+        expect(busy.body.details).toContain(deployed.body.id)
+        expect((yield* raw("GET", `/agents/${team.account}/helper`, {})).status).toBe(200)
+        expect((yield* raw("DELETE", `/deployments/${deployed.body.id}`, { token: team.tokens.owner })).status).toBe(200)
+        const deleted = yield* raw("DELETE", `/accounts/${team.account}`, { token: team.tokens.owner })
+        expect(deleted.status).toBe(200)
+        expect(deleted.body.name).toBe(team.account)
+        expect((yield* raw("GET", `/accounts/${team.account}`, { token: team.tokens.owner })).status).toBe(404)
+        expect((yield* raw("GET", `/agents/${team.account}/helper`, {})).status).toBe(404)
+        expect((yield* raw("GET", `/deployments/${deployed.body.id}`, { token: team.tokens.owner })).status).toBe(404)
+        expect((yield* raw("GET", "/me", { token: team.tokens.member })).body.accounts).toEqual([])
+        // The name is free again.
+        expect((yield* raw("POST", "/accounts", { token: team.tokens.member, json: { name: team.account } })).status).toBe(201)
       }))
   })
 })

@@ -953,6 +953,17 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "revoke without a token", () => withForm("/oauth/revoke", {}))
     ]
   },
+  "accounts.remove": {
+    steps: [
+      step("unauthenticated", "delete an account without a credential", () => bare("DELETE", `/accounts/${account}`)),
+      step("bad", "delete an account of an invalid name", () => bare("DELETE", "/accounts/Not_An%20Account", owner)),
+      step("valid", "delete an account that does not exist", () => bare("DELETE", "/accounts/parity-nobody", owner)),
+      step("valid", "delete the team as a member", () => bare("DELETE", `/accounts/${account}`, bearer(tokenOf("member")))),
+      step("valid", "make an account to delete", () => withJson("POST", "/accounts", { name: "parity-doomed" })),
+      step("valid", "delete it", () => bare("DELETE", "/accounts/parity-doomed", owner)),
+      step("valid", "the deleted account", () => get("/accounts/parity-doomed", owner))
+    ]
+  },
   "accounts.audit": {
     steps: [
       step("unauthenticated", "audit without a credential", () => get(`/accounts/${account}/audit`)),

@@ -150,6 +150,40 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       storageError("SqlAccountStore.takeInvitation")
     )
 
+  const liveDeployments = (accountId: Ids.AccountId) =>
+    sql<{ id: string }>`SELECT id FROM deployments
+      WHERE (account_id = ${accountId} OR publisher_id = ${accountId}) AND undeployed_at IS NULL ORDER BY deployed_at`.pipe(
+      Effect.map((rows) => rows.map((row) => row.id)),
+      storageError("SqlAccountStore.liveDeployments")
+    )
+
+  // Children before parents, as the foreign keys need; meant to run in the caller's transaction.
+  const deleteAccount = (accountId: Ids.AccountId) =>
+    Effect.gen(function*() {
+      const found = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE id = ${accountId}`
+      if (found.length === 0) return Option.none()
+      const deployments = sql`SELECT id FROM deployments WHERE account_id = ${accountId} OR publisher_id = ${accountId}`
+      yield* sql`DELETE FROM messages WHERE conversation_id IN (SELECT id FROM conversations WHERE deployment_id IN (${deployments}))`
+      yield* sql`DELETE FROM conversations WHERE deployment_id IN (${deployments})`
+      const files = yield* sql<{ deployment_id: string; owner_id: string; key: string; status: string }>`
+        DELETE FROM files WHERE deployment_id IN (${deployments}) RETURNING deployment_id, owner_id, key, status`
+      yield* sql`DELETE FROM traces WHERE publisher_id = ${accountId} OR account_id = ${accountId}`
+      yield* sql`DELETE FROM deployments WHERE account_id = ${accountId} OR publisher_id = ${accountId}`
+      yield* sql`DELETE FROM builds WHERE agent_id IN (SELECT id FROM agents WHERE account_id = ${accountId})`
+      yield* sql`DELETE FROM agents WHERE account_id = ${accountId}`
+      yield* sql`DELETE FROM memberships WHERE account_id = ${accountId}`
+      yield* sql`DELETE FROM invitations WHERE account_id = ${accountId}`
+      yield* sql`DELETE FROM audit_log WHERE account_id = ${accountId}`
+      yield* sql`DELETE FROM events WHERE account_id = ${accountId}`
+      yield* sql`DELETE FROM accounts WHERE id = ${accountId}`
+      return Option.some(files.map((f) => ({
+        deployment_id: f.deployment_id,
+        owner_id: Ids.UserId.make(f.owner_id, trusted),
+        key: f.key,
+        ready: f.status === "ready"
+      })))
+    }).pipe(storageError("SqlAccountStore.deleteAccount"))
+
   const recordAudit: Ports.AccountStore["Type"]["recordAudit"] = (entries) =>
     entries.length === 0 ? Effect.void : sql`INSERT INTO audit_log ${
       sql.insert(entries.map((e) => ({
@@ -242,6 +276,8 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     addUser,
     addSetupCode,
     spendSetupCode,
+    liveDeployments,
+    deleteAccount,
     recordAudit,
     auditOf,
     addInvitation,

@@ -157,6 +157,37 @@ export const make = Effect.gen(function*() {
         if (input.instance_admin) state.instanceAdmins.add(input.id)
       }),
     addSetupCode: (input) => Effect.sync(() => void state.setupCodes.add(input.hash)),
+    liveDeployments: (accountId) =>
+      Effect.sync(() =>
+        [...state.deployments.values()]
+          .filter((d) => (d.account_id === accountId || d.publisher_id === accountId) && Option.isNone(d.undeployed_at))
+          .map((d) => d.id as string)
+      ),
+    deleteAccount: (accountId) =>
+      Effect.sync(() => {
+        if (!state.accounts.has(accountId)) return Option.none()
+        const deployments = new Set(
+          [...state.deployments.values()].filter((d) => d.account_id === accountId || d.publisher_id === accountId).map((d) => d.id as string)
+        )
+        const conversations = new Set(
+          [...state.conversations.values()].filter((c) => deployments.has(c.deployment_id)).map((c) => c.id as string)
+        )
+        state.messages = state.messages.filter((m) => !conversations.has(m.conversation_id))
+        for (const id of conversations) state.conversations.delete(id)
+        const files = [...state.files.entries()].filter(([, f]) => deployments.has(f.deployment_id))
+        for (const [key] of files) state.files.delete(key)
+        for (const [key, t] of state.traces) if (t.publisher_id === accountId || t.account_id === accountId) state.traces.delete(key)
+        for (const id of deployments) state.deployments.delete(id)
+        const agents = new Set([...state.agents.values()].filter((a) => a.account_id === accountId).map((a) => a.id as string))
+        for (const [key, b] of state.builds) if (agents.has(b.agent_id)) state.builds.delete(key)
+        for (const id of agents) state.agents.delete(id)
+        for (const [key, m] of state.memberships) if (m.account_id === accountId) state.memberships.delete(key)
+        for (const [key, i] of state.invitations) if (i.account_id === accountId) state.invitations.delete(key)
+        state.audit = state.audit.filter((e) => e.account_id !== accountId)
+        state.events = state.events.filter((e) => e.account_id !== accountId)
+        state.accounts.delete(accountId)
+        return Option.some(files.map(([, f]) => ({ deployment_id: f.deployment_id as string, owner_id: f.owner_id, key: f.key, ready: f.status === "ready" })))
+      }),
     recordAudit: (entries) =>
       Effect.sync(() => {
         for (const entry of entries) state.audit.push({ ...entry, id: state.audit.length + 1 })

@@ -135,6 +135,19 @@ export class AlreadyMember extends Schema.TaggedError<AlreadyMember>()("AlreadyM
   }
 }
 
+/** The account cannot be deleted while deployments run: its own, or other accounts' of its agents. */
+export class AccountBusy extends Schema.TaggedError<AccountBusy>()("AccountBusy", {
+  account: Schema.String,
+  deployments: Schema.Array(Schema.String)
+}) {
+  readonly code = "account_busy"
+  override get message() {
+    const shown = this.deployments.slice(0, 5).join(", ")
+    const more = this.deployments.length > 5 ? ` and ${this.deployments.length - 5} more` : ""
+    return `Account ${this.account} cannot be deleted while deployments of it or of its agents run (${shown}${more}); undeploy them first.`
+  }
+}
+
 /** The change would leave the account without an owner. */
 export class LastOwner extends Schema.TaggedError<LastOwner>()("LastOwner", {
   account: Schema.String,
@@ -424,6 +437,7 @@ export type DomainError =
   | TokenNotFound
   | InvitationNotFound
   | AlreadyMember
+  | AccountBusy
   | AgentNotFound
   | BuildNotFound
   | Unauthenticated

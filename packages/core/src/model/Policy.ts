@@ -86,6 +86,10 @@ export const requireRole = (
 export const requireManager = (principal: Principal, account: Account, action: string) =>
   requireRole(principal, account, managerRoles, action)
 
+/** Deleting the account: its owners only. */
+export const requireOwner = (principal: Principal, account: Account, action: string) =>
+  requireRole(principal, account, ["owner"], action)
+
 /** Account-scoped reads (the account, its event stream, its namespaces' ConfigMaps and pods): any member. */
 export const requireMember = (principal: Principal, account: Account, action: string) =>
   requireRole(principal, account, allRoles, action)

@@ -88,6 +88,19 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
     accountId: AccountId,
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<{ readonly entries: ReadonlyArray<AuditEntry>; readonly total: number }, StorageError>
+  /** The ids of deployments still running by the account, or of its agents by any account. */
+  readonly liveDeployments: (accountId: AccountId) => Effect.Effect<ReadonlyArray<string>, StorageError>
+  /**
+   * Deletes an account and everything of it: its members, invitations,
+   * audit log and events; its agents and their builds; every deployment by
+   * it or of its agents (with their conversations, messages, files and
+   * traces). Answers the files that were stored, so that their objects can
+   * go too; none when there was no such account.
+   */
+  readonly deleteAccount: (accountId: AccountId) => Effect.Effect<
+    Option.Option<ReadonlyArray<{ readonly deployment_id: string; readonly owner_id: UserId; readonly key: string; readonly ready: boolean }>>,
+    StorageError
+  >
   readonly membershipsOf: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>, StorageError>
   readonly membersOf: (accountId: AccountId) => Effect.Effect<ReadonlyArray<Member>, StorageError>
 }>() {}

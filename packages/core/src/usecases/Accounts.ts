@@ -7,6 +7,7 @@ import type { Member } from "../model/Account.js"
 import {
   AccountExists,
   AccountNameTaken,
+  AccountBusy,
   AccountNotFound,
   AlreadyMember,
   InvitationNotFound,
@@ -23,6 +24,9 @@ import { AccountId, type AccountName, type Role, type UserId } from "../model/Id
 import { orFail } from "../internal/lookup.js"
 import * as Policy from "../model/Policy.js"
 import { AccountStore, IdGenerator, type Invitation, Transactor } from "../ports/Ports.js"
+import { ObjectStore } from "../ports/ObjectStore.js"
+import { DeploymentId } from "../model/Deployment.js"
+import * as Files from "./Files.js"
 import * as Principal from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
 
@@ -35,6 +39,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const tx = yield* Transactor
     const bus = yield* EventBus
     const ids = yield* IdGenerator
+    const objects = yield* ObjectStore
 
     const named = (name: AccountName) => store.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
@@ -272,6 +277,48 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
       }
     })
 
-    return { me, get, rename, create, members, setRole, removeMember, invite, invitations, withdraw, accept, auditLog } as const
+    /**
+     * Deletes an account and everything of it (AccountStore.deleteAccount),
+     * by an owner, once nothing of it runs: no deployment by it, and none of
+     * its agents by anyone (409 `account_busy` naming them). The stored
+     * files' objects go after the transaction; one that cannot be removed is
+     * logged and left (no record points at it any more).
+     */
+    const remove = Tracing.fn("Accounts.remove")(function*(principal: Principal.Principal, name: AccountName) {
+      const { files, id } = yield* tx.withTransaction(Effect.gen(function*() {
+        const account = yield* named(name)
+        yield* Policy.requireOwner(principal, account, "deleting the account")
+        yield* store.lockMembers(account.id)
+        const live = yield* store.liveDeployments(account.id)
+        if (live.length > 0) return yield* new AccountBusy({ account: account.name, deployments: live })
+        const files = yield* store.deleteAccount(account.id).pipe(orFail(() => new AccountNotFound({ account: name })))
+        return { files, id: account.id }
+      }))
+      yield* Effect.forEach(files, (file) => {
+        const ref = { deployment_id: DeploymentId.make(file.deployment_id), owner_id: file.owner_id, key: file.key }
+        return objects.delete(file.ready ? Files.objectKey(ref) : Files.uploadKey(ref)).pipe(
+          Effect.catchAll((error) => Effect.logWarning("could not remove the object of a deleted account's file", file.key, error))
+        )
+      }, { discard: true, concurrency: 4 })
+      // Wakes what keeps pages of the account (the public agent cache); its streams find the account gone.
+      yield* bus.publish([id])
+      return { message: `Account ${name} deleted, with its agents, deployments, conversations and files.`, name }
+    })
+
+    return {
+      me,
+      get,
+      rename,
+      create,
+      members,
+      setRole,
+      removeMember,
+      invite,
+      invitations,
+      withdraw,
+      accept,
+      auditLog,
+      remove
+    } as const
   })
 }) {}

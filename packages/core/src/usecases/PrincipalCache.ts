@@ -82,6 +82,7 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
       rename: (id, name) => changing(accounts.rename(id, name)),
       upsertUser: (user) => changing(accounts.upsertUser(user)),
       addUser: (input) => changing(accounts.addUser(input)),
+      deleteAccount: (id) => changing(accounts.deleteAccount(id)),
       setMembership: (accountId, userId, role) => changing(accounts.setMembership(accountId, userId, role)),
       removeMembership: (accountId, userId) => changing(accounts.removeMembership(accountId, userId))
     })

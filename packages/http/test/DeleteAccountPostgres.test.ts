@@ -1,0 +1,18 @@
+/** Deleting an account (DeleteAccount.ts) on PostgreSQL storage, in a database of its own. */
+import { PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
+import { Layer } from "effect"
+import { afterAll, describe, it } from "vitest"
+import * as DeleteAccount from "./DeleteAccount.js"
+
+const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
+afterAll(() => database?.drop())
+
+describe.skipIf(database === undefined)(`deleting an account on PostgreSQL: needs a server (${TestDatabase.skipReason})`, () => {
+  it("runs against a fresh database", () => {
+    if (database?.url.startsWith("postgres") !== true) throw new Error("no database")
+  })
+})
+if (database !== undefined) {
+  DeleteAccount.run("PostgreSQL", Layer.orDie(PostgresStorage.layer({ url: database.url, maxConnections: 4 })))
+}
