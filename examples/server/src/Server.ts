@@ -276,7 +276,8 @@ export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1])
       maxBodyBytes: config.maxBodyBytes,
       publicUrl: config.publicUrl,
       maxStreamsPerUser: config.maxStreamsPerToken,
-      rateLimit: { perUser: config.rateLimit, perIp: config.rateLimitIp, trustedProxies: config.trustProxy }
+      rateLimit: { perUser: config.rateLimit, perIp: config.rateLimitIp, trustedProxies: config.trustProxy },
+      oidc: config.oidc
     })),
     Layer.provide(core(config, fixtures))
   )

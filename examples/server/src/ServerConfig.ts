@@ -4,7 +4,8 @@
  * setup: SQLite file, fake cluster, file-system objects, echo agent.
  */
 import { RateLimit } from "@hosting/http"
-import { Config, ConfigError, Either, Option, type Redacted } from "effect"
+import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { readFileSync } from "node:fs"
 
 /** Where the database is. */
 export type Database =
@@ -30,6 +31,8 @@ export interface ServerConfig {
    * SQLite file; undefined: the code is only printed (Postgres, or SQLite in memory, without the variable).
    */
   readonly setupCodeFile: string | undefined
+  /** Single sign-on: the OpenID provider and this server's client there (HOSTING_OIDC_*); undefined: off. */
+  readonly oidc: { readonly issuer: string; readonly clientId: string; readonly clientSecret: Redacted.Redacted<string> | undefined } | undefined
   readonly messageLimit: number
   readonly maxAttachments: number
   readonly eventReplayCap: number
@@ -150,6 +153,48 @@ const timeoutsAgree = (c: ServerConfig) =>
       `must not be above HOSTING_REQUEST_TIMEOUT_MS (${c.requestTimeoutMs}), got ${c.headersTimeoutMs}`
     ))
 
+/** An optional variable: unset or empty is none. */
+const optional = (name: string) => Config.string(name).pipe(Config.option, Config.map((o) => (o._tag === "Some" && o.value !== "" ? o.value : undefined)))
+
+/**
+ * HOSTING_OIDC_ISSUER (https, or http on a loopback host) with
+ * HOSTING_OIDC_CLIENT_ID, and the client secret from
+ * HOSTING_OIDC_CLIENT_SECRET or from the file HOSTING_OIDC_CLIENT_SECRET_FILE
+ * names (none: a public client, PKCE alone). Without an issuer, single
+ * sign-on is off; an issuer without a client id is refused.
+ */
+const oidcConfig = Config.all({
+  issuer: optional("HOSTING_OIDC_ISSUER"),
+  clientId: optional("HOSTING_OIDC_CLIENT_ID"),
+  secret: optional("HOSTING_OIDC_CLIENT_SECRET"),
+  secretFile: optional("HOSTING_OIDC_CLIENT_SECRET_FILE")
+}).pipe(Config.mapOrFail(({ clientId, issuer, secret, secretFile }) => {
+  if (issuer === undefined) return Either.right(undefined)
+  let url: URL
+  try {
+    url = new URL(issuer)
+  } catch {
+    return Either.left(ConfigError.InvalidData(["HOSTING_OIDC_ISSUER"], `expected an https URL, got ${JSON.stringify(issuer)}`))
+  }
+  const loopback = url.hostname === "127.0.0.1" || url.hostname === "localhost" || url.hostname === "[::1]"
+  if (url.protocol !== "https:" && !(url.protocol === "http:" && loopback)) {
+    return Either.left(ConfigError.InvalidData(["HOSTING_OIDC_ISSUER"], `must be https (http only on a loopback host), got ${issuer}`))
+  }
+  if (clientId === undefined) return Either.left(ConfigError.MissingData(["HOSTING_OIDC_CLIENT_ID"], "needed with HOSTING_OIDC_ISSUER"))
+  if (secret !== undefined && secretFile !== undefined) {
+    return Either.left(ConfigError.InvalidData(["HOSTING_OIDC_CLIENT_SECRET_FILE"], "set it or HOSTING_OIDC_CLIENT_SECRET, not both"))
+  }
+  let clientSecret = secret
+  if (secretFile !== undefined) {
+    try {
+      clientSecret = readFileSync(secretFile, "utf8").trim()
+    } catch (error) {
+      return Either.left(ConfigError.InvalidData(["HOSTING_OIDC_CLIENT_SECRET_FILE"], `cannot read ${secretFile}: ${(error as Error).message}`))
+    }
+  }
+  return Either.right({ issuer, clientId, clientSecret: clientSecret === undefined ? undefined : Redacted.make(clientSecret) })
+}))
+
 /** The whole configuration, validated; a bad value names its variable. */
 export const config: Config.Config<ServerConfig> = Config.all({
   port: int("HOSTING_PORT", 8080, 0, 65535),
@@ -164,11 +209,9 @@ export const config: Config.Config<ServerConfig> = Config.all({
   ),
   cluster: choice("HOSTING_CLUSTER", ["fake", "kubernetes"], "fake"),
   agentRuntime: choice("HOSTING_AGENT_RUNTIME", ["echo", "http"], "echo"),
-  fixtures: Config.string("HOSTING_FIXTURES").pipe(Config.option, Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)),
-  setupCodeFile: Config.string("HOSTING_SETUP_CODE_FILE").pipe(
-    Config.option,
-    Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)
-  ),
+  fixtures: optional("HOSTING_FIXTURES"),
+  setupCodeFile: optional("HOSTING_SETUP_CODE_FILE"),
+  oidc: oidcConfig,
   messageLimit: int("HOSTING_MESSAGE_LIMIT", 200, 1, 1_000_000),
   maxAttachments: int("HOSTING_MAX_ATTACHMENTS", 16, 0, 1000),
   eventReplayCap: int("HOSTING_EVENT_REPLAY_CAP", 1000, 1, 1_000_000),
@@ -207,7 +250,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
     Config.withDefault("false"),
     Config.mapOrFail(parseWith("HOSTING_TRUST_PROXY", parseTrustProxy))
   ),
-  dashboard: Config.string("HOSTING_DASHBOARD").pipe(Config.option, Config.map((o) => o._tag === "Some" && o.value !== "" ? o.value : undefined)),
+  dashboard: optional("HOSTING_DASHBOARD"),
   s3: Config.all({
     endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),
     region: Config.string("AWS_REGION").pipe(Config.withDefault("us-east-1")),

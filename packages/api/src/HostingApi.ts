@@ -14,6 +14,7 @@ import { SetupApi, TokensApi } from "./IdentityApi.js"
 import { OAuthApi, WellKnownApi } from "./OAuthApi.js"
 import { describeDecodeErrors } from "./OpenApiDocument.js"
 import { SessionApi } from "./SessionApi.js"
+import { SignOnApi } from "./SignOnApi.js"
 import { TracesApi } from "./TracesApi.js"
 
 /** The path prefix of every route. */
@@ -29,6 +30,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(TracesApi)
   .add(OAuthApi)
   .add(SessionApi)
+  .add(SignOnApi)
   .add(SetupApi)
   .add(TokensApi)
   .addError(NotFound)

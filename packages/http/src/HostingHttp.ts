@@ -14,6 +14,7 @@ import * as ErrorResponses from "./ErrorResponses.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as IdentityHttp from "./IdentityHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
+import * as OidcHttp from "./OidcHttp.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
 import * as PublicUrl from "./PublicUrl.js"
 import * as RateLimit from "./RateLimit.js"
@@ -37,6 +38,8 @@ export interface HostingHttpOptions {
   readonly maxStreamsPerUser?: number | undefined
   /** Requests allowed per user and per client address (default: no limit). */
   readonly rateLimit?: RateLimit.RateLimitOptions | undefined
+  /** Single sign-on through an OpenID provider (default: none). */
+  readonly oidc?: OidcHttp.OidcOptions | undefined
 }
 
 /** Largest request body accepted when `maxBodyBytes` is not given. */
@@ -60,10 +63,11 @@ const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamL
     ChatHttp.layer,
     FilesHttp.layerWith(publicUrlOf(options)),
     TracesHttp.layer,
-    OAuthHttp.layer(publicUrlOf(options)),
+    OAuthHttp.layer({ ...publicUrlOf(options), singleSignOn: options.oidc !== undefined }),
     OAuthHttp.wellKnownLayer(publicUrlOf(options)),
     SessionHttp.layer(publicUrlOf(options)),
     IdentityHttp.setupLayer,
+    OidcHttp.layer({ ...publicUrlOf(options), oidc: options.oidc }),
     IdentityHttp.tokensLayer
   ).pipe(Layer.provide(Auth.layer), Layer.provide(PublicAgentCache.layer), Layer.provide(streams))
 

@@ -13,37 +13,25 @@ import * as ApiApp from "./ApiApp.js"
 import * as BrowserSession from "./BrowserSession.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
+import { escapeHtml, page } from "./Pages.js"
 import * as PublicUrl from "./PublicUrl.js"
 
 /** Name of the approval page's session cookie (the browser session of the dashboard too). */
 export const sessionCookie = BrowserSession.cookieName
 
-const escapeHtml = (text: string) =>
-  text.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", "\"": "&quot;", "'": "&#39;" })[c]!)
-
-const pageHeaders = {
-  "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-  "x-frame-options": "DENY",
-  "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
-  "cache-control": "no-store"
-}
-
-/** A small, self-contained HTML page (no script, no external resource). */
-const page = (title: string, body: string, status = 200, headers: Record<string, string> = {}) =>
-  HttpServerResponse.text(
-    `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">` +
-      `<title>${escapeHtml(title)}</title><style>body{font-family:system-ui,sans-serif;max-width:32rem;margin:3rem auto;padding:0 1rem;line-height:1.5}` +
-      `input,button{font-size:1rem;padding:.4rem .6rem;margin:.2rem 0}code{font-size:1.2rem;letter-spacing:.1rem}.error{color:#a00}</style></head>` +
-      `<body><main><h1>${escapeHtml(title)}</h1>${body}</main></body></html>`,
-    { contentType: "text/html; charset=utf-8" }
-  ).pipe(HttpServerResponse.setStatus(status), HttpServerResponse.setHeaders({ ...pageHeaders, ...headers }))
-
-const signInForm = (userCode: string, error?: string) =>
+/**
+ * The approval page's sign-in: an access token, or (when single sign-on is
+ * on) the OpenID provider, which comes back to this page with the code.
+ */
+const signInForm = (userCode: string, singleSignOn: boolean, error?: string) =>
   page(
     "Sign in to approve a device",
     `${error ? `<p class="error" role="alert">${escapeHtml(error)}</p>` : ""}` +
-      `<p>A command-line client asks to sign in as you. Sign in with a platform access token to review the request.</p>` +
+      `<p>A command-line client asks to sign in as you. Sign in to review the request.</p>` +
+      (singleSignOn
+        ? `<p><a href="oidc/login?next=${encodeURIComponent(`${HostingApi.basePath}/device?user_code=${encodeURIComponent(userCode)}`)}">` +
+          `Sign in with single sign-on</a></p><p>or with a platform access token:</p>`
+        : "") +
       `<form method="post" action="device/session"><input type="hidden" name="user_code" value="${escapeHtml(userCode)}">` +
       `<label for="token">Access token</label><br><input id="token" name="token" type="password" autocomplete="off" required autofocus><br>` +
       `<button type="submit">Sign in</button></form>`,
@@ -90,7 +78,10 @@ const crossOrigin = () => page("Request refused", "<p class=\"error\">This form 
 const devicePage = ApiRoutes.routeOf(OAuthApi.OAuthApi, "devicePage")
 
 /** Where the device flow's links point (PublicUrl.ts): the public URL, else a trusted proxy's host, else the listening address. */
-export interface OAuthHttpOptions extends PublicUrl.PublicUrlOptions {}
+export interface OAuthHttpOptions extends PublicUrl.PublicUrlOptions {
+  /** Whether single sign-on is on: the approval page then offers it. */
+  readonly singleSignOn?: boolean | undefined
+}
 
 export const layer = (options: OAuthHttpOptions = {}) =>
   ApiApp.group(HostingApi.HostingApi, "oauth", (handlers) =>
@@ -132,7 +123,7 @@ export const layer = (options: OAuthHttpOptions = {}) =>
           Effect.gen(function*() {
             const typed = urlParams.user_code ?? ""
             const signedIn = yield* handle(session)
-            if (Option.isNone(signedIn)) return signInForm(typed)
+            if (Option.isNone(signedIn)) return signInForm(typed, options.singleSignOn === true)
             const view = typed === "" ? Option.none() : yield* handle(auth.describe(typed))
             return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.token, view, typed)
           }))
@@ -145,7 +136,7 @@ export const layer = (options: OAuthHttpOptions = {}) =>
               Effect.map(Option.some),
               Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none()))
             )
-            if (Option.isNone(signedIn)) return signInForm(typed, "That access token is not valid or has expired.")
+            if (Option.isNone(signedIn)) return signInForm(typed, options.singleSignOn === true, "That access token is not valid or has expired.")
             const cookie = BrowserSession.setCookie(signedIn.value.session, signedIn.value.expires_in, (yield* base).startsWith("https:"))
             const view = typed === "" ? Option.none() : yield* auth.describe(typed)
             return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.session, view, typed, { "set-cookie": cookie })
@@ -155,7 +146,7 @@ export const layer = (options: OAuthHttpOptions = {}) =>
             const request = yield* HttpServerRequest.HttpServerRequest
             if (!BrowserSession.sameOrigin(request, options)) return crossOrigin()
             const signedIn = yield* session
-            if (Option.isNone(signedIn)) return signInForm(payload.user_code, "Your sign-in has ended; sign in again.")
+            if (Option.isNone(signedIn)) return signInForm(payload.user_code, options.singleSignOn === true, "Your sign-in has ended; sign in again.")
             const expected = yield* BrowserSession.csrfOf(signedIn.value.token)
             if (!Identity.constantTimeEqual(expected, payload.csrf)) {
               return page("Request refused", "<p class=\"error\">The form has expired; reload the page and try again.</p>", 403)

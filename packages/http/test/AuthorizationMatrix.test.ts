@@ -358,6 +358,10 @@ const matrix: Record<string, Entry> = {
     cookie: { cookie: 200, cookieNoCsrf: 200 }
   },
   // Browser sessions: sign-in takes the token in the body; reading needs the cookie; signing out needs the CSRF value.
+  // Public: the sign-in page reads them before anyone signs in; single sign-on is not configured on the test server.
+  "signOn.methods": { request: (_, __, c) => bare(c, "GET", "/session/methods"), expect: everyone(200) },
+  "signOn.login": { request: (_, __, c) => bare(c, "GET", "/oidc/login?next=/"), expect: everyone(404) },
+  "signOn.callback": { request: (_, __, c) => bare(c, "GET", "/oidc/callback?code=x&state=y"), expect: everyone(404) },
   // The world has users already: setting up is refused to everyone, whatever they carry.
   "setup.complete": {
     request: (_, __, c) => withJson(c, "POST", "/setup", { code: "AAAAA-BBBBB-CCCCC-DDDDD", user_id: unique("first") }),

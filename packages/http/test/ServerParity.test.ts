@@ -1020,6 +1020,27 @@ const routeCases: Record<string, RouteCase> = {
       step("valid", "withdraw again", (s) => bare("DELETE", `/accounts/${account}/invitations/${s["invitation"]}`, owner))
     ]
   },
+  "signOn.methods": {
+    steps: [
+      step("unauthenticated", "the sign-in methods", () => get("/session/methods")),
+      step("valid", "the sign-in methods with a token", () => get("/session/methods", owner))
+    ],
+    noInput: "GET /session/methods takes no input"
+  },
+  "signOn.login": {
+    steps: [
+      step("unauthenticated", "single sign-on without a provider", () => get("/oidc/login?next=/")),
+      step("valid", "single sign-on with a token", () => get("/oidc/login", owner)),
+      step("bad", "single sign-on with a next too long", () => get(`/oidc/login?next=/${"x".repeat(2001)}`))
+    ]
+  },
+  "signOn.callback": {
+    steps: [
+      step("unauthenticated", "a callback without a provider", () => get("/oidc/callback?code=x&state=y")),
+      step("valid", "a callback with an error", () => get("/oidc/callback?error=access_denied")),
+      step("bad", "a callback with a code too long", () => get(`/oidc/callback?code=${"x".repeat(4001)}`))
+    ]
+  },
   "setup.complete": {
     steps: [
       step("unauthenticated", "set up an instance that has users", () =>

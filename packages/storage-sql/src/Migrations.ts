@@ -246,6 +246,15 @@ const accessTokens = Effect.gen(function*() {
     details TEXT NOT NULL
   )`
   yield* sql`CREATE INDEX audit_log_account ON audit_log (account_id, id)`
+  // Who a user is at an OpenID provider: signing in there again finds the same user.
+  yield* sql`CREATE TABLE user_identities (
+    issuer TEXT NOT NULL,
+    subject TEXT NOT NULL,
+    user_id TEXT NOT NULL REFERENCES users(id),
+    email TEXT,
+    created_at TEXT NOT NULL,
+    PRIMARY KEY (issuer, subject)
+  )`
 })
 
 /** Every migration, keyed `<number>_<name>`. */

@@ -150,6 +150,20 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       storageError("SqlAccountStore.takeInvitation")
     )
 
+  const findIdentity = (issuer: string, subject: string) =>
+    sql<{ user_id: string }>`SELECT user_id FROM user_identities WHERE issuer = ${issuer} AND subject = ${subject}`.pipe(
+      Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (row) => Ids.UserId.make(row.user_id, trusted))),
+      storageError("SqlAccountStore.findIdentity")
+    )
+
+  const linkIdentity: Ports.AccountStore["Type"]["linkIdentity"] = (input) =>
+    sql<{ subject: string }>`INSERT INTO user_identities (issuer, subject, user_id, email, created_at)
+      VALUES (${input.issuer}, ${input.subject}, ${input.user_id}, ${Option.getOrNull(input.email)}, ${timeText(input.now)})
+      ON CONFLICT (issuer, subject) DO NOTHING RETURNING subject`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlAccountStore.linkIdentity")
+    )
+
   const liveDeployments = (accountId: Ids.AccountId) =>
     sql<{ id: string }>`SELECT id FROM deployments
       WHERE (account_id = ${accountId} OR publisher_id = ${accountId}) AND undeployed_at IS NULL ORDER BY deployed_at`.pipe(
@@ -276,6 +290,8 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     addUser,
     addSetupCode,
     spendSetupCode,
+    findIdentity,
+    linkIdentity,
     liveDeployments,
     deleteAccount,
     recordAudit,

@@ -24,6 +24,7 @@ interface State {
   setupCodes: Set<string>
   invitations: Map<string, Ports.Invitation>
   audit: Array<Ports.AuditEntry>
+  identities: Map<string, Ids.UserId>
   accounts: Map<string, Account.Account>
   memberships: Map<string, { account_id: Ids.AccountId; user_id: Ids.UserId; role: Ids.Role }>
   agents: Map<string, Omit<Agent.AgentRecord, "account">>
@@ -51,6 +52,7 @@ const emptyState = (): State => ({
   setupCodes: new Set(),
   invitations: new Map(),
   audit: [],
+  identities: new Map(),
   accounts: new Map(),
   memberships: new Map(),
   agents: new Map(),
@@ -73,6 +75,7 @@ const copy = (s: State): State => ({
   setupCodes: new Set(s.setupCodes),
   invitations: new Map(s.invitations),
   audit: [...s.audit],
+  identities: new Map(s.identities),
   accounts: new Map(s.accounts),
   memberships: new Map(s.memberships),
   agents: new Map(s.agents),
@@ -157,6 +160,14 @@ export const make = Effect.gen(function*() {
         if (input.instance_admin) state.instanceAdmins.add(input.id)
       }),
     addSetupCode: (input) => Effect.sync(() => void state.setupCodes.add(input.hash)),
+    findIdentity: (issuer, subject) => Effect.sync(() => Option.fromNullable(state.identities.get(`${issuer}\u0000${subject}`))),
+    linkIdentity: (input) =>
+      Effect.sync(() => {
+        const key = `${input.issuer}\u0000${input.subject}`
+        if (state.identities.has(key)) return false
+        state.identities.set(key, input.user_id)
+        return true
+      }),
     liveDeployments: (accountId) =>
       Effect.sync(() =>
         [...state.deployments.values()]

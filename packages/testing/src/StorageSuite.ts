@@ -310,6 +310,24 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           }))
       })
 
+      describe("AccountStore: identities at OpenID providers", () => {
+        it.effect("an identity is linked to one user, once; the same subject at another issuer is another identity", () =>
+          Effect.gen(function*() {
+            const accounts = yield* Ports.AccountStore
+            const user = yield* newUser
+            const other = yield* newUser
+            const subject = uniqueName("sub")
+            const link = (issuer: string, user_id: Ids.UserId) =>
+              accounts.linkIdentity({ issuer, subject, user_id, email: Option.some("a@example.com"), now: at("2026-11-01T00:00:00.000Z") })
+            expect(Option.isNone(yield* accounts.findIdentity("https://idp.example", subject))).toBe(true)
+            expect(yield* link("https://idp.example", user.id)).toBe(true)
+            expect(yield* link("https://idp.example", other.id)).toBe(false)
+            expect(yield* accounts.findIdentity("https://idp.example", subject)).toEqual(Option.some(user.id))
+            expect(yield* link("https://other.example", other.id)).toBe(true)
+            expect(yield* accounts.findIdentity("https://other.example", subject)).toEqual(Option.some(other.id))
+          }))
+      })
+
       describe("AccountStore: invitations", () => {
         it.effect("listed while they wait, newest first; taken once by their code; an expired one is neither listed nor taken; withdrawn by id", () =>
           Effect.gen(function*() {

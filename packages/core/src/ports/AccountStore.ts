@@ -101,6 +101,16 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
     Option.Option<ReadonlyArray<{ readonly deployment_id: string; readonly owner_id: UserId; readonly key: string; readonly ready: boolean }>>,
     StorageError
   >
+  /** The user an identity of an OpenID provider (`iss`, `sub`) is linked to, if any. */
+  readonly findIdentity: (issuer: string, subject: string) => Effect.Effect<Option.Option<UserId>, StorageError>
+  /** Links an identity of an OpenID provider to a user; `false` when it was linked already (nothing changed). */
+  readonly linkIdentity: (input: {
+    readonly issuer: string
+    readonly subject: string
+    readonly user_id: UserId
+    readonly email: Option.Option<string>
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<boolean, StorageError>
   readonly membershipsOf: (userId: UserId) => Effect.Effect<ReadonlyArray<Membership>, StorageError>
   readonly membersOf: (accountId: AccountId) => Effect.Effect<ReadonlyArray<Member>, StorageError>
 }>() {}

@@ -245,6 +245,16 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
     })
 
     /**
+     * Starts a browser session for a user who proved who they are elsewhere
+     * (single sign-on): a session token of its own, with no parent.
+     */
+    const sessionFor = Tracing.fn("DeviceAuth.sessionFor")(function*(userId: Principal["user"]["id"]) {
+      const { token: session } = yield* issueToken(userId, config.sessionLifetime, Option.none())
+      const principal = yield* identity.authenticate(session)
+      return { session, principal, expires_in: seconds(config.sessionLifetime) }
+    })
+
+    /**
      * Revokes a token (RFC 7009), and every session and token made from it,
      * transitively: the answer is the same whether or not it existed.
      */
@@ -253,6 +263,6 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
       yield* tokens.remove(yield* hashToken(token))
     })
 
-    return { start, poll, describe, decide, signIn, revoke } as const
+    return { start, poll, describe, decide, signIn, revoke, sessionFor } as const
   })
 }) {}

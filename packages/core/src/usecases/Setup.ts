@@ -88,6 +88,9 @@ export class Setup extends Effect.Service<Setup>()("@hosting/core/Setup", {
       }
     })
 
-    return { begin, complete } as const
+    /** Whether the instance still waits for its first user (a setup code can make one). */
+    const open = Effect.map(accounts.hasUsers, (has) => !has)
+
+    return { begin, complete, open } as const
   })
 }) {}

@@ -12,6 +12,7 @@ import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
 import * as PrincipalCache from "./PrincipalCache.js"
 import { Setup } from "./Setup.js"
+import { SingleSignOn } from "./SingleSignOn.js"
 import { Tokens } from "./Tokens.js"
 import { Traces } from "./Traces.js"
 
@@ -30,6 +31,7 @@ export const layer = Layer.mergeAll(
   Files.Default,
   Traces.Default,
   DeviceAuth.Default,
+  SingleSignOn.Default.pipe(Layer.provide(DeviceAuth.Default)),
   Setup.Default,
   Tokens.Default
 ).pipe(Layer.provideMerge(Identity.Default), Layer.provideMerge(PrincipalCache.layer))
