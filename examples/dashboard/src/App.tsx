@@ -11,7 +11,9 @@ import { CatalogPage } from "./pages/Catalog"
 import { ChatPage } from "./pages/Chat"
 import { DeploymentsPage } from "./pages/Deployments"
 import { FilesPage } from "./pages/Files"
+import { InvitationPage } from "./pages/Invitation"
 import { SignInPage } from "./pages/SignIn"
+import { TokensPage } from "./pages/Tokens"
 import { TracesPage } from "./pages/Traces"
 import { Link, match, navigate, pathOf, useLocation } from "./router"
 import { useSession } from "./session"
@@ -40,7 +42,10 @@ const routes: ReadonlyArray<Route> = [
     private: true,
     render: (p) => <ChatPage deploymentId={p["deployment"]!} conversationId={p["conversation"]!} />
   },
-  { pattern: "/deployments/:deployment/files", private: true, render: (p) => <FilesPage deploymentId={p["deployment"]!} /> }
+  { pattern: "/deployments/:deployment/files", private: true, render: (p) => <FilesPage deploymentId={p["deployment"]!} /> },
+  { pattern: "/tokens", private: true, render: () => <TokensPage /> },
+  // Private: a signed-out visitor signs in first and comes back here to accept.
+  { pattern: "/invitations/:code", private: true, render: (p) => <InvitationPage code={p["code"]!} /> }
 ]
 
 const NotFound = () => (
@@ -97,6 +102,11 @@ const Header = () => {
                   </Link>
                 </li>
               ))}
+            {state.status === "signed-in" && (
+              <li>
+                <Link href="/tokens">Tokens</Link>
+              </li>
+            )}
           </ul>
           <div class="who">
             {state.status === "signed-in" && (

@@ -13,6 +13,7 @@ import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import {
+  accessibilityReport,
   api,
   approveDeviceLogin,
   browserRequired,
@@ -60,28 +61,7 @@ describe.skipIf(!hasChromium)(title, () => {
    * and image, and no control reachable only by mouse.
    */
   const shoot = async (name: Shot, target: Page = page) => {
-    const report = await target.evaluate(() => {
-      const visible = (el: Element) => (el as HTMLElement).offsetParent !== null || el.getClientRects().length > 0
-      const named = (el: Element) => {
-        const labelled = el.getAttribute("aria-labelledby")
-        return (
-          ((el as HTMLInputElement).labels?.length ?? 0) > 0 ||
-          (el.getAttribute("aria-label") ?? "").trim() !== "" ||
-          (labelled !== null && labelled.split(" ").every((id) => document.getElementById(id) !== null)) ||
-          (el.tagName !== "INPUT" && el.tagName !== "SELECT" && el.tagName !== "TEXTAREA" && (el.textContent ?? "").trim() !== "")
-        )
-      }
-      const controls = [...document.querySelectorAll("input, select, textarea, button, a[href]")].filter(visible)
-      return {
-        h1: document.querySelectorAll("h1").length,
-        main: document.querySelectorAll("main").length,
-        nav: document.querySelectorAll("nav[aria-label]").length,
-        unnamed: controls.filter((el) => !named(el)).map((el) => el.outerHTML.slice(0, 120)),
-        mouseOnly: [...document.querySelectorAll("[onclick]:not(a):not(button)")].length,
-        imagesWithoutAlt: [...document.querySelectorAll("img:not([alt])")].length,
-        negativeTab: controls.filter((el) => el.getAttribute("tabindex") === "-1").length
-      }
-    })
+    const report = await accessibilityReport(target)
     expect(report, name).toEqual({ h1: 1, main: 1, nav: report.nav, unnamed: [], mouseOnly: 0, imagesWithoutAlt: 0, negativeTab: 0 })
     expect(report.nav, name).toBeGreaterThanOrEqual(1)
     await target.screenshot({ path: screenshotPath(name), fullPage: true })

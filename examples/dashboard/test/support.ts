@@ -9,7 +9,7 @@ import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, s
 import { createConnection, createServer, type Socket } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
-import { type Browser, chromium } from "playwright-core"
+import { type Browser, chromium, type Page } from "playwright-core"
 
 /** The dashboard package's folder. */
 export const packageDir = fileURLToPath(new URL("..", import.meta.url))
@@ -153,6 +153,49 @@ export const launchBrowser = (): Promise<Browser> =>
       "--disable-component-update",
       "--disable-sync"
     ]
+  })
+
+/** What `accessibilityReport` finds on a page. */
+export interface AccessibilityReport {
+  readonly h1: number
+  readonly main: number
+  readonly nav: number
+  /** Visible controls without an accessible name (the start of their HTML). */
+  readonly unnamed: ReadonlyArray<string>
+  /** Elements other than links and buttons that react to clicks only. */
+  readonly mouseOnly: number
+  readonly imagesWithoutAlt: number
+  /** Visible controls taken out of the tab order. */
+  readonly negativeTab: number
+}
+
+/**
+ * What every page owes to keyboard and screen-reader users, counted in the
+ * page: its h1s and landmarks, controls without a name, controls reachable
+ * only by mouse, images without alt text.
+ */
+export const accessibilityReport = (page: Page): Promise<AccessibilityReport> =>
+  page.evaluate(() => {
+    const visible = (el: Element) => (el as HTMLElement).offsetParent !== null || el.getClientRects().length > 0
+    const named = (el: Element) => {
+      const labelled = el.getAttribute("aria-labelledby")
+      return (
+        ((el as HTMLInputElement).labels?.length ?? 0) > 0 ||
+        (el.getAttribute("aria-label") ?? "").trim() !== "" ||
+        (labelled !== null && labelled.split(" ").every((id) => document.getElementById(id) !== null)) ||
+        (el.tagName !== "INPUT" && el.tagName !== "SELECT" && el.tagName !== "TEXTAREA" && (el.textContent ?? "").trim() !== "")
+      )
+    }
+    const controls = [...document.querySelectorAll("input, select, textarea, button, a[href]")].filter(visible)
+    return {
+      h1: document.querySelectorAll("h1").length,
+      main: document.querySelectorAll("main").length,
+      nav: document.querySelectorAll("nav[aria-label]").length,
+      unnamed: controls.filter((el) => !named(el)).map((el) => el.outerHTML.slice(0, 120)),
+      mouseOnly: [...document.querySelectorAll("[onclick]:not(a):not(button)")].length,
+      imagesWithoutAlt: [...document.querySelectorAll("img:not([alt])")].length,
+      negativeTab: controls.filter((el) => el.getAttribute("tabindex") === "-1").length
+    }
   })
 
 /** Where a screenshot goes; with `HOSTING_DASHBOARD_SCREENSHOTS=docs` it is also copied to docs/dashboard/. */

@@ -3,9 +3,10 @@
  * and token revocation (RFC 7009). Login never opens a browser: it prints
  * the address and the code, which works the same on a laptop and over SSH.
  */
-import { Command } from "@effect/cli"
+import { Command, Options } from "@effect/cli"
 import { OAuthApi } from "@hosting/api"
 import { HostingClient } from "@hosting/client"
+import { Token } from "@hosting/core"
 import { Clock, Duration, Effect, Either } from "effect"
 import { CliFailure, notSignedIn } from "./ExitCode.js"
 import * as Output from "./Output.js"
@@ -55,12 +56,19 @@ const poll = (
     return yield* stopped("expired_token", "The code expired before it was approved. Run `hosting login` again.")
   })
 
-export const login = Command.make("login", {}, () =>
+export const login = Command.make("login", {
+  scopes: Options.choice("scope", Token.allScopes).pipe(
+    Options.withDescription("Limit the token to a scope; repeatable: read, chat, publish, deploy, admin (default: all you may do)"),
+    Options.repeated
+  )
+}, ({ scopes }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
     // The device flow needs no token; an old one is not sent along.
     const anonymous = yield* HostingClient.make({ baseUrl: session.baseUrl })
-    const code = yield* anonymous.oauth.deviceCode({ payload: { client_id: clientId } })
+    const code = yield* anonymous.oauth.deviceCode({
+      payload: { client_id: clientId, ...(scopes.length === 0 ? {} : { scope: scopes.join(" ") }) }
+    })
     yield* Output.note([
       `To sign in to ${session.baseUrl}, open this page in a browser:`,
       ``,

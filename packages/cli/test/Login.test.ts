@@ -162,6 +162,20 @@ describe("hosting login / logout", () => {
     expect(after.code).toBe(2)
   }, timeout)
 
+  it("login --scope asks for scopes: the token reads, and a write beyond them is refused with insufficient_scope", async () => {
+    const configDir = join(dir, "config-scoped")
+    const login = spawnCli(["login", "--base-url", server.baseUrl, "--scope", "read"], { configDir })
+    const [, userCode] = await login.waitFor(/^\s+([A-Z]{4}-[A-Z]{4})$/m)
+    const page = await fetch(`${server.baseUrl}/device?user_code=${encodeURIComponent(userCode!)}`)
+    expect(page.status).toBe(200)
+    await decide(server.baseUrl, userCode!, "approve")
+    expect((await login.result()).code).toBe(0)
+    expect((await runCli(["me"], { configDir })).code).toBe(0)
+    const refused = await runCli(["accounts", "create", "scoped-login"], { configDir })
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain("insufficient_scope")
+  }, timeout)
+
   it("a denied login stops with exit 2 and a clear message, and stores nothing", async () => {
     const configDir = join(dir, "config-denied")
     const login = spawnCli(["login", "--base-url", server.baseUrl, "--profile", "work"], { configDir })

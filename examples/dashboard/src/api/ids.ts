@@ -13,6 +13,7 @@ export const build = (value: string) => value as Ids.BuildId
 export const semver = (value: string) => value as Ids.SemVer
 export const deployment = (value: string) => value as Deployment.DeploymentId
 export const conversation = (value: string) => value as Conversation.ConversationId
+export const user = (value: string) => value as Ids.UserId
 
 /** True for a valid account name (slug). */
 export const isAccountName = Schema.is(IdSchemas.AccountName)
@@ -20,3 +21,5 @@ export const isAccountName = Schema.is(IdSchemas.AccountName)
 export const isAgentName = Schema.is(IdSchemas.AgentName)
 /** True for a version of the form major.minor.patch the API accepts. */
 export const isSemVer = Schema.is(IdSchemas.SemVer)
+/** True for a user id the API accepts (letters, digits and . _ @ -). */
+export const isUserId = Schema.is(IdSchemas.UserId)

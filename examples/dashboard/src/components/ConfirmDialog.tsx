@@ -3,7 +3,7 @@
  * it, Escape cancels, and the focus returns to the button that opened it.
  */
 import type { ComponentChildren } from "preact"
-import { useEffect, useRef } from "preact/hooks"
+import { useEffect, useId, useRef } from "preact/hooks"
 
 export interface ConfirmDialogProps {
   readonly open: boolean
@@ -13,9 +13,15 @@ export interface ConfirmDialogProps {
   readonly onConfirm: () => void
   readonly onCancel: () => void
   readonly danger?: boolean
+  /** Keeps the confirm button disabled (until the person typed what the dialog asks for). */
+  readonly confirmDisabled?: boolean
 }
 
-export const ConfirmDialog = ({ open, title, children, confirmLabel, onConfirm, onCancel, danger = false }: ConfirmDialogProps) => {
+export const ConfirmDialog = (
+  { open, title, children, confirmLabel, onConfirm, onCancel, danger = false, confirmDisabled = false }: ConfirmDialogProps
+) => {
+  // A page may hold several dialogs: each needs its own id for its title.
+  const titleId = useId()
   const ref = useRef<HTMLDialogElement>(null)
   const opener = useRef<Element | null>(null)
   useEffect(() => {
@@ -38,7 +44,7 @@ export const ConfirmDialog = ({ open, title, children, confirmLabel, onConfirm, 
     <dialog
       ref={ref}
       class="dialog"
-      aria-labelledby="confirm-title"
+      aria-labelledby={titleId}
       onCancel={(event) => {
         event.preventDefault()
         onCancel()
@@ -48,16 +54,17 @@ export const ConfirmDialog = ({ open, title, children, confirmLabel, onConfirm, 
         method="dialog"
         onSubmit={(event) => {
           event.preventDefault()
-          onConfirm()
+          // Checked here as well as by the disabled button, whatever submitted the form.
+          if (!confirmDisabled) onConfirm()
         }}
       >
-        <h2 id="confirm-title">{title}</h2>
+        <h2 id={titleId}>{title}</h2>
         <div class="dialog-body">{children}</div>
         <div class="actions">
           <button type="button" class="secondary" onClick={onCancel}>
             Cancel
           </button>
-          <button type="submit" class={danger ? "danger" : "primary"}>
+          <button type="submit" class={danger ? "danger" : "primary"} disabled={confirmDisabled}>
             {confirmLabel}
           </button>
         </div>

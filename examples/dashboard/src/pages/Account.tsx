@@ -1,6 +1,8 @@
 /**
  * An account: its members and their roles, renaming it (owner or admin), its
- * agents, and its build events live from the account event stream.
+ * agents, and its build events live from the account event stream. Owners
+ * and admins also manage members, invitations (account/Invitations.tsx) and
+ * read the audit log; owners may delete the account (account/DeleteAccount.tsx).
  *
  * Events are hints to refetch (docs/events.md): an `agent.build` event makes
  * the page read that agent again from the API; a `ready` with `resync: true`
@@ -15,8 +17,13 @@ import * as id from "../api/ids"
 import { baseUrl, call, type Problem, subscribe } from "../api/runtime"
 import { Badge, ErrorNotice, Loading, PageHeading, TableWrap, toDate, When } from "../components/ui"
 import { useAction, useResource } from "../hooks"
+import { asRole } from "../roles"
 import { Link, navigate, pathOf } from "../router"
 import { canManage, useSession } from "../session"
+import { AuditLog } from "./account/AuditLog"
+import { DeleteAccount } from "./account/DeleteAccount"
+import { Invitations } from "./account/Invitations"
+import { Members } from "./account/Members"
 
 /** One agent of the account as the page shows it. */
 interface AgentRow {
@@ -157,6 +164,12 @@ export const AccountPage = ({ account }: { readonly account: string }) => {
   const [connection, setConnection] = useState<Connection>({ state: "connecting" })
   const [streamRound, setStreamRound] = useState(0)
   const statuses = useRef(new Map<string, string>())
+  // Counts the changes made from this page (members, invitations), so that the audit log reads them.
+  const [changes, setChanges] = useState(0)
+  const changed = useCallback(() => {
+    details.reload()
+    setChanges((n) => n + 1)
+  }, [details.reload])
 
   const refetchAgent = useCallback(async (name: string) => {
     const row = await readAgent(account, name, statuses.current.get(name))
@@ -232,7 +245,9 @@ export const AccountPage = ({ account }: { readonly account: string }) => {
     return stop
   }, [account, streamRound])
 
+  // What the page offers follows the session's role; the server decides again on every change.
   const manage = canManage(state, account)
+  const myRole = state.status === "signed-in" ? asRole(state.accounts.find((a) => a.name === account)?.role) : undefined
   const data = details.data
   return (
     <>
@@ -247,38 +262,9 @@ export const AccountPage = ({ account }: { readonly account: string }) => {
           Created <When value={data.created_at} /> · your role: <Badge tone="info">{data.role}</Badge>
         </p>
       )}
-      <div class="grid-2">
-        <section aria-labelledby="members-heading" class="card">
-          <h2 id="members-heading">Members</h2>
-          {data !== undefined && (
-            <TableWrap label="Members table">
-              <table>
-                <thead>
-                  <tr>
-                    <th scope="col">Name</th>
-                    <th scope="col">User id</th>
-                    <th scope="col">Role</th>
-                  </tr>
-                </thead>
-                <tbody>
-                  {data.members.map((member) => (
-                    <tr key={member.user_id}>
-                      <td>{member.name}</td>
-                      <td>
-                        <code>{member.user_id}</code>
-                      </td>
-                      <td>
-                        <Badge tone={member.role === "member" ? "neutral" : "info"}>{member.role}</Badge>
-                      </td>
-                    </tr>
-                  ))}
-                </tbody>
-              </table>
-            </TableWrap>
-          )}
-        </section>
-        {manage && <RenameForm account={account} />}
-      </div>
+      <Members account={account} members={data?.members} myRole={myRole} onChanged={changed} />
+      {manage && <RenameForm account={account} />}
+      {manage && <Invitations account={account} myRole={myRole} onChanged={changed} />}
       <section aria-labelledby="agents-heading" class="card">
         <h2 id="agents-heading">Agents</h2>
         {agents === undefined ? <Loading /> : agents.length === 0 ? (
@@ -335,6 +321,8 @@ export const AccountPage = ({ account }: { readonly account: string }) => {
           )}
         </div>
       </section>
+      {manage && <AuditLog account={account} version={changes} />}
+      {myRole === "owner" && <DeleteAccount account={account} />}
     </>
   )
 }

@@ -1,11 +1,15 @@
 /**
  * Sign-in: paste a platform token, or sign in with a code (the device flow:
  * approve the code on the server's page, the dashboard polls for the token
- * and exchanges it for a session). The token only travels to `POST /session`.
+ * and exchanges it for a session), or set up a new instance with the setup
+ * code its server printed (`POST /setup` makes the first user and a token,
+ * which signs in at once). Tokens only travel to `POST /session`.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
-import { asProblem, isAbort, type Problem } from "../api/runtime"
+import * as id from "../api/ids"
+import { asProblem, call, isAbort, type Problem } from "../api/runtime"
 import * as Sessions from "../api/session"
+import { OneTimeValue } from "../components/OneTimeValue"
 import { ErrorNotice, PageHeading } from "../components/ui"
 import { useAction } from "../hooks"
 import { Link, navigate } from "../router"
@@ -93,13 +97,100 @@ const DeviceSignIn = ({ onToken }: { readonly onToken: (token: string) => Promis
   )
 }
 
+/**
+ * The first user of a new instance. When the instance is made but signing
+ * in with its token fails, the token is shown (once) rather than lost: no
+ * second setup is possible.
+ */
+const SetupInstance = ({ onToken }: { readonly onToken: (token: string) => Promise<void> }) => {
+  const [code, setCode] = useState("")
+  const [userId, setUserId] = useState("")
+  const [name, setName] = useState("")
+  const [invalidUser, setInvalidUser] = useState(false)
+  const [stranded, setStranded] = useState<string | undefined>(undefined)
+  const setup = useAction(async () => {
+    const made = await call((client) =>
+      client.setup.complete({
+        payload: { code: code.trim(), user_id: id.user(userId.trim()), ...(name.trim() === "" ? {} : { name: name.trim() }) }
+      })
+    )
+    try {
+      await onToken(made.token)
+    } catch (failure) {
+      setStranded(made.token)
+      throw failure
+    }
+  })
+
+  return (
+    <section aria-labelledby="setup-heading" class="card">
+      <h2 id="setup-heading">Set up a new instance</h2>
+      <p>
+        A server that starts without users prints a one-time setup code (<code>setup: XXXXX-…</code>) in its log. Use it to become
+        the instance's first user and administrator. From a terminal, <code>hosting setup</code> does the same for the CLI.
+      </p>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          const ok = id.isUserId(userId.trim())
+          setInvalidUser(!ok)
+          if (ok && code.trim() !== "") void setup.run()
+        }}
+      >
+        <label for="setup-code">Setup code</label>
+        <input
+          id="setup-code"
+          required
+          autoComplete="off"
+          spellcheck={false}
+          value={code}
+          aria-describedby="setup-code-help"
+          onInput={(event) => setCode(event.currentTarget.value)}
+        />
+        <p id="setup-code-help" class="help">
+          Case and dashes do not matter. A server prints a new code at each start while it has no user.
+        </p>
+        <label for="setup-user">User id</label>
+        <input
+          id="setup-user"
+          required
+          autoComplete="username"
+          spellcheck={false}
+          value={userId}
+          aria-invalid={invalidUser}
+          aria-describedby="setup-user-help"
+          onInput={(event) => setUserId(event.currentTarget.value)}
+        />
+        <p id="setup-user-help" class={invalidUser ? "field-error" : "help"}>
+          Letters, digits and . _ @ -, up to 128 characters; it names you in member lists and cannot change.
+        </p>
+        <label for="setup-name">Display name (optional)</label>
+        <input id="setup-name" autoComplete="name" value={name} onInput={(event) => setName(event.currentTarget.value)} />
+        <p class="help">Default: the user id.</p>
+        <button type="submit" class="secondary" disabled={setup.busy}>
+          {setup.busy ? "Setting up…" : "Set up and sign in"}
+        </button>
+      </form>
+      <ErrorNotice error={setup.error} context={stranded === undefined ? "Setup failed" : "The instance is set up, but signing in failed"} />
+      {stranded !== undefined && (
+        <OneTimeValue
+          label="Your token"
+          value={stranded}
+          note="Shown only now: it has every scope and no expiry. Sign in with it above, or give it to the CLI."
+        />
+      )}
+    </section>
+  )
+}
+
 export const SignInPage = ({ next }: { readonly next: string | null }) => {
   const { state, signIn } = useSession()
   const [token, setToken] = useState("")
-  const action = useAction(async (value: string) => {
+  const enter = async (value: string) => {
     await signIn(value)
     navigate(safeNext(next), { replace: true })
-  })
+  }
+  const action = useAction(enter)
 
   if (state.status === "signed-in") {
     return (
@@ -150,6 +241,7 @@ export const SignInPage = ({ next }: { readonly next: string | null }) => {
             await action.run(accessToken)
           }}
         />
+        <SetupInstance onToken={enter} />
       </div>
     </>
   )
