@@ -13,7 +13,9 @@ const pageHeaders = {
   "content-security-policy": "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
   "x-frame-options": "DENY",
   "x-content-type-options": "nosniff",
-  "referrer-policy": "no-referrer",
+  // Same-origin: nothing leaks to other sites, and the page's own form posts carry their Origin (with no-referrer
+  // a browser sends `Origin: null`, which the forms refuse as cross-site).
+  "referrer-policy": "same-origin",
   "cache-control": "no-store"
 }
 

@@ -1,9 +1,11 @@
 /**
- * Sign-in: paste a platform token, or sign in with a code (the device flow:
- * approve the code on the server's page, the dashboard polls for the token
- * and exchanges it for a session), or set up a new instance with the setup
- * code its server printed (`POST /setup` makes the first user and a token,
- * which signs in at once). Tokens only travel to `POST /session`.
+ * Sign-in: single sign-on when the server offers it (the browser goes to
+ * the provider and comes back signed in), a pasted platform token, or a
+ * code (the device flow: approve the code on the server's page, the
+ * dashboard polls for the token and exchanges it for a session); while the
+ * instance has no user, set it up with the setup code its server printed
+ * (`POST /setup` makes the first user and a token, which signs in at once).
+ * Tokens only travel to `POST /session`.
  */
 import { useEffect, useRef, useState } from "preact/hooks"
 import * as id from "../api/ids"
@@ -11,9 +13,18 @@ import { asProblem, call, isAbort, type Problem } from "../api/runtime"
 import * as Sessions from "../api/session"
 import { OneTimeValue } from "../components/OneTimeValue"
 import { ErrorNotice, PageHeading } from "../components/ui"
-import { useAction } from "../hooks"
+import { useAction, useResource } from "../hooks"
 import { Link, navigate } from "../router"
 import { useSession } from "../session"
+
+/** The host of a provider's issuer, as the sign-in card names it. */
+const hostOf = (issuer: string) => {
+  try {
+    return new URL(issuer).host
+  } catch {
+    return issuer
+  }
+}
 
 /** Only paths of the dashboard itself may be where sign-in leads (no open redirect). */
 const safeNext = (next: string | null) => (next !== null && /^\/(?!\/)/.test(next) && !next.startsWith("/api/") ? next : "/")
@@ -191,6 +202,8 @@ export const SignInPage = ({ next }: { readonly next: string | null }) => {
     navigate(safeNext(next), { replace: true })
   }
   const action = useAction(enter)
+  // What this server offers besides tokens and codes: single sign-on, and setting up an instance without users.
+  const methods = useResource((signal) => call((client) => client.signOn.methods(), signal), [])
 
   if (state.status === "signed-in") {
     return (
@@ -203,9 +216,19 @@ export const SignInPage = ({ next }: { readonly next: string | null }) => {
     )
   }
 
+  const oidc = methods.data?.oidc ?? null
   return (
     <>
       <PageHeading title="Sign in">Sign in</PageHeading>
+      {oidc !== null && (
+        <section aria-labelledby="sso-heading" class="card">
+          <h2 id="sso-heading">Single sign-on</h2>
+          <p>Sign in at your organisation's provider ({hostOf(oidc.issuer)}); you come back here signed in.</p>
+          <a class="button primary" href={`${oidc.login_url}?next=${encodeURIComponent(safeNext(next))}`}>
+            Sign in with single sign-on
+          </a>
+        </section>
+      )}
       <div class="grid-2">
         <section aria-labelledby="token-heading" class="card">
           <h2 id="token-heading">With a token</h2>
@@ -241,7 +264,7 @@ export const SignInPage = ({ next }: { readonly next: string | null }) => {
             await action.run(accessToken)
           }}
         />
-        <SetupInstance onToken={enter} />
+        {methods.data?.setup === true && <SetupInstance onToken={enter} />}
       </div>
     </>
   )
