@@ -11,16 +11,14 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import {
   accessibilityReport,
   api,
   approveDeviceLogin,
-  browserRequired,
-  chromiumPath,
+  describeInBrowser,
   distDir,
   ensureBuilt,
-  hasChromium,
   launchBrowser,
   publishScreenshots,
   screenshotPath,
@@ -36,15 +34,7 @@ type Shot = (typeof shots)[number]
 const desktop = { width: 1280, height: 900 }
 const phone = { width: 375, height: 812 }
 
-const title = hasChromium
-  ? "the dashboard in Chromium"
-  : `the dashboard in Chromium (skipped: ${chromiumPath} is missing; apt-get install chromium, or set HOSTING_TEST_CHROMIUM)`
-
-it.runIf(browserRequired && !hasChromium)("a browser is required (HOSTING_TEST_BROWSER_REQUIRED=1)", () => {
-  expect.fail(`HOSTING_TEST_BROWSER_REQUIRED=1 but ${chromiumPath} does not exist: install Chromium (apt-get install chromium) or set HOSTING_TEST_CHROMIUM`)
-})
-
-describe.skipIf(!hasChromium)(title, () => {
+describeInBrowser("the dashboard in Chromium", () => {
   let dir = ""
   let server: Server
   let browser: Browser

@@ -7,24 +7,23 @@
  * one refused while it runs something); and a new, empty instance set up
  * from the sign-in page with the code its server printed.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import {
   accessibilityReport,
   api,
-  browserRequired,
-  chromiumPath,
+  describeInBrowser,
   distDir,
   ensureBuilt,
-  hasChromium,
   launchBrowser,
   publishScreenshots,
   screenshotPath,
   type Server,
-  startServer
+  startServer,
+  writeFixtures
 } from "./support.js"
 
 const shots = ["tokens", "invitation", "account-manage", "setup"] as const
@@ -32,46 +31,10 @@ type Shot = (typeof shots)[number]
 
 const desktop = { width: 1280, height: 900 }
 
-const title = hasChromium
-  ? "the identity pages in Chromium"
-  : `the identity pages in Chromium (skipped: ${chromiumPath} is missing; apt-get install chromium, or set HOSTING_TEST_CHROMIUM)`
-
-it.runIf(browserRequired && !hasChromium)("a browser is required (HOSTING_TEST_BROWSER_REQUIRED=1)", () => {
-  expect.fail(`HOSTING_TEST_BROWSER_REQUIRED=1 but ${chromiumPath} does not exist: install Chromium (apt-get install chromium) or set HOSTING_TEST_CHROMIUM`)
-})
-
-/**
- * alice owns acme, bob is a member of it, carol belongs to no account yet.
- * acme runs a deployment, so that deleting it is refused (409 account_busy).
- */
-const writeFixtures = (dir: string) => {
-  const path = join(dir, "fixtures.json")
-  writeFileSync(path, JSON.stringify({
-    users: [
-      { id: "alice", name: "Alice", tokens: ["alice-token"] },
-      { id: "bob", name: "Bob", tokens: ["bob-token"] },
-      { id: "carol", name: "Carol", tokens: ["carol-token"] }
-    ],
-    accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }, { user: "bob", role: "member" }] }],
-    deployments: [{
-      id: "dep-1",
-      account: "acme",
-      agent: "acme/helper",
-      build_id: "b-0",
-      namespace: "acme-helper",
-      status: "running",
-      deployed_at: "2026-11-01T07:00:00Z",
-      undeployed_at: null,
-      spec: {}
-    }]
-  }))
-  return path
-}
-
 /** The code an empty instance prints at start: `setup:   XXXXX-XXXXX-XXXXX-XXXXX`. */
 const setupCodeIn = (output: string) => /setup: {3}([A-Z0-9]{5}(?:-[A-Z0-9]{5}){3})/.exec(output)?.[1]
 
-describe.skipIf(!hasChromium)(title, () => {
+describeInBrowser("the identity pages in Chromium", () => {
   let dir = ""
   let server: Server
   let browser: Browser
@@ -114,7 +77,8 @@ describe.skipIf(!hasChromium)(title, () => {
     server = await startServer({
       HOSTING_DATABASE_URL: "sqlite::memory:",
       HOSTING_OBJECT_STORE: "memory:",
-      HOSTING_FIXTURES: writeFixtures(dir),
+      // alice owns acme (which runs dep-1, so deleting it is refused), bob is a member, carol belongs to no account yet.
+      HOSTING_FIXTURES: writeFixtures(dir, [{ id: "carol", name: "Carol" }]),
       HOSTING_DASHBOARD: distDir
     })
     browser = await launchBrowser()

@@ -7,19 +7,18 @@
  * The device approval page offers it too, and comes back to its code.
  */
 import type { Browser, Page } from "playwright-core"
-import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { afterAll, beforeAll, expect, it } from "vitest"
 import * as OidcProvider from "../../../packages/http/test/OidcProvider.js"
-import { browserRequired, chromiumPath, distDir, ensureBuilt, hasChromium, launchBrowser, type Server, startServer } from "./support.js"
+import {
+  describeInBrowser,
+  distDir,
+  ensureBuilt,
+  launchBrowser,
+  type Server,
+  startServer
+} from "./support.js"
 
-const title = hasChromium
-  ? "single sign-on in Chromium"
-  : `single sign-on in Chromium (skipped: ${chromiumPath} is missing; apt-get install chromium, or set HOSTING_TEST_CHROMIUM)`
-
-it.runIf(browserRequired && !hasChromium)("a browser is required (HOSTING_TEST_BROWSER_REQUIRED=1)", () => {
-  expect.fail(`HOSTING_TEST_BROWSER_REQUIRED=1 but ${chromiumPath} does not exist: install Chromium (apt-get install chromium) or set HOSTING_TEST_CHROMIUM`)
-})
-
-describe.skipIf(!hasChromium)(title, () => {
+describeInBrowser("single sign-on in Chromium", () => {
   let provider: OidcProvider.TestProvider
   let server: Server
   let browser: Browser

@@ -10,6 +10,7 @@ import { createConnection, createServer, type Socket } from "node:net"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { type Browser, chromium, type Page } from "playwright-core"
+import { describe, expect, it } from "vitest"
 
 /** The dashboard package's folder. */
 export const packageDir = fileURLToPath(new URL("..", import.meta.url))
@@ -23,6 +24,19 @@ export const chromiumPath = process.env["HOSTING_TEST_CHROMIUM"] ?? "/usr/bin/ch
 export const hasChromium = existsSync(chromiumPath)
 /** `HOSTING_TEST_BROWSER_REQUIRED=1` turns a missing browser into a failure instead of a skip. */
 export const browserRequired = process.env["HOSTING_TEST_BROWSER_REQUIRED"] === "1"
+
+/**
+ * A suite that runs in Chromium: its title says why it is skipped when the
+ * browser is missing, and a failing test says so when
+ * HOSTING_TEST_BROWSER_REQUIRED=1 (CI) asks for the browser.
+ */
+export const describeInBrowser = (name: string, suite: () => void) => {
+  it.runIf(browserRequired && !hasChromium)("a browser is required (HOSTING_TEST_BROWSER_REQUIRED=1)", () => {
+    expect.fail(`HOSTING_TEST_BROWSER_REQUIRED=1 but ${chromiumPath} does not exist: install Chromium (apt-get install chromium) or set HOSTING_TEST_CHROMIUM`)
+  })
+  const title = hasChromium ? name : `${name} (skipped: ${chromiumPath} is missing; apt-get install chromium, or set HOSTING_TEST_CHROMIUM)`
+  describe.skipIf(!hasChromium)(title, suite)
+}
 
 const newestIn = (path: string): number => {
   if (!existsSync(path)) return 0
@@ -253,9 +267,10 @@ export const approveDeviceLogin = async (server: Server, token: string, userCode
  * The fixtures of the tests: alice (owner) and bob (member) of acme, the
  * deployment dep-1 of acme/helper with its fake-cluster pod and ConfigMap, a
  * file of alice's, and 45 traces of acme/helper (every fourth one an error)
- * so that there is something to page through.
+ * so that there is something to page through; `moreUsers` in no account,
+ * each with the token `<id>-token`.
  */
-export const writeFixtures = (dir: string): string => {
+export const writeFixtures = (dir: string, moreUsers: ReadonlyArray<{ readonly id: string; readonly name: string }> = []): string => {
   const path = join(dir, "fixtures.json")
   const start = Date.parse("2026-11-01T08:00:00Z")
   const traces = Array.from({ length: 45 }, (_, i) => ({
@@ -269,7 +284,11 @@ export const writeFixtures = (dir: string): string => {
     timestamp: new Date(start + i * 6 * 60_000).toISOString()
   }))
   writeFileSync(path, JSON.stringify({
-    users: [{ id: "alice", name: "Alice", tokens: ["alice-token"] }, { id: "bob", name: "Bob", tokens: ["bob-token"] }],
+    users: [
+      { id: "alice", name: "Alice", tokens: ["alice-token"] },
+      { id: "bob", name: "Bob", tokens: ["bob-token"] },
+      ...moreUsers.map((user) => ({ ...user, tokens: [`${user.id}-token`] }))
+    ],
     accounts: [{ name: "acme", members: [{ user: "alice", role: "owner" }, { user: "bob", role: "member" }] }],
     deployments: [{
       id: "dep-1",

@@ -9,6 +9,7 @@ import { Account, Audit, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
+import { pageFields } from "./Paging.js"
 import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
@@ -83,19 +84,7 @@ export const WithdrawResponse = Schema.Struct({ message: Schema.String, id: Sche
 
 export const AcceptResponse = Schema.Struct({ message: Schema.String, account: Ids.AccountName, role: Ids.Role })
 
-/** A whole number written in decimal digits only. */
-const Digits = (what: string) =>
-  Schema.String.pipe(
-    Schema.pattern(/^\d{1,9}$/, { message: () => `${what}: must be a whole number written in digits` }),
-    Schema.compose(Schema.NumberFromString)
-  )
-
-export const AuditParams = Schema.Struct({
-  limit: Schema.optional(Digits("limit").pipe(
-    Schema.between(1, Audit.maxPageSize, { message: () => `limit: must be from 1 to ${Audit.maxPageSize}` })
-  )).annotations({ description: `Entries per page, from 1 to ${Audit.maxPageSize} (default ${Audit.defaultPageSize})` }),
-  offset: Schema.optional(Digits("offset")).annotations({ description: "Entries to skip (default 0)" })
-})
+export const AuditParams = Schema.Struct(pageFields("Entries", Audit.maxPageSize, Audit.defaultPageSize))
 
 export const AuditEntry = Schema.Struct({
   id: Schema.Int,

@@ -11,26 +11,17 @@ import { Ids, Otlp, Trace } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
+import { pageFields } from "./Paging.js"
 import { BodyLimit, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
 
-/** A whole number written in decimal digits only (no sign, exponent or hex). */
-const Digits = (what: string) =>
-  Schema.String.pipe(
-    Schema.pattern(/^\d{1,9}$/, { message: () => `${what}: must be a whole number written in digits` }),
-    Schema.compose(Schema.NumberFromString)
-  )
-
 export const TracesParams = Schema.Struct({
   start_time: Schema.optional(Trace.Rfc3339),
   end_time: Schema.optional(Trace.Rfc3339),
   status: Schema.optional(Trace.TraceStatus),
-  limit: Schema.optional(Digits("limit").pipe(
-    Schema.between(1, Trace.maxPageSize, { message: () => `limit: must be from 1 to ${Trace.maxPageSize}` })
-  )).annotations({ description: `Traces per page, from 1 to ${Trace.maxPageSize} (default ${Trace.defaultPageSize})` }),
-  offset: Schema.optional(Digits("offset")).annotations({ description: "Traces to skip (default 0)" })
+  ...pageFields("Traces", Trace.maxPageSize, Trace.defaultPageSize)
 })
 
 export const TracesPage = Schema.Struct({
