@@ -95,6 +95,11 @@ export const startExample = (ctx, { dir, fixtures, env = {}, name = "example", m
       HOSTING_MESSAGE_LIMIT: "1000000",
       // One bench token holds every subscriber (10,000 event streams, 1,000 reply streams).
       HOSTING_MAX_STREAMS_PER_TOKEN: "0",
+      // BENCH_SERVER_ENV="HOSTING_ACCESS_LOG=off ...": settings of the example server for one run, to weigh them.
+      ...Object.fromEntries((process.env["BENCH_SERVER_ENV"] ?? "").split(" ").filter((pair) => pair.includes("=")).map((pair) => {
+        const at = pair.indexOf("=")
+        return [pair.slice(0, at), pair.slice(at + 1)]
+      })),
       ...env
     }
   })

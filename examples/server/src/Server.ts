@@ -268,7 +268,7 @@ const dashboard = (config: ServerConfig) =>
  * HttpServer in context; gives the API's PublicAgentCache and RateLimiter,
  * and the probes' Readiness.
  */
-export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1]) =>
+export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1], logging?: ServerLogging) =>
   ApiApp.serve().pipe(
     Layer.provide(dashboard(config)),
     Layer.provideMerge(Health.layer()),
@@ -277,7 +277,9 @@ export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1])
       publicUrl: config.publicUrl,
       maxStreamsPerUser: config.maxStreamsPerToken,
       rateLimit: { perUser: config.rateLimit, perIp: config.rateLimitIp, trustedProxies: config.trustProxy },
-      oidc: config.oidc
+      oidc: config.oidc,
+      accessLog: config.accessLog,
+      writeAccessLine: logging?.writeAccessLine
     })),
     Layer.provide(core(config, fixtures))
   )
@@ -314,12 +316,17 @@ const listen = (config: ServerConfig) =>
   })
 
 /** The whole server listening on HOST:PORT; announces itself once requests are served. */
-export const layer = (config: ServerConfig) =>
+/** How the server's log is written, beyond its logger: a direct writer of access lines (NodeLogger.make's `access`). */
+export interface ServerLogging {
+  readonly writeAccessLine?: ((annotations: Readonly<Record<string, unknown>>) => void) | undefined
+}
+
+export const layer = (config: ServerConfig, logging?: ServerLogging) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const path = config.fixtures
     const fixtures = path === undefined ? undefined : { path, data: yield* readFixtures(path) }
     return Layer.mergeAll(announce(config), Health.stopFirst(Duration.millis(config.shutdownDelayMs))).pipe(
-      Layer.provide(app(config, fixtures)),
+      Layer.provide(app(config, fixtures, logging)),
       Layer.provide(listen(config))
     )
   }))

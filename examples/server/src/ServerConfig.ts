@@ -31,6 +31,12 @@ export interface ServerConfig {
    * SQLite file; undefined: the code is only printed (Postgres, or SQLite in memory, without the variable).
    */
   readonly setupCodeFile: string | undefined
+  /** How the log is written: JSON lines or pretty (HOSTING_LOG_FORMAT; default JSON unless stdout is a terminal). */
+  readonly logFormat: "json" | "pretty" | undefined
+  /** The least severe level logged (HOSTING_LOG_LEVEL). */
+  readonly logLevel: "Debug" | "Info" | "Warning" | "Error"
+  /** One access line per request (HOSTING_ACCESS_LOG, on by default). */
+  readonly accessLog: boolean
   /** Single sign-on: the OpenID provider and this server's client there (HOSTING_OIDC_*); undefined: off. */
   readonly oidc: { readonly issuer: string; readonly clientId: string; readonly clientSecret: Redacted.Redacted<string> | undefined } | undefined
   readonly messageLimit: number
@@ -212,6 +218,13 @@ export const config: Config.Config<ServerConfig> = Config.all({
   fixtures: optional("HOSTING_FIXTURES"),
   setupCodeFile: optional("HOSTING_SETUP_CODE_FILE"),
   oidc: oidcConfig,
+  logFormat: choice("HOSTING_LOG_FORMAT", ["json", "pretty", "auto"], "auto").pipe(
+    Config.map((format) => (format === "auto" ? undefined : format))
+  ),
+  logLevel: choice("HOSTING_LOG_LEVEL", ["debug", "info", "warning", "error"], "info").pipe(
+    Config.map((level) => (level.charAt(0).toUpperCase() + level.slice(1)) as "Debug" | "Info" | "Warning" | "Error")
+  ),
+  accessLog: choice("HOSTING_ACCESS_LOG", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
   messageLimit: int("HOSTING_MESSAGE_LIMIT", 200, 1, 1_000_000),
   maxAttachments: int("HOSTING_MAX_ATTACHMENTS", 16, 0, 1000),
   eventReplayCap: int("HOSTING_EVENT_REPLAY_CAP", 1000, 1, 1_000_000),

@@ -6,6 +6,7 @@
  */
 import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import { NodeRuntime } from "@effect/platform-node"
+import { NodeLogger } from "@hosting/http-node"
 import { Effect, Layer } from "effect"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
@@ -19,14 +20,16 @@ const refuse = (message: string) =>
 const main = ServerConfig.config.pipe(
   // No tracer is configured here, so spans would only cost time (about a sixth of a catalog read, measured by
   // bench/); the platform's span of each request is skipped too (it would still parse trace headers and the URL).
-  Effect.flatMap((config) =>
-    Layer.launch(
-      Server.layer(config).pipe(
+  Effect.flatMap((config) => {
+    // JSON lines unless a person reads a terminal (HOSTING_LOG_FORMAT), from HOSTING_LOG_LEVEL up.
+    const logging = NodeLogger.make({ format: config.logFormat, level: config.logLevel })
+    return Layer.launch(
+      Server.layer(config, { writeAccessLine: logging.access }).pipe(
         HttpMiddleware.withTracerDisabledWhen(() => true),
         Layer.provide(Layer.setTracerEnabled(false))
       )
-    )
-  ),
+    ).pipe(Effect.provide(logging.layer))
+  }),
   Effect.catchTags({
     ConfigError: (error) => refuse(`configuration: ${String(error)}`),
     StartupError: (error) => refuse(error.message),

@@ -42,6 +42,7 @@ import { Cause, Chunk, Context, Effect, FiberRef, Layer, Option, ParseResult, Sc
 import * as FindMyWay from "find-my-way-ts"
 import { answerOf, answersOf, bodyOf, decoderOf, urlParamsFor } from "./internal/apiCodecs.js"
 import { beforeOf, runBefore } from "./internal/apiMiddleware.js"
+import * as RequestLog from "./RequestLog.js"
 
 /** A group's handlers as `group` recorded them, with the context they were built in. */
 interface Recorded {
@@ -226,6 +227,7 @@ const router = Effect.gen(function*() {
     services.set(HttpRouter.RouteContext.key, routeContext(compiled.route, match.params))
     const span = input.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
     if (span !== undefined && span._tag === "Span") span.attribute("http.route", compiled.route.path)
+    RequestLog.noteRoute(request, compiled.route.path)
     return Effect.locally(
       compiled.run(request, match.params, match.searchParams, services),
       FiberRef.currentContext,
@@ -269,6 +271,8 @@ export const httpApp: Effect.Effect<
       ))(routed as Effect.Effect<HttpServerResponse.HttpServerResponse, unknown>)
   const appMiddleware = yield* (yield* HttpApiBuilder.Middleware).retrieve
   const answers = errorAnswers(api as unknown as HttpApi.HttpApi.AnyWithProps)
+  // Outermost: every request gets its id and (when on) its access line, whatever answered it.
+  const logged = RequestLog.wrap(yield* RequestLog.RequestLogConfig)
   return appMiddleware(apiMiddleware as HttpApp.Default<unknown, never>).pipe(
     Effect.catchAllCause((cause) => {
       const failure = Cause.squash(cause)
@@ -276,7 +280,8 @@ export const httpApp: Effect.Effect<
       return answer === undefined
         ? Effect.failCause(cause)
         : Effect.catchAll(answer.encode(failure), () => Effect.failCause(cause))
-    })
+    }),
+    logged
   ) as HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
 })
 

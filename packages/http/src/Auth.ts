@@ -9,6 +9,7 @@ import { Identity, type Principal } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
 import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
+import * as RequestLog from "./RequestLog.js"
 import * as Scopes from "./Scopes.js"
 
 /** The token of an `Authorization: Bearer <token>` header, if the header has that form. */
@@ -112,20 +113,25 @@ export const requirePrincipal = (identity: Identity.Identity): Effect.Effect<
   Principal.Principal,
   ApiErrors.Unauthorized | ApiErrors.Forbidden | ApiErrors.InternalError,
   HttpServerRequest.HttpServerRequest
-> =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
-    const header = request.headers["authorization"]
-    if (header !== undefined && header !== "") {
-      const token = bearerToken(header)
-      return Option.isNone(token) ? Effect.fail(malformed) : bearerPrincipal(identity, token.value)
-    }
-    const session = BrowserSession.sessionOf(request)
-    if (session === undefined) return Effect.fail(missing)
-    return Effect.flatMap(
-      cookiePrincipal(identity, request, session, Effect.fail),
-      Option.match({ onNone: () => Effect.fail(missing), onSome: Effect.succeed })
-    )
-  })
+> => Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => requirePrincipalOf(identity, request))
+
+/** `requirePrincipal` of a given request. */
+const requirePrincipalOf = (
+  identity: Identity.Identity,
+  request: HttpServerRequest.HttpServerRequest
+): Effect.Effect<Principal.Principal, ApiErrors.Unauthorized | ApiErrors.Forbidden | ApiErrors.InternalError> => {
+  const header = request.headers["authorization"]
+  if (header !== undefined && header !== "") {
+    const token = bearerToken(header)
+    return Option.isNone(token) ? Effect.fail(malformed) : bearerPrincipal(identity, token.value)
+  }
+  const session = BrowserSession.sessionOf(request)
+  if (session === undefined) return Effect.fail(missing)
+  return Effect.flatMap(
+    cookiePrincipal(identity, request, session, Effect.fail),
+    Option.match({ onNone: () => Effect.fail(missing), onSome: Effect.succeed })
+  )
+}
 
 /** Implements the Authentication middleware with Identity. */
 export const layer = Layer.effect(
@@ -135,9 +141,12 @@ export const layer = Layer.effect(
     // Both schemes read the header first, then the cookie, so the platform's
     // second try (the cookie scheme after a failed bearer) gives the same answer.
     const authenticate = () =>
-      requirePrincipal(identity).pipe(
-        // A token made with a scope list is held to the scope of the route.
-        Effect.flatMap(Scopes.check),
+      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+        Effect.flatMap(requirePrincipalOf(identity, request), (principal) => {
+          // The access line names who called; a token made with a scope list is held to the scope of the route.
+          RequestLog.noteUser(request, principal.user.id)
+          return Scopes.check(principal)
+        })).pipe(
         // A storage failure while checking the credential is a 500, not a 401.
         Effect.catchAll((error) =>
           error instanceof ApiErrors.Unauthorized || error instanceof ApiErrors.Forbidden ? Effect.fail(error) : Effect.die(error)

@@ -18,6 +18,7 @@ import * as OidcHttp from "./OidcHttp.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
 import * as PublicUrl from "./PublicUrl.js"
 import * as RateLimit from "./RateLimit.js"
+import * as RequestLog from "./RequestLog.js"
 import * as ReferencePage from "./ReferencePage.js"
 import * as SessionHttp from "./SessionHttp.js"
 import * as StreamLimits from "./StreamLimits.js"
@@ -40,6 +41,10 @@ export interface HostingHttpOptions {
   readonly rateLimit?: RateLimit.RateLimitOptions | undefined
   /** Single sign-on through an OpenID provider (default: none). */
   readonly oidc?: OidcHttp.OidcOptions | undefined
+  /** One access line per request in the log (default: off; RequestLog.ts). */
+  readonly accessLog?: boolean | undefined
+  /** Writes access lines directly instead of through Effect's logger (a server's cheaper sink). */
+  readonly writeAccessLine?: RequestLog.RequestLogOptions["writeAccessLine"]
 }
 
 /** Largest request body accepted when `maxBodyBytes` is not given. */
@@ -109,11 +114,15 @@ const extrasUsing = (options: HostingHttpOptions, limiter: Layer.Layer<RateLimit
 /** What every served API gets: the OpenAPI document, the reference page, the body limits, rate limits and error bodies. */
 export const extras = (options: HostingHttpOptions = {}) => extrasUsing(options, RateLimit.layer(options.rateLimit))
 
-/** HostingApi plus its extras, ready for `HttpApiBuilder.serve`; it also gives the RateLimiter. */
+/** HostingApi plus its extras, ready for `HttpApiBuilder.serve`; it also gives the RateLimiter and the request log's settings. */
 export const layer = (options: HostingHttpOptions = {}) => {
   const limiter = RateLimit.layer(options.rateLimit)
   return extrasUsing(options, limiter).pipe(
     Layer.provideMerge(apiWith(options)),
-    Layer.provideMerge(limiter)
+    Layer.provideMerge(limiter),
+    Layer.provideMerge(Layer.succeed(RequestLog.RequestLogConfig, {
+      accessLog: options.accessLog === true,
+      writeAccessLine: options.writeAccessLine
+    }))
   )
 }

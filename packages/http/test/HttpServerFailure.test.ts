@@ -78,6 +78,10 @@ describe("HTTP: server failures", () => {
           expect(me.status).toBe(503)
           expectErrorBody(me.body, "storage_unavailable")
           expectNothingLeaks(me.body)
+          // The details name the request id the answer carries, for the user's report to find the log line.
+          const traced = yield* raw("GET", "/agents", { headers: { "x-request-id": "report-42" } })
+          expect(traced.headers["x-request-id"]).toBe("report-42")
+          expect(traced.body.details).toContain("Request id: report-42.")
         } finally {
           mode = "up"
         }
@@ -98,6 +102,7 @@ describe("HTTP: server failures", () => {
             expect(r.status).toBe(500)
             expectErrorBody(r.body, "internal_error")
             expectNothingLeaks(r.body)
+            expect(r.body.details).toContain(`Request id: ${r.headers["x-request-id"]}.`)
           }
         } finally {
           mode = "up"
