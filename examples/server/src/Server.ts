@@ -20,8 +20,8 @@ import {
   UseCases
 } from "@hosting/core"
 import * as Fixtures from "@hosting/testing/Fixtures"
-import { ApiApp, Health, HostingHttp, StaticSite } from "@hosting/http"
-import { NodeServer } from "@hosting/http-node"
+import { ApiApp, Health, HostingHttp, MetricsRoute, StaticSite } from "@hosting/http"
+import { NodeMetrics, NodeServer } from "@hosting/http-node"
 import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
@@ -268,9 +268,12 @@ const dashboard = (config: ServerConfig) =>
  * HttpServer in context; gives the API's PublicAgentCache and RateLimiter,
  * and the probes' Readiness.
  */
-export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1], logging?: ServerLogging) =>
-  ApiApp.serve().pipe(
+export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1], logging?: ServerLogging) => {
+  const metrics = metricsOf(config)
+  return ApiApp.serve().pipe(
     Layer.provide(dashboard(config)),
+    Layer.provide(metrics.route),
+    Layer.provideMerge(metrics.port),
     Layer.provideMerge(Health.layer()),
     Layer.provideMerge(HostingHttp.layer({
       maxBodyBytes: config.maxBodyBytes,
@@ -279,10 +282,12 @@ export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1],
       rateLimit: { perUser: config.rateLimit, perIp: config.rateLimitIp, trustedProxies: config.trustProxy },
       oidc: config.oidc,
       accessLog: config.accessLog,
-      writeAccessLine: logging?.writeAccessLine
+      writeAccessLine: logging?.writeAccessLine,
+      observeRequest: metrics.observe
     })),
     Layer.provide(core(config, fixtures))
   )
+}
 
 const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
@@ -319,6 +324,21 @@ const listen = (config: ServerConfig) =>
 /** How the server's log is written, beyond its logger: a direct writer of access lines (NodeLogger.make's `access`). */
 export interface ServerLogging {
   readonly writeAccessLine?: ((annotations: Readonly<Record<string, unknown>>) => void) | undefined
+}
+
+/**
+ * The metrics of HOSTING_METRICS: a registry told of every request, served
+ * at `/metrics` on the server's port, or on HOSTING_METRICS_PORT alone.
+ */
+const metricsOf = (config: ServerConfig) => {
+  if (!config.metrics) return { observe: undefined, route: Layer.empty, port: Layer.empty }
+  const metrics = NodeMetrics.make()
+  const port = config.metricsPort
+  return {
+    observe: metrics.observeRequest,
+    route: port === undefined ? MetricsRoute.layer(metrics) : Layer.empty,
+    port: port === undefined ? Layer.empty : Layer.scopedDiscard(NodeMetrics.listen(metrics, { port, host: config.host }))
+  }
 }
 
 export const layer = (config: ServerConfig, logging?: ServerLogging) =>

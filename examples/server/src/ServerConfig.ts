@@ -37,6 +37,10 @@ export interface ServerConfig {
   readonly logLevel: "Debug" | "Info" | "Warning" | "Error"
   /** One access line per request (HOSTING_ACCESS_LOG, on by default). */
   readonly accessLog: boolean
+  /** Metrics in the Prometheus text format (HOSTING_METRICS, on by default). */
+  readonly metrics: boolean
+  /** A port of their own for the metrics (HOSTING_METRICS_PORT); undefined: `/metrics` on the server's port. */
+  readonly metricsPort: number | undefined
   /** Single sign-on: the OpenID provider and this server's client there (HOSTING_OIDC_*); undefined: off. */
   readonly oidc: { readonly issuer: string; readonly clientId: string; readonly clientSecret: Redacted.Redacted<string> | undefined } | undefined
   readonly messageLimit: number
@@ -225,6 +229,8 @@ export const config: Config.Config<ServerConfig> = Config.all({
     Config.map((level) => (level.charAt(0).toUpperCase() + level.slice(1)) as "Debug" | "Info" | "Warning" | "Error")
   ),
   accessLog: choice("HOSTING_ACCESS_LOG", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
+  metrics: choice("HOSTING_METRICS", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
+  metricsPort: int("HOSTING_METRICS_PORT", 0, 0, 65535).pipe(Config.map((port) => (port === 0 ? undefined : port))),
   messageLimit: int("HOSTING_MESSAGE_LIMIT", 200, 1, 1_000_000),
   maxAttachments: int("HOSTING_MAX_ATTACHMENTS", 16, 0, 1000),
   eventReplayCap: int("HOSTING_EVENT_REPLAY_CAP", 1000, 1, 1_000_000),

@@ -1,4 +1,5 @@
 export * as NodeLogger from "./NodeLogger.js"
+export * as NodeMetrics from "./NodeMetrics.js"
 export * as NodeRequest from "./NodeRequest.js"
 export * as NodeServer from "./NodeServer.js"
 export * as Respond from "./Respond.js"

@@ -45,6 +45,8 @@ export interface HostingHttpOptions {
   readonly accessLog?: boolean | undefined
   /** Writes access lines directly instead of through Effect's logger (a server's cheaper sink). */
   readonly writeAccessLine?: RequestLog.RequestLogOptions["writeAccessLine"]
+  /** Told of every answered request, for metrics (RequestLog.ts). */
+  readonly observeRequest?: RequestLog.RequestLogOptions["observe"]
 }
 
 /** Largest request body accepted when `maxBodyBytes` is not given. */
@@ -122,7 +124,8 @@ export const layer = (options: HostingHttpOptions = {}) => {
     Layer.provideMerge(limiter),
     Layer.provideMerge(Layer.succeed(RequestLog.RequestLogConfig, {
       accessLog: options.accessLog === true,
-      writeAccessLine: options.writeAccessLine
+      writeAccessLine: options.writeAccessLine,
+      observe: options.observeRequest
     }))
   )
 }

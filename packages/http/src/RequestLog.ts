@@ -118,6 +118,8 @@ export interface RequestLogOptions {
    * logger call); without it lines go through Effect's logger at Info.
    */
   readonly writeAccessLine?: ((annotations: Readonly<Record<string, unknown>>) => void) | undefined
+  /** Told of every answered request (a metrics registry's histogram): its method, route template, status and seconds. */
+  readonly observe?: ((method: string, route: string, status: number, seconds: number) => void) | undefined
 }
 
 /** The request log's settings, read by the served app: no access line unless a server asks for it. */
@@ -135,19 +137,24 @@ export const wrap = (options: RequestLogOptions) =>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | HttpServerRequest.HttpServerRequest> => {
   const accessLog = options.accessLog
   const write = options.writeAccessLine
+  const observe = options.observe
+  const timed = accessLog || observe !== undefined
   return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
     const notes: Notes = { id: requestIdOf(request.headers), route: undefined, user: undefined }
     ;(request as unknown as Record<symbol, Notes>)[notesKey] = notes
-    const started = accessLog ? performance.now() : 0
+    const started = timed ? performance.now() : 0
     return app.pipe(
       Effect.flatMap((response) => {
         const answered = HttpServerResponse.setHeader(withIdInDetails(response, notes.id), header, notes.id)
+        if (!timed) return Effect.succeed(answered)
+        const elapsed = performance.now() - started
+        if (observe !== undefined) observe(request.method, notes.route ?? "-", answered.status, elapsed / 1000)
         if (!accessLog) return Effect.succeed(answered)
         const annotations: Record<string, unknown> = {
           method: request.method,
           route: notes.route ?? "-",
           status: answered.status,
-          duration_ms: Math.round((performance.now() - started) * 100) / 100,
+          duration_ms: Math.round(elapsed * 100) / 100,
           request_id: notes.id
         }
         const bytes = bytesOf(answered)
