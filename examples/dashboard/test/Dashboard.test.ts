@@ -13,7 +13,7 @@ import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import {
-  accessibilityReport,
+  checkAndShoot,
   api,
   approveDeviceLogin,
   describeInBrowser,
@@ -21,7 +21,6 @@ import {
   ensureBuilt,
   launchBrowser,
   publishScreenshots,
-  screenshotPath,
   type Server,
   startRelay,
   startServer,
@@ -45,17 +44,8 @@ describeInBrowser("the dashboard in Chromium", () => {
   /** Errors the page threw, which fail the run at the end. */
   const pageErrors: Array<string> = []
 
-  /**
-   * Checks what every page owes to keyboard and screen-reader users, then
-   * saves its screenshot: one h1, the landmarks, a name for every control
-   * and image, and no control reachable only by mouse.
-   */
-  const shoot = async (name: Shot, target: Page = page) => {
-    const report = await accessibilityReport(target)
-    expect(report, name).toEqual({ h1: 1, main: 1, nav: report.nav, unnamed: [], mouseOnly: 0, imagesWithoutAlt: 0, negativeTab: 0 })
-    expect(report.nav, name).toBeGreaterThanOrEqual(1)
-    await target.screenshot({ path: screenshotPath(name), fullPage: true })
-  }
+  /** Checks the page's accessibility basics, then saves its screenshot (support.ts). */
+  const shoot = (name: Shot, target: Page = page) => checkAndShoot(target, name)
 
   const open = async (path: string) => {
     await page.goto(`${server.origin}${path}`)

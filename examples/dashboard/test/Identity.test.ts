@@ -13,14 +13,13 @@ import { join } from "node:path"
 import type { Browser, BrowserContext, Page } from "playwright-core"
 import { afterAll, beforeAll, expect, it } from "vitest"
 import {
-  accessibilityReport,
+  checkAndShoot,
   api,
   describeInBrowser,
   distDir,
   ensureBuilt,
   launchBrowser,
   publishScreenshots,
-  screenshotPath,
   type Server,
   startServer,
   writeFixtures
@@ -44,12 +43,8 @@ describeInBrowser("the identity pages in Chromium", () => {
   let link = ""
   const pageErrors: Array<string> = []
 
-  /** Checks the page's accessibility basics (as the main dashboard test does), then saves its screenshot. */
-  const shoot = async (name: Shot, target: Page = page) => {
-    const report = await accessibilityReport(target)
-    expect(report, name).toEqual({ h1: 1, main: 1, nav: report.nav, unnamed: [], mouseOnly: 0, imagesWithoutAlt: 0, negativeTab: 0 })
-    await target.screenshot({ path: screenshotPath(name), fullPage: true })
-  }
+  /** Checks the page's accessibility basics, then saves its screenshot (support.ts). */
+  const shoot = (name: Shot, target: Page = page) => checkAndShoot(target, name)
 
   const newContext = async () => {
     const made = await browser.newContext({ viewport: desktop, locale: "en-US", timezoneId: "UTC" })

@@ -218,6 +218,18 @@ export const screenshotPath = (name: string) => {
   return join(resultsDir, `${name}.png`)
 }
 
+/**
+ * Checks what every page owes to keyboard and screen-reader users (one h1,
+ * a main landmark and at least one navigation, a name for every control and
+ * image, no control reachable only by mouse), then saves its screenshot.
+ */
+export const checkAndShoot = async (target: Page, name: string) => {
+  const report = await accessibilityReport(target)
+  expect(report, name).toEqual({ h1: 1, main: 1, nav: report.nav, unnamed: [], mouseOnly: 0, imagesWithoutAlt: 0, negativeTab: 0 })
+  expect(report.nav, name).toBeGreaterThanOrEqual(1)
+  await target.screenshot({ path: screenshotPath(name), fullPage: true })
+}
+
 /** Copies the screenshots of this run to docs/dashboard/ when asked to. */
 export const publishScreenshots = (names: ReadonlyArray<string>) => {
   if (process.env["HOSTING_DASHBOARD_SCREENSHOTS"] !== "docs") return

@@ -8,20 +8,16 @@ import { mkdtempSync, rmSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { afterAll, describe, expect, it } from "vitest"
-import { type Running, start, writeFixtures } from "./process.js"
+import { type Running, serversWithFixtures } from "./process.js"
 
 const dir = mkdtempSync(join(tmpdir(), "hosting-logs-"))
-const servers: Array<Running> = []
+const servers = serversWithFixtures(dir)
 afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()))
+  await servers.stopAll()
   rmSync(dir, { recursive: true, force: true })
 })
 
-const startWith = async (env: Record<string, string>) => {
-  const server = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_OBJECT_STORE: "memory:", HOSTING_FIXTURES: writeFixtures(dir), ...env })
-  servers.push(server)
-  return server
-}
+const startWith = servers.start
 
 /** The JSON objects of the output's lines (other lines, such as the listening line, are skipped). */
 const entriesOf = (output: string) =>

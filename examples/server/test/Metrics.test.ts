@@ -10,20 +10,16 @@ import { tmpdir } from "node:os"
 import { join } from "node:path"
 import parse from "parse-prometheus-text-format"
 import { afterAll, describe, expect, it } from "vitest"
-import { freePort, type Running, start, writeFixtures } from "./process.js"
+import { freePort, type Running, serversWithFixtures } from "./process.js"
 
 const dir = mkdtempSync(join(tmpdir(), "hosting-metrics-"))
-const servers: Array<Running> = []
+const servers = serversWithFixtures(dir)
 afterAll(async () => {
-  await Promise.all(servers.map((s) => s.stop()))
+  await servers.stopAll()
   rmSync(dir, { recursive: true, force: true })
 })
 
-const startWith = async (env: Record<string, string>) => {
-  const server = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_OBJECT_STORE: "memory:", HOSTING_FIXTURES: writeFixtures(dir), ...env })
-  servers.push(server)
-  return server
-}
+const startWith = servers.start
 
 const origin = (server: Running) => server.baseUrl.replace(/\/api\/v1$/, "")
 

@@ -173,3 +173,20 @@ export const writeFixtures = (dir: string): string => {
   }))
   return path
 }
+
+/**
+ * Servers of one test file, started on an in-memory database with the
+ * shared fixtures (written into `dir`) and the given settings, and stopped
+ * with `stopAll` (in `afterAll`).
+ */
+export const serversWithFixtures = (dir: string) => {
+  const running: Array<Running> = []
+  return {
+    start: async (env: Record<string, string>) => {
+      const server = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_OBJECT_STORE: "memory:", HOSTING_FIXTURES: writeFixtures(dir), ...env })
+      running.push(server)
+      return server
+    },
+    stopAll: () => Promise.all(running.map((s) => s.stop()))
+  }
+}
