@@ -26,6 +26,7 @@ import { FsObjectStore } from "@hosting/object-store-fs"
 import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
+import { Migrations } from "@hosting/storage-sql"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer, Option } from "effect"
 import { existsSync } from "node:fs"
@@ -98,6 +99,40 @@ const loadFixtures = (path: string, fixtures: Fixtures.Fixtures) =>
       `fixtures loaded from ${path}: ${report.users} users, ${report.accounts} accounts, ${report.deployments} deployments, ` +
         `${report.files} files, ${report.traces} traces`
     )
+  }))
+
+/** The storage of HOSTING_DATABASE_URL alone (migrated when built), without buses or anything above it. */
+const storageOnly = (config: ServerConfig) => {
+  switch (config.database._tag) {
+    case "Sqlite":
+      return SqliteStorage.layer({ filename: config.database.filename }).pipe(
+        Layer.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot open the SQLite database: ${error.message}` }))
+      )
+    case "Postgres": {
+      const url = config.database.url
+      const host = new URL(url).host
+      return lazily(() => import("@hosting/storage-postgres"), ({ PostgresStorage }) => PostgresStorage.layer({ url, maxConnections: 2 })).pipe(
+        Layer.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot use the Postgres database at ${host}: ${error.message}` }))
+      )
+    }
+  }
+}
+
+/**
+ * `migrate`: brings the database of HOSTING_DATABASE_URL to this build's
+ * schema and says where it stands, then ends; for an init container or a
+ * Job before the servers start. Safe while other processes migrate (on
+ * Postgres they wait for one another). Answers the line to print.
+ */
+export const migrate = (config: ServerConfig) =>
+  Effect.scoped(Effect.gen(function*() {
+    const storage = yield* Layer.build(storageOnly(config))
+    const current = yield* Effect.provide(Migrations.current, storage).pipe(
+      Effect.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot read the schema's version: ${error.message}` }))
+    )
+    return current === undefined
+      ? "migrate: the database has no schema (no migration ran)"
+      : `migrate: the schema is at migration ${current.id} (${current.name}), the newest of the ${Migrations.known} this build knows`
   }))
 
 /** Where a start without users writes its setup code (ServerConfig.setupCodeFile); undefined: nowhere. */

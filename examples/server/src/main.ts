@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * Starts the example server with the configuration of the environment.
+ * Starts the example server with the configuration of the environment;
+ * `migrate` as the first argument migrates its database and ends instead.
  * SIGINT and SIGTERM interrupt it: open requests end, the database closes.
  * A bad configuration prints one line naming the problem and exits with 1.
  */
@@ -17,7 +18,10 @@ const refuse = (message: string) =>
     process.exitCode = 1
   })
 
-const main = ServerConfig.config.pipe(
+/** `main.js` serves; `main.js migrate` migrates the database and ends. */
+const command = process.argv[2]
+
+const serve = ServerConfig.config.pipe(
   // No tracer is configured here, so spans would only cost time (about a sixth of a catalog read, measured by
   // bench/); the platform's span of each request is skipped too (it would still parse trace headers and the URL).
   Effect.flatMap((config) => {
@@ -36,5 +40,23 @@ const main = ServerConfig.config.pipe(
     ObjectStoreError: (error) => refuse(`HOSTING_OBJECT_STORE: ${error.message}`)
   })
 )
+
+const migrateOnly = ServerConfig.config.pipe(
+  Effect.flatMap(Server.migrate),
+  Effect.flatMap((line) => Effect.sync(() => console.log(line))),
+  Effect.catchTags({
+    ConfigError: (error) => refuse(`configuration: ${String(error)}`),
+    StartupError: (error) => refuse(error.message)
+  })
+)
+
+const main = command === undefined
+  ? serve
+  : command === "migrate"
+  ? migrateOnly
+  : Effect.sync(() => {
+    console.error(`hosting: unknown command ${JSON.stringify(command)}; run without one to serve, or with "migrate"`)
+    process.exitCode = 2
+  })
 
 NodeRuntime.runMain(main, { disableErrorReporting: false })

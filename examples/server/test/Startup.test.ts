@@ -300,3 +300,32 @@ describe("the first start of an instance (issue 26)", () => {
     expect((await call(plain, "POST", "/setup", undefined, { code, user_id: "root2" })).status).toBe(409)
   }, 90_000)
 })
+
+describe("main.js migrate (issue 27)", () => {
+  it("migrates a new SQLite file and says where the schema stands, again without change; an unknown command is refused", async () => {
+    const dir = tempDir()
+    const env = { HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`, HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}` }
+    for (let round = 0; round < 2; round++) {
+      const migrated = await runToExit(env, 60_000, ["migrate"])
+      expect(migrated.code, migrated.output).toBe(0)
+      expect(migrated.output).toMatch(/^migrate: the schema is at migration (\d+) \(\w+\), the newest of the \1 this build knows$/m)
+      expect(migrated.output).not.toContain("listening on")
+    }
+    const unknown = await runToExit(env, 60_000, ["migrat"])
+    expect(unknown.code).toBe(2)
+    expect(unknown.output).toContain('unknown command "migrat"')
+  }, 120_000)
+
+  it.skipIf(!pgAvailable)("two migrate runs at once on a new Postgres database both end at the newest schema, then a server starts on it", async () => {
+    const database = await TestDatabase.create()
+    databases.push(database)
+    const env = { HOSTING_DATABASE_URL: database.url, HOSTING_OBJECT_STORE: "memory:", HOSTING_DASHBOARD: "off" }
+    const runs = await Promise.all([runToExit(env, 60_000, ["migrate"]), runToExit(env, 60_000, ["migrate"])])
+    for (const run of runs) {
+      expect(run.code, run.output).toBe(0)
+      expect(run.output).toMatch(/^migrate: the schema is at migration (\d+) \(\w+\), the newest of the \1 this build knows$/m)
+    }
+    const server = await startServer(env)
+    expect((await fetch(`${server.baseUrl}/agents`)).status).toBe(200)
+  }, 120_000)
+})

@@ -53,9 +53,9 @@ export const decideOnPage = async (baseUrl: string, token: string, userCode: str
 }
 
 /** Output and exit code of a server that is expected to refuse to start. */
-export const runToExit = (env: Record<string, string>, timeoutMs = 20_000) =>
+export const runToExit = (env: Record<string, string>, timeoutMs = 20_000, args: ReadonlyArray<string> = []) =>
   new Promise<{ code: number | null; output: string }>((resolve, reject) => {
-    const child = spawnServer(env)
+    const child = spawnServer(env, args)
     let output = ""
     child.stdout!.on("data", (d) => (output += d))
     child.stderr!.on("data", (d) => (output += d))
@@ -70,8 +70,8 @@ export const runToExit = (env: Record<string, string>, timeoutMs = 20_000) =>
   })
 
 /** Starts the server process without waiting for it (HOSTING_PORT 0, a free port, unless `env` names one). */
-export const spawnServer = (env: Record<string, string>) =>
-  spawn(process.execPath, ["--import", "tsx", "--conditions=@hosting/source", main], {
+export const spawnServer = (env: Record<string, string>, args: ReadonlyArray<string> = []) =>
+  spawn(process.execPath, ["--import", "tsx", "--conditions=@hosting/source", main, ...args], {
     env: { ...process.env, HOSTING_PORT: "0", HOSTING_HOST: "127.0.0.1", ...env },
     stdio: ["ignore", "pipe", "pipe"]
   })

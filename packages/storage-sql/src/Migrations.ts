@@ -306,3 +306,13 @@ const oneAtATime = <A, E, R>(run: Effect.Effect<A, E, R>) =>
 
 /** Runs the pending migrations in order; safe to run at every start, also by processes that start together. */
 export const run = oneAtATime(migrate)
+
+/** The newest migration applied to the database in context (none on a database never migrated). */
+export const current = Effect.flatMap(SqlClient.SqlClient, (sql) =>
+  sql<{ migration_id: number | string; name: string }>`SELECT migration_id, name FROM ${sql(table)}
+    ORDER BY migration_id DESC LIMIT 1`.pipe(
+    Effect.map((rows) => rows[0] === undefined ? undefined : { id: Number(rows[0].migration_id), name: rows[0].name })
+  ))
+
+/** How many migrations this build knows. */
+export const known = Object.keys(migrations).length
