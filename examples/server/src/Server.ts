@@ -350,7 +350,7 @@ const listen = (config: ServerConfig) =>
     headersTimeoutMs: config.headersTimeoutMs,
     requestTimeoutMs: config.requestTimeoutMs,
     keepAliveTimeoutMs: config.keepAliveTimeoutMs,
-    shutdownGraceMs: 3000,
+    shutdownGraceMs: config.shutdownGraceMs,
     unavailable: Health.refusal,
     livePath: Health.livePath
   })

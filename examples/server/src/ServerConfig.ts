@@ -75,6 +75,8 @@ export interface ServerConfig {
   readonly keepAliveTimeoutMs: number
   /** Milliseconds the server keeps serving after SIGTERM, with `/readyz` answering 503, before it stops. */
   readonly shutdownDelayMs: number
+  /** Milliseconds requests and streams still open at the stop may take before their connections are cut. */
+  readonly shutdownGraceMs: number
   /** Most event and reply streams one user holds open, all their tokens and sessions together (0: no limit). */
   readonly maxStreamsPerToken: number
   /** Requests per user, all their tokens and sessions together; undefined for no limit. */
@@ -262,6 +264,7 @@ export const config: Config.Config<ServerConfig> = Config.all({
   requestTimeoutMs: int("HOSTING_REQUEST_TIMEOUT_MS", 300_000, 0, 86_400_000),
   keepAliveTimeoutMs: int("HOSTING_KEEP_ALIVE_TIMEOUT_MS", 5_000, 100, 3_600_000),
   shutdownDelayMs: int("HOSTING_SHUTDOWN_DELAY_MS", 0, 0, 600_000),
+  shutdownGraceMs: int("HOSTING_SHUTDOWN_GRACE_MS", 3000, 0, 600_000),
   maxStreamsPerToken: int("HOSTING_MAX_STREAMS_PER_TOKEN", 100, 0, 1_000_000),
   rateLimit: rate("HOSTING_RATE_LIMIT"),
   rateLimitIp: rate("HOSTING_RATE_LIMIT_IP"),

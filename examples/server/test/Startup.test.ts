@@ -160,6 +160,40 @@ describe("a server that stops", () => {
   }, 60_000)
 })
 
+describe("a stop with streams open (issue 27)", () => {
+  it("an open event stream does not hold the stop: it ends at once, within HOSTING_SHUTDOWN_GRACE_MS, and the process exits 0", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const server = await startServer({
+      HOSTING_PORT: String(port),
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_DASHBOARD: "off",
+      HOSTING_SHUTDOWN_GRACE_MS: "500"
+    })
+    const stream = await fetch(`${server.baseUrl}/accounts/acme/events`, { headers: { authorization: "Bearer alice-token" } })
+    expect(stream.status).toBe(200)
+    const reader = stream.body!.getReader()
+    expect(new TextDecoder().decode((await reader.read()).value)).toContain("event: ready")
+    const ended = (async () => {
+      for (;;) {
+        const chunk = await reader.read().catch(() => ({ done: true as const }))
+        if (chunk.done) return Date.now()
+      }
+    })()
+    const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve))
+    const signalled = Date.now()
+    server.child.kill("SIGTERM")
+    expect(await exited).toBe(0)
+    const stopped = Date.now() - signalled
+    const cut = (await ended) - signalled
+    // Streams end with the app (measured: within tens of ms), well inside the grace and the default of 3 s.
+    expect(stopped).toBeLessThan(2500)
+    expect(cut).toBeLessThan(2500)
+  }, 60_000)
+})
+
 describe("one SQLite file, one process", () => {
   it("a second process on the same file refuses to start with one line naming HOSTING_DATABASE_URL; a killed owner does not block the next", async () => {
     const dir = tempDir()
