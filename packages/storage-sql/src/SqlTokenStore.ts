@@ -128,8 +128,11 @@ export const make: Effect.Effect<Ports.TokenStore["Type"], never, SqlClient.SqlC
     )
 
   const removePersonal = (userId: Ids.UserId, id: string) =>
-    sql<{ hash: string }>`DELETE FROM tokens WHERE user_id = ${userId} AND id = ${id} RETURNING hash`.pipe(
-      Effect.map((rows) => rows.length > 0),
+    sql<{ name: string; accounts: string | null }>`DELETE FROM tokens WHERE user_id = ${userId} AND id = ${id}
+      RETURNING name, accounts`.pipe(
+      Effect.map((rows) =>
+        Option.map(Option.fromNullable(rows[0]), (row) => ({ name: row.name, accounts: listOf<Ids.AccountId>(row.accounts) }))
+      ),
       storageError("SqlTokenStore.removePersonal")
     )
 

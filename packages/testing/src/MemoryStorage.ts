@@ -296,7 +296,9 @@ export const make = Effect.gen(function*() {
     removePersonal: (userId, id) =>
       Effect.suspend(() => {
         const token = [...state.tokens.values()].find((t) => t.user_id === userId && t.personal?.id === id)
-        return token === undefined ? Effect.succeed(false) : tokens.remove(token.hash)
+        return token === undefined || token.personal === undefined
+          ? Effect.succeed(Option.none())
+          : Effect.as(tokens.remove(token.hash), Option.some({ name: token.personal.name, accounts: token.accounts }))
       }),
     touch: (hash, now) =>
       Effect.sync(() => {

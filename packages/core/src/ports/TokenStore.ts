@@ -70,8 +70,15 @@ export class TokenStore extends Context.Tag("@hosting/core/TokenStore")<TokenSto
   }) => Effect.Effect<boolean, StorageError>
   /** The personal access tokens of a user, newest first. */
   readonly listPersonal: (userId: UserId) => Effect.Effect<ReadonlyArray<PersonalToken>, StorageError>
-  /** Revokes a personal access token of a user (as `remove` does); `false` when the user has none with that id. */
-  readonly removePersonal: (userId: UserId, id: string) => Effect.Effect<boolean, StorageError>
+  /**
+   * Revokes a personal access token of a user (as `remove` does), and
+   * answers what it was (its name and accounts); none when the user has
+   * none with that id.
+   */
+  readonly removePersonal: (
+    userId: UserId,
+    id: string
+  ) => Effect.Effect<Option.Option<Pick<PersonalToken, "name" | "accounts">>, StorageError>
   /** Records that a token was used at `now`. */
   readonly touch: (hash: string, now: DateTime.Utc) => Effect.Effect<void, StorageError>
   /**

@@ -136,10 +136,10 @@ export class Tokens extends Effect.Service<Tokens>()("@hosting/core/Tokens", {
 
     /** Revokes one of the caller's tokens (what was made with it goes too); 404 when the caller has none with that id. */
     const revoke = Tracing.fn("Tokens.revoke")(function*(principal: Principal, id: string) {
-      const token = (yield* tokens.listPersonal(principal.user.id)).find((t) => t.id === id)
-      if (token === undefined) return yield* new TokenNotFound({ id })
       yield* tx.withTransaction(Effect.gen(function*() {
-        if (!(yield* tokens.removePersonal(principal.user.id, id))) return yield* new TokenNotFound({ id })
+        const removed = yield* tokens.removePersonal(principal.user.id, id)
+        if (Option.isNone(removed)) return yield* new TokenNotFound({ id })
+        const token = removed.value
         yield* audit(
           accountStore,
           principal,
