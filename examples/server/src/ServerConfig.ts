@@ -4,7 +4,7 @@
  * setup: SQLite file, fake cluster, file-system objects, echo agent.
  */
 import { RateLimit } from "@hosting/http"
-import { Config, ConfigError, Either, Option, Redacted } from "effect"
+import { Config, ConfigError, ConfigProvider, Effect, Either, Option, Redacted } from "effect"
 import { readFileSync } from "node:fs"
 
 /** Where the database is. */
@@ -170,17 +170,16 @@ const optional = (name: string) => Config.string(name).pipe(Config.option, Confi
 
 /**
  * HOSTING_OIDC_ISSUER (https, or http on a loopback host) with
- * HOSTING_OIDC_CLIENT_ID, and the client secret from
- * HOSTING_OIDC_CLIENT_SECRET or from the file HOSTING_OIDC_CLIENT_SECRET_FILE
- * names (none: a public client, PKCE alone). Without an issuer, single
- * sign-on is off; an issuer without a client id is refused.
+ * HOSTING_OIDC_CLIENT_ID, and the client secret HOSTING_OIDC_CLIENT_SECRET
+ * (or its file, HOSTING_OIDC_CLIENT_SECRET_FILE; none: a public client, PKCE
+ * alone). Without an issuer, single sign-on is off; an issuer without a
+ * client id is refused.
  */
 const oidcConfig = Config.all({
   issuer: optional("HOSTING_OIDC_ISSUER"),
   clientId: optional("HOSTING_OIDC_CLIENT_ID"),
-  secret: optional("HOSTING_OIDC_CLIENT_SECRET"),
-  secretFile: optional("HOSTING_OIDC_CLIENT_SECRET_FILE")
-}).pipe(Config.mapOrFail(({ clientId, issuer, secret, secretFile }) => {
+  clientSecret: optional("HOSTING_OIDC_CLIENT_SECRET")
+}).pipe(Config.mapOrFail(({ clientId, clientSecret, issuer }) => {
   if (issuer === undefined) return Either.right(undefined)
   let url: URL
   try {
@@ -193,22 +192,11 @@ const oidcConfig = Config.all({
     return Either.left(ConfigError.InvalidData(["HOSTING_OIDC_ISSUER"], `must be https (http only on a loopback host), got ${issuer}`))
   }
   if (clientId === undefined) return Either.left(ConfigError.MissingData(["HOSTING_OIDC_CLIENT_ID"], "needed with HOSTING_OIDC_ISSUER"))
-  if (secret !== undefined && secretFile !== undefined) {
-    return Either.left(ConfigError.InvalidData(["HOSTING_OIDC_CLIENT_SECRET_FILE"], "set it or HOSTING_OIDC_CLIENT_SECRET, not both"))
-  }
-  let clientSecret = secret
-  if (secretFile !== undefined) {
-    try {
-      clientSecret = readFileSync(secretFile, "utf8").trim()
-    } catch (error) {
-      return Either.left(ConfigError.InvalidData(["HOSTING_OIDC_CLIENT_SECRET_FILE"], `cannot read ${secretFile}: ${(error as Error).message}`))
-    }
-  }
   return Either.right({ issuer, clientId, clientSecret: clientSecret === undefined ? undefined : Redacted.make(clientSecret) })
 }))
 
-/** The whole configuration, validated; a bad value names its variable. */
-export const config: Config.Config<ServerConfig> = Config.all({
+/** The variables, validated; a bad value names its variable. */
+const settings: Config.Config<ServerConfig> = Config.all({
   port: int("HOSTING_PORT", 8080, 0, 65535),
   host: Config.string("HOSTING_HOST").pipe(Config.withDefault("127.0.0.1")),
   database: Config.string("HOSTING_DATABASE_URL").pipe(
@@ -277,7 +265,56 @@ export const config: Config.Config<ServerConfig> = Config.all({
     endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),
     region: Config.string("AWS_REGION").pipe(Config.withDefault("us-east-1")),
     accessKeyId: Config.string("AWS_ACCESS_KEY_ID").pipe(Config.option, Config.map(Option.getOrUndefined)),
-    secretAccessKey: Config.redacted("AWS_SECRET_ACCESS_KEY").pipe(Config.option, Config.map(Option.getOrUndefined)),
+    // Redacted after reading: Config.redacted would also hide why its file could not be read (no string fails to parse).
+    secretAccessKey: Config.string("AWS_SECRET_ACCESS_KEY").pipe(Config.option, Config.map(Option.getOrUndefined), Config.map((key) => (key === undefined ? undefined : Redacted.make(key)))),
     createBucket: Config.boolean("HOSTING_S3_CREATE_BUCKET").pipe(Config.withDefault(false))
   })
 }).pipe(Config.mapOrFail(timeoutsAgree))
+
+// Config.string() is a primitive, though typed as any Config.
+const anyText = Config.string() as Config.Config.Primitive<string>
+
+/** One trailing line break, as editors and `echo` leave at the end of a file. */
+const withoutFinalNewline = (text: string) => text.replace(/\r?\n$/, "")
+
+/**
+ * The provider with the `_FILE` rule: any variable NAME may instead be given
+ * as NAME_FILE, the path of a file holding the value (a Kubernetes Secret
+ * mounted as files, a Docker secret), read at start with one trailing line
+ * break dropped. Both set, or a file that cannot be read, is a configuration
+ * error naming the variables.
+ */
+export const withValueFiles = (provider: ConfigProvider.ConfigProvider): ConfigProvider.ConfigProvider => {
+  const flat = provider.flattened
+  return ConfigProvider.fromFlat(ConfigProvider.makeFlat({
+    patch: flat.patch,
+    enumerateChildren: (path) => flat.enumerateChildren(path),
+    load: (path, primitive, split) => {
+      const name = path.join("_")
+      const fileVariable = `${name}_FILE`
+      // Unset and empty are the same, as for the variables themselves.
+      const given = (p: ReadonlyArray<string>) =>
+        flat.load(p, anyText, false).pipe(
+          Effect.map((values) => (values[0] === "" ? undefined : values[0])),
+          Effect.catchIf(ConfigError.isMissingDataOnly, () => Effect.succeed(undefined))
+        )
+      return Effect.gen(function*() {
+        const file = yield* given([...path.slice(0, -1), `${path[path.length - 1]}_FILE`])
+        if (file === undefined) return yield* flat.load(path, primitive, split)
+        if ((yield* given(path)) !== undefined) {
+          return yield* Effect.fail(ConfigError.InvalidData([fileVariable], `set it or ${name}, not both`))
+        }
+        const text = yield* Effect.try({
+          try: () => readFileSync(file, "utf8"),
+          catch: (error) => ConfigError.InvalidData([fileVariable], `cannot read ${file}: ${(error as Error).message}`)
+        })
+        return [yield* Either.mapLeft(primitive.parse(withoutFinalNewline(text)), (error) => ConfigError.prefixed(error, [fileVariable]))]
+      })
+    }
+  }))
+}
+
+/** The whole configuration from the current provider (the environment by default), with the `_FILE` rule. */
+export const config: Effect.Effect<ServerConfig, ConfigError.ConfigError> = Effect.configProviderWith((provider) =>
+  Effect.withConfigProvider(settings, withValueFiles(provider))
+)
