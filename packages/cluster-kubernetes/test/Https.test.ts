@@ -9,58 +9,20 @@ import { KubernetesCluster } from "@hosting/cluster-kubernetes"
 import { Cluster } from "@hosting/core"
 import { StorageSuite } from "@hosting/testing"
 import { Effect, Option, Redacted } from "effect"
-import { execFile } from "node:child_process"
 import { randomUUID } from "node:crypto"
-import { accessSync, constants, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
-import { tmpdir } from "node:os"
-import { delimiter, join } from "node:path"
+import { writeFileSync } from "node:fs"
+import { join } from "node:path"
 import * as KubeApiDouble from "./KubeApiDouble.js"
-
-const onPath = (program: string) =>
-  (process.env["PATH"] ?? "").split(delimiter).filter((dir) => dir !== "").map((dir) => join(dir, program)).find((file) => {
-    try {
-      accessSync(file, constants.X_OK)
-      return true
-    } catch {
-      return false
-    }
-  })
+import { certificate, onPath, run, scratch } from "./tools.js"
 
 const openssl = onPath("openssl")
 const kubectl = onPath("kubectl")
 const token = `platform-token-${randomUUID()}`
 const labels = { "hosting.dev/account": "acme", "hosting.dev/agent": "acme.helper" }
 
-const run = (file: string, args: ReadonlyArray<string>, env: Record<string, string>) =>
-  Effect.async<string, Error>((resume) => {
-    const child = execFile(file, [...args], { timeout: 30_000, env, maxBuffer: 4 * 1024 * 1024 }, (error, stdout, stderr) => {
-      resume(error === null ? Effect.succeed(stdout) : Effect.fail(new Error(`${file} ${args.join(" ")}: ${error.message}\n${stderr}`)))
-    })
-    return Effect.sync(() => child.kill())
-  })
-
-/** A scratch folder that is removed with the scope. */
-const scratch = Effect.acquireRelease(
-  Effect.sync(() => mkdtempSync(join(tmpdir(), "hosting-kube-"))),
-  (dir) => Effect.sync(() => rmSync(dir, { recursive: true, force: true }))
-)
-
-/** A self-signed certificate for 127.0.0.1, which is its own CA. */
-const certificate = (dir: string) =>
-  Effect.gen(function*() {
-    const keyFile = join(dir, "key.pem")
-    const certFile = join(dir, "cert.pem")
-    yield* run(openssl!, [
-      "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-      "-keyout", keyFile, "-out", certFile, "-days", "1",
-      "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1"
-    ], { PATH: process.env["PATH"] ?? "" })
-    return { key: readFileSync(keyFile, "utf8"), cert: readFileSync(certFile, "utf8") }
-  })
-
 const httpsDouble = Effect.gen(function*() {
   const dir = yield* scratch
-  const tls = yield* certificate(dir)
+  const tls = yield* certificate(openssl!, dir)
   const double = yield* KubeApiDouble.make({ token, tls })
   return { dir, double, caData: Buffer.from(tls.cert).toString("base64") }
 })

@@ -1,11 +1,13 @@
 /**
  * A Kubernetes API server double for the adapter's tests. It listens on
  * 127.0.0.1 only (plain HTTP, or HTTPS when given a key and certificate),
- * speaks the real REST paths and JSON shapes of the few resources the adapter
- * uses, answers failures with real `Status` objects, and plays a minimal
- * Deployment controller, so the adapter is tested through the real client
- * rather than against mocks of it. It keeps everything in memory and acts at
- * once: deleting a namespace removes everything in it before the answer.
+ * speaks the real REST paths, discovery and JSON shapes of the resources in
+ * `resources` (the adapter's, and what the deployment manifests hold),
+ * answers failures with real `Status` objects, takes server-side apply, and
+ * plays a minimal Deployment controller, so the adapter and kubectl are
+ * tested through real clients rather than against mocks of them. It keeps
+ * everything in memory and acts at once: deleting a namespace removes
+ * everything in it before the answer.
  */
 import { Effect } from "effect"
 import { createHash, randomInt, randomUUID } from "node:crypto"
@@ -52,7 +54,21 @@ interface Metadata {
 }
 
 /** The resources the double serves. */
-export type Plural = "namespaces" | "configmaps" | "pods" | "services" | "deployments"
+export type Plural =
+  | "namespaces"
+  | "configmaps"
+  | "pods"
+  | "services"
+  | "secrets"
+  | "serviceaccounts"
+  | "persistentvolumeclaims"
+  | "deployments"
+  | "jobs"
+  | "poddisruptionbudgets"
+  | "roles"
+  | "rolebindings"
+  | "clusterroles"
+  | "clusterrolebindings"
 
 /** A running double. */
 export interface KubeApiDouble {
@@ -61,8 +77,10 @@ export interface KubeApiDouble {
   readonly port: number
   /** Every request received, in order. */
   readonly requests: ReadonlyArray<RecordedRequest>
-  /** A copy of a stored object (pass `""` as namespace for a namespace). */
+  /** A copy of a stored object (pass `""` as namespace for a cluster-scoped one). */
   readonly stored: (plural: Plural, namespace: string, name: string) => KubeObject | undefined
+  /** Copies of every stored object of a resource, by namespace and name. */
+  readonly storedAll: (plural: Plural) => ReadonlyArray<KubeObject>
   /** While on, every request is answered 403 Forbidden. */
   readonly forbidAll: (on: boolean) => void
   /** While on, every request is answered 503, as an API server behind a failing load balancer would. */
@@ -74,20 +92,43 @@ export interface KubeApiDouble {
 
 interface ResourceInfo {
   readonly plural: Plural
-  readonly singular: string
   readonly kind: string
-  readonly group: "" | "apps"
+  /** The API group, `""` for the core group; every resource here is at version v1. */
+  readonly group: string
   readonly namespaced: boolean
   readonly shortNames: ReadonlyArray<string>
 }
 
+const resource = (plural: Plural, kind: string, group: string, namespaced: boolean, ...shortNames: Array<string>): ResourceInfo => ({
+  plural,
+  kind,
+  group,
+  namespaced,
+  shortNames
+})
+
+const rbacGroup = "rbac.authorization.k8s.io"
+
+/** What the double serves; any other object is stored by the same rules when it is added here. */
 const resources: Record<Plural, ResourceInfo> = {
-  namespaces: { plural: "namespaces", singular: "namespace", kind: "Namespace", group: "", namespaced: false, shortNames: ["ns"] },
-  configmaps: { plural: "configmaps", singular: "configmap", kind: "ConfigMap", group: "", namespaced: true, shortNames: ["cm"] },
-  pods: { plural: "pods", singular: "pod", kind: "Pod", group: "", namespaced: true, shortNames: ["po"] },
-  services: { plural: "services", singular: "service", kind: "Service", group: "", namespaced: true, shortNames: ["svc"] },
-  deployments: { plural: "deployments", singular: "deployment", kind: "Deployment", group: "apps", namespaced: true, shortNames: ["deploy"] }
+  namespaces: resource("namespaces", "Namespace", "", false, "ns"),
+  configmaps: resource("configmaps", "ConfigMap", "", true, "cm"),
+  pods: resource("pods", "Pod", "", true, "po"),
+  services: resource("services", "Service", "", true, "svc"),
+  secrets: resource("secrets", "Secret", "", true),
+  serviceaccounts: resource("serviceaccounts", "ServiceAccount", "", true, "sa"),
+  persistentvolumeclaims: resource("persistentvolumeclaims", "PersistentVolumeClaim", "", true, "pvc"),
+  deployments: resource("deployments", "Deployment", "apps", true, "deploy"),
+  jobs: resource("jobs", "Job", "batch", true),
+  poddisruptionbudgets: resource("poddisruptionbudgets", "PodDisruptionBudget", "policy", true, "pdb"),
+  roles: resource("roles", "Role", rbacGroup, true),
+  rolebindings: resource("rolebindings", "RoleBinding", rbacGroup, true),
+  clusterroles: resource("clusterroles", "ClusterRole", rbacGroup, false),
+  clusterrolebindings: resource("clusterrolebindings", "ClusterRoleBinding", rbacGroup, false)
 }
+
+const infos = Object.values(resources)
+const groups = [...new Set(infos.map((info) => info.group).filter((group) => group !== ""))]
 
 const apiVersionOf = (info: ResourceInfo) => (info.group === "" ? "v1" : `${info.group}/v1`)
 const verbs = ["create", "delete", "get", "list", "patch", "update"]
@@ -198,9 +239,14 @@ const validatePodSpec = (spec: unknown, path: string): Array<FieldError> => {
     return [{ field: `${path}.containers`, reason: "FieldValueRequired", message: "Required value" }]
   }
   const volumes = new Set(Array.isArray(spec["volumes"]) ? spec["volumes"].map((v) => (isRecord(v) ? v["name"] : undefined)) : [])
-  containers.forEach((container: unknown, i) => {
-    const at = `${path}.containers[${i}]`
-    if (!isRecord(container)) return errors.push({ field: at, reason: "FieldValueInvalid", message: "Invalid value" })
+  const initContainers = Array.isArray(spec["initContainers"]) ? spec["initContainers"] : []
+  const all = [...containers.map((c: unknown, i) => [`containers[${i}]`, c] as const), ...initContainers.map((c: unknown, i) => [`initContainers[${i}]`, c] as const)]
+  all.forEach(([field, container]) => {
+    const at = `${path}.${field}`
+    if (!isRecord(container)) {
+      errors.push({ field: at, reason: "FieldValueInvalid", message: "Invalid value" })
+      return
+    }
     if (typeof container["name"] !== "string" || !dnsLabel.test(container["name"])) errors.push({ field: `${at}.name`, reason: "FieldValueRequired", message: "Required value" })
     if (typeof container["image"] !== "string" || container["image"] === "") errors.push({ field: `${at}.image`, reason: "FieldValueRequired", message: "Required value" })
     const mounts = Array.isArray(container["volumeMounts"]) ? container["volumeMounts"] : []
@@ -209,7 +255,6 @@ const validatePodSpec = (spec: unknown, path: string): Array<FieldError> => {
         errors.push({ field: `${at}.volumeMounts[${j}].name`, reason: "FieldValueInvalid", message: "Not found" })
       }
     })
-    return undefined
   })
   return errors
 }
@@ -305,7 +350,7 @@ const resourceList = (groupVersion: string, infos: ReadonlyArray<ResourceInfo>) 
   groupVersion,
   resources: infos.map((info) => ({
     name: info.plural,
-    singularName: info.singular,
+    singularName: info.kind.toLowerCase(),
     namespaced: info.namespaced,
     kind: info.kind,
     verbs,
@@ -313,11 +358,11 @@ const resourceList = (groupVersion: string, infos: ReadonlyArray<ResourceInfo>) 
   }))
 })
 
-const appsGroup = {
-  name: "apps",
-  versions: [{ groupVersion: "apps/v1", version: "v1" }],
-  preferredVersion: { groupVersion: "apps/v1", version: "v1" }
-}
+const apiGroup = (name: string) => ({
+  name,
+  versions: [{ groupVersion: `${name}/v1`, version: "v1" }],
+  preferredVersion: { groupVersion: `${name}/v1`, version: "v1" }
+})
 
 const route = (segments: ReadonlyArray<string>): Route | undefined => {
   const joined = segments.join("/")
@@ -331,27 +376,31 @@ const route = (segments: ReadonlyArray<string>): Route | undefined => {
       serverAddressByClientCIDRs: [{ clientCIDR: "0.0.0.0/0", serverAddress: `127.0.0.1:${port}` }]
     }))
   }
-  if (joined === "apis") return discovery(() => ({ kind: "APIGroupList", apiVersion: "v1", groups: [appsGroup] }))
-  if (joined === "apis/apps") return discovery(() => ({ kind: "APIGroup", apiVersion: "v1", ...appsGroup }))
-  if (joined === "api/v1") {
-    return discovery(() => resourceList("v1", [resources.namespaces, resources.configmaps, resources.pods, resources.services]))
+  if (joined === "apis") return discovery(() => ({ kind: "APIGroupList", apiVersion: "v1", groups: groups.map(apiGroup) }))
+  if (joined === "api/v1") return discovery(() => resourceList("v1", infos.filter((info) => info.group === "")))
+  const group = segments[0] === "apis" ? segments[1] : undefined
+  if (group !== undefined && groups.includes(group)) {
+    if (segments.length === 2) return discovery(() => ({ kind: "APIGroup", apiVersion: "v1", ...apiGroup(group) }))
+    if (segments.length === 3 && segments[2] === "v1") return discovery(() => resourceList(`${group}/v1`, infos.filter((info) => info.group === group)))
   }
-  if (joined === "apis/apps/v1") return discovery(() => resourceList("apps/v1", [resources.deployments]))
 
+  // /api/v1/... (core group) or /apis/<group>/v1/..., then <plural>[/<name>] or namespaces/<namespace>/<plural>[/<name>].
   const [prefix, rest] = segments[0] === "api" && segments[1] === "v1"
     ? ["", segments.slice(2)]
-    : segments[0] === "apis" && segments[1] === "apps" && segments[2] === "v1"
-    ? ["apps", segments.slice(3)]
+    : group !== undefined && segments[2] === "v1"
+    ? [group, segments.slice(3)]
     : [undefined, []]
-  if (prefix === undefined || rest[0] !== "namespaces") return undefined
-  if (prefix === "" && rest.length <= 2) {
-    return { kind: "resource", info: resources.namespaces, namespace: "", name: rest[1] }
+  if (prefix === undefined) return undefined
+  const inGroup = (plural: string | undefined) => infos.find((info) => info.plural === plural && info.group === prefix)
+  const namespaced = rest[0] === "namespaces" && rest.length >= 3 ? inGroup(rest[2]) : undefined
+  if (namespaced !== undefined && namespaced.namespaced && rest.length <= 4) {
+    return { kind: "resource", info: namespaced, namespace: rest[1]!, name: rest[3] }
   }
-  if (rest.length < 3 || rest.length > 4) return undefined
-  const plural = rest[2] as Plural
-  const info = resources[plural] as ResourceInfo | undefined
-  if (info === undefined || !info.namespaced || info.group !== prefix) return undefined
-  return { kind: "resource", info, namespace: rest[1]!, name: rest[3] }
+  const clusterScoped = inGroup(rest[0])
+  if (clusterScoped !== undefined && !clusterScoped.namespaced && rest.length <= 2) {
+    return { kind: "resource", info: clusterScoped, namespace: "", name: rest[1] }
+  }
+  return undefined
 }
 
 /** Starts a double on 127.0.0.1 on a free port. */
@@ -421,8 +470,8 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
   }
 
   const removeNamespaceContent = (namespace: string) => {
-    for (const k of [...objects.keys()]) {
-      if (/^(configmaps|pods|services|deployments)\//.test(k) && k.split("/")[1] === namespace) objects.delete(k)
+    for (const info of infos.filter((i) => i.namespaced)) {
+      for (const object of inNamespace(info.plural, namespace)) objects.delete(key(info.plural, namespace, object.metadata.name))
     }
   }
 
@@ -491,16 +540,14 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
     const selector = query.get("labelSelector")
     const matches = selector === null || selector === "" ? () => true : parseSelector(selector)
     if (matches === undefined) return failure(400, "BadRequest", `unable to parse requirement: invalid label selector "${selector}"`)
-    const items = (info.namespaced ? inNamespace(info.plural, namespace) : inNamespace("namespaces", ""))
+    const items = inNamespace(info.plural, info.namespaced ? namespace : "")
       .filter((o) => matches(o.metadata.labels ?? {}))
       .sort((a, b) => a.metadata.name.localeCompare(b.metadata.name))
       .map(copy)
     return new Answer(200, { kind: `${info.kind}List`, apiVersion: apiVersionOf(info), metadata: { resourceVersion: String(revision) }, items })
   }
 
-  const create = (info: ResourceInfo, namespace: string, text: string): Answer => {
-    const object = parseObject(info, text)
-    if (object instanceof Answer) return object
+  const create = (info: ResourceInfo, namespace: string, object: KubeObject): Answer => {
     const mismatch = namespaceMismatch(info, object, namespace)
     if (mismatch !== undefined) return mismatch
     if (info.namespaced && !objects.has(key("namespaces", "", namespace))) return notFound(resources.namespaces, namespace)
@@ -564,6 +611,38 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
     return success(info, name)
   }
 
+  /** The stored object with a merge patch applied; the patch carries no resourceVersion precondition unless it names one. */
+  const patched = (stored: KubeObject, patch: Record<string, unknown>) => {
+    const next = mergePatch(copy(stored), patch) as KubeObject
+    const precondition = isRecord(patch["metadata"]) ? patch["metadata"]["resourceVersion"] : undefined
+    next.metadata = { ...next.metadata, resourceVersion: typeof precondition === "string" ? precondition : "" }
+    return next
+  }
+
+  /**
+   * Server-side apply (`kubectl apply --server-side`): creates the object, or
+   * merges the applied fields into it as a merge patch would (maps merged,
+   * lists replaced). Unlike a real server it does not track which manager
+   * owns which field, so it never reports a conflict and a field dropped from
+   * the applied object stays; it only records the manager. The body must be
+   * JSON (YAML's JSON subset, which is what kubectl sends).
+   */
+  const apply = (info: ResourceInfo, namespace: string, name: string, stored: KubeObject | undefined, query: URLSearchParams, text: string): Answer => {
+    const manager = query.get("fieldManager")
+    if (manager === null || manager === "") {
+      return failure(400, "BadRequest", "PATCH requests with the apply content type must have a fieldManager")
+    }
+    const object = parseObject(info, text)
+    if (object instanceof Answer) return object
+    if (object.metadata.name !== name) {
+      return failure(400, "BadRequest", `the name of the object (${object.metadata.name}) does not match the name on the URL (${name})`)
+    }
+    const managedFields = [{ manager, operation: "Apply", apiVersion: apiVersionOf(info), time: now(), fieldsType: "FieldsV1" }]
+    const applied = { ...object, metadata: { ...object.metadata, managedFields } }
+    if (stored === undefined) return create(info, namespace, applied)
+    return update(info, namespace, name, stored, patched(stored, applied))
+  }
+
   const handle = (method: string, target: Route & { kind: "resource" }, query: URLSearchParams, text: string, contentType: string | undefined): Answer => {
     const { info, namespace, name } = target
     if (query.has("dryRun")) return failure(400, "BadRequest", "dryRun is not supported by this API server double")
@@ -574,7 +653,10 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
     }
     if (name === undefined) {
       if (method === "GET") return list(info, namespace, query)
-      if (method === "POST") return create(info, namespace, text)
+      if (method === "POST") {
+        const object = parseObject(info, text)
+        return object instanceof Answer ? object : create(info, namespace, object)
+      }
       return failure(405, "MethodNotAllowed", `the server does not allow this method on the requested resource`)
     }
     const stored = objects.get(key(info.plural, namespace, name))
@@ -586,8 +668,9 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
       return next instanceof Answer ? next : update(info, namespace, name, stored, next)
     }
     if (method === "PATCH") {
+      if (type === "application/apply-patch+yaml") return apply(info, namespace, name, stored, query, text)
       if (type !== "application/merge-patch+json" && type !== "application/strategic-merge-patch+json") {
-        return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json (this double); got ${String(type)}`)
+        return failure(415, "UnsupportedMediaType", `the body of the request was in an unknown format - accepted media types include: application/merge-patch+json, application/strategic-merge-patch+json, application/apply-patch+yaml (this double); got ${String(type)}`)
       }
       if (stored === undefined) return notFound(info, name)
       let patch: unknown
@@ -597,11 +680,7 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
         return failure(400, "BadRequest", `error decoding patch: ${String(error)}`)
       }
       if (!isRecord(patch)) return failure(400, "BadRequest", "error decoding patch: a merge patch must be a JSON object")
-      const patched = mergePatch(copy(stored), patch) as KubeObject
-      // A patch carries no resourceVersion precondition unless it names one.
-      const precondition = isRecord(patch["metadata"]) ? patch["metadata"]["resourceVersion"] : undefined
-      patched.metadata = { ...patched.metadata, resourceVersion: typeof precondition === "string" ? precondition : "" }
-      return update(info, namespace, name, stored, patched)
+      return update(info, namespace, name, stored, patched(stored, patch))
     }
     return failure(405, "MethodNotAllowed", `the server does not allow this method on the requested resource`)
   }
@@ -681,6 +760,7 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
       const found = objects.get(key(plural, namespace, name))
       return found === undefined ? undefined : copy(found)
     },
+    storedAll: (plural) => [...objects.entries()].filter(([k]) => k.startsWith(`${plural}/`)).map(([, o]) => copy(o)),
     forbidAll: (on) => {
       forbidden = on
     },
