@@ -5,6 +5,7 @@
  * start together on an empty Postgres database all serve.
  */
 import { TestDatabase } from "@hosting/storage-postgres/testing"
+import { randomUUID } from "node:crypto"
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs"
 import { request as httpRequest } from "node:http"
 import { tmpdir } from "node:os"
@@ -191,6 +192,110 @@ describe("a stop with streams open (issue 27)", () => {
     // Streams end with the app (measured: within tens of ms), well inside the grace and the default of 3 s.
     expect(stopped).toBeLessThan(2500)
     expect(cut).toBeLessThan(2500)
+  }, 60_000)
+})
+
+/** Reads a streamed body until `until` appears in it; `rest` reads on to its end (or until the connection is cut). */
+const readUntil = async (response: Response, until: string) => {
+  const reader = response.body!.getReader()
+  const decoder = new TextDecoder()
+  let text = ""
+  while (!text.includes(until)) {
+    const chunk = await reader.read()
+    if (chunk.done) throw new Error(`the stream ended before ${JSON.stringify(until)}:\n${text}`)
+    text += decoder.decode(chunk.value, { stream: true })
+  }
+  const rest = (async () => {
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }))
+      if (chunk.done) return text
+      text += decoder.decode(chunk.value, { stream: true })
+    }
+  })()
+  return { head: text, rest }
+}
+
+/** A request whose body is sent in two parts: `finish` sends the rest and resolves with the answer. */
+const slowPost = (port: number, path: string, token: string, body: string) => {
+  const bytes = Buffer.from(body)
+  const half = Math.floor(bytes.length / 2)
+  const req = httpRequest({
+    host: "127.0.0.1",
+    port,
+    path,
+    method: "POST",
+    agent: false,
+    headers: { authorization: `Bearer ${token}`, "content-type": "application/json", "content-length": bytes.length }
+  })
+  const answer = new Promise<{ status: number; body: any }>((resolve, reject) => {
+    req.on("response", (response) => {
+      let text = ""
+      response.setEncoding("utf8")
+      response.on("data", (chunk) => (text += chunk))
+      response.on("end", () => resolve({ status: response.statusCode ?? 0, body: JSON.parse(text) }))
+    })
+    req.on("error", reject)
+  })
+  req.write(bytes.subarray(0, half))
+  return { finish: () => (req.end(bytes.subarray(half)), answer) }
+}
+
+describe("a stop with a request, a stream and a reply in flight (issue 27)", () => {
+  it("the request is answered, both streams end at once with a retry hint, the reply is stored as failed with what arrived, within the grace", async () => {
+    const dir = tempDir()
+    const port = await freePort()
+    const env = {
+      HOSTING_PORT: String(port),
+      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      HOSTING_FIXTURES: writeFixtures(dir),
+      HOSTING_DASHBOARD: "off",
+      HOSTING_ECHO_DELAY_MS: "200",
+      HOSTING_SHUTDOWN_GRACE_MS: "2000"
+    }
+    const server = await startServer(env)
+    const auth = { authorization: "Bearer alice-token" }
+    const events = await readUntil(await fetch(`${server.baseUrl}/accounts/acme/events`, { headers: auth }), "event: ready")
+    const conversation = randomUUID()
+    const chat = `/deployments/dep-1/messaging/conversations/${conversation}`
+    const words = Array.from({ length: 30 }, (_, i) => `word${i}`).join(" ")
+    expect((await call(server, "POST", `${chat}/messages`, "alice-token", { content: words })).status).toBe(200)
+    const reply = await readUntil(await fetch(`${server.baseUrl}${chat}/stream`, { headers: auth }), "event: message.delta")
+    const request = slowPost(port, "/api/v1/tokens", "alice-token", JSON.stringify({ name: "made during the stop", scopes: ["read"] }))
+    await sleep(200) // the server has the request's head and half its body
+
+    const exited = new Promise<number | null>((resolve) => server.child.once("exit", resolve))
+    const signalled = Date.now()
+    server.child.kill("SIGTERM")
+    await sleep(300)
+    const answered = await request.finish()
+    expect(answered.status).toBe(201)
+    const [eventsText, replyText] = await Promise.all([events.rest, reply.rest])
+    expect(await exited).toBe(0)
+    expect(Date.now() - signalled).toBeLessThan(2000 + 1500)
+
+    // Each stream's last frame tells the client to reconnect soon, not all at once (a retry between 250 and 1500 ms).
+    for (const text of [eventsText, replyText]) {
+      const last = /: the server ended this stream; reconnect to resume it\nretry: (\d+)\n\n$/.exec(text)
+      expect(last, text).not.toBeNull()
+      expect(Number(last![1])).toBeGreaterThanOrEqual(250)
+      expect(Number(last![1])).toBeLessThanOrEqual(1500)
+    }
+    // The streams ended at once, before the services stopped: the reply was still arriving.
+    expect(replyText).not.toContain("event: message.failed")
+
+    // Nothing was lost: after a restart the token made during the stop is there, and the reply is stored as
+    // failed with the words that had arrived.
+    const again = await startServer(env)
+    const tokens = await call(again, "GET", "/tokens", "alice-token")
+    expect(tokens.body.tokens.map((t: any) => t.name)).toContain("made during the stop")
+    const history = await call(again, "GET", `${chat}/messages`, "alice-token")
+    const assistant = history.body.messages.find((m: any) => m.role === "assistant")
+    expect(assistant.status).toBe("failed")
+    expect(assistant.content.length).toBeGreaterThan(0)
+    expect(words.startsWith(assistant.content.trim())).toBe(true)
+    expect(assistant.content.trim().length).toBeLessThan(words.length)
+    await again.stop()
   }, 60_000)
 })
 

@@ -21,9 +21,12 @@
  *   and the app stops before the port closes), requests are answered at
  *   once: `/healthz` 200, everything else 503 `starting` or `stopping` with
  *   `Retry-After`; never held.
- * - At shutdown the server stops listening, closes idle connections, and
- *   closes the rest after a grace period, so that a stop never waits on a
- *   client.
+ * - At a stop, the app is detached first: new requests get 503 `stopping`,
+ *   pushed streams are ended by their sources (server-sent events end with
+ *   a hint to reconnect), and the requests in flight get the grace period
+ *   to finish before the app's services stop. Then the server stops
+ *   listening, closes idle connections, and closes the rest once the grace
+ *   is over, so that a stop never waits on a client.
  */
 import * as Etag from "@effect/platform/Etag"
 import * as HttpServer from "@effect/platform/HttpServer"
@@ -53,7 +56,7 @@ export interface NodeServerOptions {
   readonly requestTimeoutMs?: number | undefined
   /** How long an idle kept-alive connection stays open, in ms (default 5,000). */
   readonly keepAliveTimeoutMs?: number | undefined
-  /** How long requests still open at shutdown may take before their connections are cut, in ms (default 3,000). */
+  /** How long requests in flight at a stop may take (the app's services wait for them) before their connections are cut, in ms (default 3,000). */
   readonly shutdownGraceMs?: number | undefined
   /** The body of a request refused while no app is attached (default: `{ error: phase, details }` with a sentence of this package). */
   readonly unavailable?: ((phase: Phase) => unknown) | undefined
@@ -115,14 +118,37 @@ const closingJson = (out: ServerResponse, status: number, body: unknown, headers
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
+/** What an attached app holds open: requests whose answer is not delivered yet, and pushed streams. */
+interface InFlight {
+  requests: number
+  readonly streams: Set<Respond.PushSource>
+  /** Called when the last request in flight is done, while a stop waits for it. */
+  drained: (() => void) | undefined
+}
+
+/** Waits until no request is in flight, or `ms` passed. */
+const settle = (inFlight: InFlight, ms: number) =>
+  Effect.async<void>((resume) => {
+    if (inFlight.requests === 0) return resume(Effect.void)
+    const timer = setTimeout(() => inFlight.drained?.(), ms)
+    inFlight.drained = () => {
+      clearTimeout(timer)
+      inFlight.drained = undefined
+      resume(Effect.void)
+    }
+  })
+
 /**
  * Makes the handler of an app: one fiber per request on the captured
  * runtime, with the request and a fresh scope in its context. The scope
  * closes once the answer is delivered (for a pushed body, when the
  * connection closes); a client that leaves interrupts the fiber.
  */
-const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<R>): Handler => {
+const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<R>, inFlight: InFlight): Handler => {
   const runFork = Runtime.runFork(runtime)
+  const finished = () => {
+    if (--inFlight.requests === 0) inFlight.drained?.()
+  }
   /**
    * The answer as the pre-response handlers the app registered on this
    * fiber make it (none registered: the answer itself, for the price of
@@ -154,7 +180,7 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
           )
     })
   const deliver = (request: NodeRequest, scope: Scope.CloseableScope, response: HttpServerResponse.HttpServerResponse) => {
-    const written = Respond.write(request.response, request.method, response)
+    const written = Respond.write(request.response, request.method, response, inFlight.streams)
     if (written === "streaming") {
       const out = request.response
       // On the app's runtime: a finalizer run by a fiber whose context differs from the one that added it (the
@@ -170,6 +196,7 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
   const base = runtime.context.unsafeMap
   return (incoming, out) => {
     const request = new NodeRequest(incoming, out)
+    inFlight.requests++
     // The request and its scope join the runtime's context in one copy of it, the fiber's first.
     const fiber = runFork(
       Effect.flatMap(Scope.make(), (scope) =>
@@ -180,14 +207,17 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
           Context.unsafeMake(new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request))
         ))
     )
-    if (fiber.unsafePoll() !== null) return
+    if (fiber.unsafePoll() !== null) return finished()
     // A client that leaves interrupts the request's fiber; once the fiber is done, nothing holds it (an open
     // stream outlives it, and would otherwise keep the whole fiber, its context included, for its connection's life).
     const interrupt = () => {
       if (!out.writableEnded) fiber.unsafeInterruptAsFork(HttpServerError.clientAbortFiberId)
     }
     out.once("close", interrupt)
-    fiber.addObserver(() => out.off("close", interrupt))
+    fiber.addObserver(() => {
+      out.off("close", interrupt)
+      finished()
+    })
   }
 }
 
@@ -201,8 +231,11 @@ export const make = (options: NodeServerOptions = {}) =>
     const requestTimeoutMs = options.requestTimeoutMs ?? 300_000
     const unavailable = options.unavailable ?? defaultUnavailable
     const livePath = options.livePath ?? "/healthz"
+    const graceMs = options.shutdownGraceMs ?? 3_000
     let handler: Handler | undefined
     let wasAttached = false
+    /** When the grace of a stop ends (set once the app is detached). */
+    let graceEnds: number | undefined
     const guard: Handler = (request, out) => {
       if (request.method === "GET" && pathOf(request.url ?? "") === livePath) {
         return closingJson(out, 200, { status: "alive" })
@@ -239,7 +272,9 @@ export const make = (options: NodeServerOptions = {}) =>
         Effect.async<void>((resume) => {
           server.close(() => resume(Effect.void))
           server.closeIdleConnections()
-          setTimeout(() => server.closeAllConnections(), options.shutdownGraceMs ?? 3_000).unref()
+          // What the grace leaves (a moment at least, for the last frames of ended streams to leave).
+          const left = graceEnds === undefined ? graceMs : Math.max(250, graceEnds - Date.now())
+          setTimeout(() => server.closeAllConnections(), left).unref()
         })
     )
     const address = server.address()
@@ -251,9 +286,18 @@ export const make = (options: NodeServerOptions = {}) =>
         Effect.gen(function*() {
           const runtime = yield* Effect.runtime<never>()
           const served = (middleware === undefined ? app : middleware(app)) as HttpApp.Default<unknown, never>
-          handler = makeHandler(served, runtime)
+          const inFlight: InFlight = { requests: 0, streams: new Set(), drained: undefined }
+          handler = makeHandler(served, runtime, inFlight)
           wasAttached = true
-          yield* Effect.addFinalizer(() => Effect.sync(() => void (handler = undefined)))
+          // Runs before the app's services stop (they were built before it was served).
+          yield* Effect.addFinalizer(() =>
+            Effect.suspend(() => {
+              handler = undefined
+              graceEnds = Date.now() + graceMs
+              for (const stream of [...inFlight.streams]) stream.stop?.()
+              return settle(inFlight, graceMs)
+            })
+          )
         })
     })
     return { httpServer, node: NodeServer.of({ server, serving: () => handler !== undefined }) }

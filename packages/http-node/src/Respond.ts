@@ -27,6 +27,8 @@ export interface PushSink {
 export interface PushSource {
   /** Starts delivery into the sink (what was pushed before comes first); `resume` is called once a full sink drained. */
   readonly attach: (sink: PushSink) => { readonly resume: () => void }
+  /** Ends the body from the server's side (the server stops): the source writes its last words and ends the sink. */
+  readonly stop?: () => void
 }
 
 export const PushSource = {
@@ -77,9 +79,15 @@ const writeStream = (out: ServerResponse, stream: Stream.Stream<Uint8Array, unkn
 /**
  * Writes the answer. A pushed body is handed its sink and goes on after
  * this returns ("streaming": the caller keeps the request's resources until
- * the connection closes); a stream or piped body is an effect to run.
+ * the connection closes; `open`, when given, holds its source meanwhile);
+ * a stream or piped body is an effect to run.
  */
-export const write = (out: ServerResponse, method: string, response: HttpServerResponse.HttpServerResponse): Written => {
+export const write = (
+  out: ServerResponse,
+  method: string,
+  response: HttpServerResponse.HttpServerResponse,
+  open?: Set<PushSource>
+): Written => {
   if (out.writableEnded) return "done"
   const body = response.body
   if (body._tag === "FormData") {
@@ -124,6 +132,10 @@ export const write = (out: ServerResponse, method: string, response: HttpServerR
         end: () => void out.end()
       })
       out.on("drain", resume)
+      if (open !== undefined && !out.writableEnded) {
+        open.add(source)
+        out.once("close", () => open.delete(source))
+      }
       return "streaming"
     }
   }

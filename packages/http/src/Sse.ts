@@ -51,6 +51,21 @@ export const frameReply = (item: Chat.ReplyItem): string => {
 /** The first frame of a reply stream: how long to wait before reconnecting. */
 export const retryFrame = `retry: ${retryMs}\n\n`
 
+/** The least and the most a client is told to wait before reconnecting to a stream the server ended. */
+export const stopRetryMs = { min: 250, max: 1500 } as const
+
+/**
+ * The last frame of a stream the server ends (its process stops, or the
+ * stream could not go on): reconnect soon, with `Last-Event-ID`, most likely
+ * to another process behind the same address, and not all at once (the wait
+ * is drawn between `stopRetryMs.min` and `.max`). A `retry` field alone
+ * dispatches no event; the comment is for whoever reads the raw stream.
+ */
+export const stopFrame = () =>
+  `: the server ended this stream; reconnect to resume it\nretry: ${
+    stopRetryMs.min + Math.floor(Math.random() * (stopRetryMs.max - stopRetryMs.min + 1))
+  }\n\n`
+
 const utf8 = new TextEncoder()
 
 /**
@@ -143,7 +158,11 @@ export const pushed = <A, E, R>(
       end: () => {
         if (ended) return
         ended = true
-        sink?.end()
+        if (sink === undefined) pending.push(stopFrame())
+        else {
+          sink.write(stopFrame())
+          sink.end()
+        }
       }
     }
     const attach = (to: PushSink) => {
@@ -163,7 +182,8 @@ export const pushed = <A, E, R>(
         end: () => void emit.end()
       })
     })
-    Object.defineProperty(stream, pushSourceKey, { value: { attach } })
+    // A server that stops ends the stream as the service would: with the hint to reconnect.
+    Object.defineProperty(stream, pushSourceKey, { value: { attach, stop: receiver.end } })
     return Effect.map(follow(receiver), (registered) => {
       subscription = registered
       return HttpServerResponse.stream(stream, { contentType: "text/event-stream", headers })
