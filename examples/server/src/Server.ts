@@ -27,7 +27,6 @@ import * as EchoAgent from "@hosting/testing/EchoAgent"
 import * as FakeCluster from "@hosting/testing/FakeCluster"
 import * as MemoryObjectStore from "@hosting/testing/MemoryObjectStore"
 import { Migrations } from "@hosting/storage-sql"
-import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Data, Duration, Effect, Layer, Option } from "effect"
 import { existsSync } from "node:fs"
 import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises"
@@ -47,6 +46,15 @@ const lazily = <M, A, E, R>(load: () => Promise<M>, build: (module: M) => Layer.
 export class StartupError extends Data.TaggedError("StartupError")<{ readonly message: string }> {}
 
 /**
+ * The SQLite storage, loaded only when the configuration names SQLite: a
+ * server on Postgres never loads better-sqlite3 (an image may leave it out).
+ */
+const sqliteStorage = (filename: string) =>
+  lazily(() => import("@hosting/storage-sqlite"), ({ SqliteStorage }) => SqliteStorage.layer({ filename })).pipe(
+    Layer.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot open the SQLite database: ${error.message}` }))
+  )
+
+/**
  * The storage ports and the two buses. On SQLite one process owns the
  * database and the buses are in process; on Postgres several processes may
  * share it, and the buses span them through LISTEN/NOTIFY.
@@ -56,10 +64,7 @@ const storageAndBuses = (
 ): Layer.Layer<Ports.StoragePorts | EventBus.EventBus | ReplyBus.ReplyBus, StartupError> => {
   switch (config.database._tag) {
     case "Sqlite":
-      return Layer.mergeAll(EventBus.layerLocal, ReplyBus.layerLocal).pipe(
-        Layer.provideMerge(SqliteStorage.layer({ filename: config.database.filename })),
-        Layer.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot open the SQLite database: ${error.message}` }))
-      )
+      return Layer.mergeAll(EventBus.layerLocal, ReplyBus.layerLocal).pipe(Layer.provideMerge(sqliteStorage(config.database.filename)))
     case "Postgres": {
       const url = config.database.url
       const host = new URL(url).host
@@ -105,9 +110,7 @@ const loadFixtures = (path: string, fixtures: Fixtures.Fixtures) =>
 const storageOnly = (config: ServerConfig) => {
   switch (config.database._tag) {
     case "Sqlite":
-      return SqliteStorage.layer({ filename: config.database.filename }).pipe(
-        Layer.mapError((error) => new StartupError({ message: `HOSTING_DATABASE_URL: cannot open the SQLite database: ${error.message}` }))
-      )
+      return sqliteStorage(config.database.filename)
     case "Postgres": {
       const url = config.database.url
       const host = new URL(url).host
