@@ -22,7 +22,9 @@ export default defineConfig([
   // The server's entry, bundled with the Effect stack and the workspace's
   // packages: only what is used is loaded, from a few files (see
   // docs/decisions.md). Adapters that the configuration may name are
-  // imported when named, from chunks of their own.
+  // imported when named, from chunks of their own. The workspace's packages
+  // are read from source (the `@hosting/source` condition), as the
+  // dashboard's build does, so no package build is needed first.
   {
     entry: ["src/main.ts"],
     format: ["esm"],
@@ -33,6 +35,7 @@ export default defineConfig([
     external: [external],
     // The workspace's chunk of tsup helpers is imported bare as well as by name; dropping the bare import is right.
     esbuildOptions: (options) => {
+      options.conditions = ["@hosting/source"]
       options.logOverride = { "ignored-bare-import": "silent" }
       options.alias = { undici: "./build/no-undici.js" }
     },
