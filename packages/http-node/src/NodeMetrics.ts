@@ -1,12 +1,12 @@
 /**
  * The server's metrics on Node, with `prom-client`: a registry holding
- * Node's process metrics (CPU, memory, event-loop lag, GC, handles), and
- * the count and duration of answered requests by method, route template and
- * status,
- * rendered in the Prometheus text format; served on the app's `/metrics`
+ * Node's process metrics (CPU, memory, event-loop lag, GC, handles), the
+ * count and duration of answered requests by method, route template and
+ * status, and what the services measure (Effect's metrics: streams,
+ * replies, lags, storage), rendered in the Prometheus text format; served on the app's `/metrics`
  * (`@hosting/http`'s MetricsRoute) or on a port of its own (`listen`).
  */
-import { Effect, type Scope } from "effect"
+import { Effect, Metric, type MetricPair, MetricState, Option, type Scope } from "effect"
 import { createServer, type Server } from "node:http"
 import * as Prometheus from "prom-client"
 
@@ -21,10 +21,84 @@ export interface NodeMetrics {
 /** Request durations in seconds: fine below 100 ms, where most answers fall, coarse above. */
 export const durationBuckets = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10]
 
-/** A registry of its own (two servers in one process do not mix), with Node's metrics and the request histogram. */
+/** The Prometheus value of a label or bucket bound. */
+const boundText = (bound: number) => (bound === Number.POSITIVE_INFINITY ? "+Inf" : String(bound))
+
+const labelsOf = (pair: MetricPair.MetricPair.Untyped) => {
+  const labels: Record<string, string> = {}
+  for (const label of pair.metricKey.tags) labels[label.key] = label.value
+  return labels
+}
+
+/** The prom-client values of one Effect metric series. */
+const valuesOf = (pair: MetricPair.MetricPair.Untyped): Array<Prometheus.MetricValueWithName<string>> => {
+  const state = pair.metricState
+  const name = pair.metricKey.name
+  const labels = labelsOf(pair)
+  if (MetricState.isCounterState(state)) return [{ value: Number(state.count), labels }]
+  if (MetricState.isGaugeState(state)) return [{ value: Number(state.value), labels }]
+  if (MetricState.isHistogramState(state)) {
+    return [
+      ...state.buckets.map(([bound, count]) => ({ metricName: `${name}_bucket`, value: count, labels: { ...labels, le: boundText(bound) } })),
+      { metricName: `${name}_sum`, value: state.sum, labels },
+      { metricName: `${name}_count`, value: state.count, labels }
+    ]
+  }
+  return []
+}
+
+/** The Prometheus type of a series (prom-client's `MetricType` enum exists in its types only). */
+const typeOf = (state: MetricState.MetricState.Untyped): "counter" | "gauge" | "histogram" | undefined =>
+  MetricState.isCounterState(state)
+    ? "counter"
+    : MetricState.isGaugeState(state)
+    ? "gauge"
+    : MetricState.isHistogramState(state)
+    ? "histogram"
+    : undefined
+
+/**
+ * Effect's metrics (those the services keep: `@hosting/core`'s `Metrics`)
+ * in the registry, rendered by prom-client with its own: before each
+ * rendering, `refresh` reads Effect's registry once and registers the
+ * metrics that appeared since (counters, gauges and histograms), whose
+ * values are then read from that reading.
+ */
+const effectMetrics = (registry: Prometheus.Registry) => {
+  let series = new Map<string, Array<MetricPair.MetricPair.Untyped>>()
+  const registered = new Set<string>()
+  return {
+    refresh: () => {
+      const next = new Map<string, Array<MetricPair.MetricPair.Untyped>>()
+      for (const pair of Metric.unsafeSnapshot()) {
+        const name = pair.metricKey.name
+        const found = next.get(name)
+        if (found === undefined) next.set(name, [pair])
+        else found.push(pair)
+        const type = typeOf(pair.metricState)
+        if (registered.has(name) || type === undefined || registry.getSingleMetric(name) !== undefined) continue
+        registered.add(name)
+        const help = Option.getOrElse(pair.metricKey.description, () => name)
+        // prom-client renders any object that gives its values this way (it is how its own metrics are read).
+        const metric = {
+          name,
+          help,
+          type,
+          aggregator: "sum" as const,
+          get: () => ({ name, help, type, aggregator: "sum" as const, values: (series.get(name) ?? []).flatMap(valuesOf) })
+        }
+        registry.registerMetric(metric as unknown as Prometheus.Metric)
+      }
+      series = next
+    }
+  }
+}
+
+/** A registry of its own, with Node's metrics, the request histogram and the services' metrics (Effect's registry, shared by the process). */
 export const make = (): NodeMetrics => {
   const registry = new Prometheus.Registry()
   Prometheus.collectDefaultMetrics({ register: registry })
+  const services = effectMetrics(registry)
   const requests = new Prometheus.Histogram({
     name: "hosting_http_request_duration_seconds",
     help: "Time from a request's arrival to its answer's head, by method, route template and status.",
@@ -56,7 +130,10 @@ export const make = (): NodeMetrics => {
       found.duration.observe(seconds)
       found.count.inc()
     },
-    render: () => registry.metrics(),
+    render: () => {
+      services.refresh()
+      return registry.metrics()
+    },
     contentType: registry.contentType
   }
 }

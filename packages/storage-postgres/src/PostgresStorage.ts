@@ -2,9 +2,12 @@
  * Hosting storage on PostgreSQL through @effect/sql-pg: the repositories and
  * migrations of @hosting/storage-sql on a connection pool.
  */
+import { SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
+import { Metrics } from "@hosting/core"
 import { SqlStorage } from "@hosting/storage-sql"
-import { Duration, Layer, Redacted } from "effect"
+import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import * as Pg from "pg"
 import * as PgProcessLock from "./PgProcessLock.js"
 
 /** Where the database is and how the pool behaves. */
@@ -21,15 +24,63 @@ export interface PostgresStorageConfig {
   readonly applicationName?: string
 }
 
-/** The PgClient (and SqlClient) of a configuration. */
-export const client = (config: PostgresStorageConfig) =>
-  PgClient.layer({
-    url: typeof config.url === "string" ? Redacted.make(config.url) : config.url,
-    maxConnections: config.maxConnections ?? 10,
-    idleTimeout: config.idleTimeout ?? Duration.seconds(30),
-    connectTimeout: config.connectTimeout ?? Duration.seconds(5),
-    applicationName: config.applicationName ?? "hosting"
+/** How often the pool's gauges are brought up to date. */
+const poolSampleInterval = Duration.seconds(1)
+
+/**
+ * Reports the pool's connections (`hosting_database_pool_connections`, by
+ * state) every `poolSampleInterval` while the scope lives; what it added
+ * is taken back when the scope closes.
+ */
+const samplePool = (pool: Pg.Pool) =>
+  Effect.gen(function*() {
+    let last = { total: 0, idle: 0, waiting: 0 }
+    const sample = Effect.sync(() => {
+      const now = { total: pool.totalCount, idle: pool.idleCount, waiting: pool.waitingCount }
+      Metrics.addPool({ total: now.total - last.total, idle: now.idle - last.idle, waiting: now.waiting - last.waiting })
+      last = now
+    })
+    yield* Effect.addFinalizer(() => Effect.sync(() => Metrics.addPool({ total: -last.total, idle: -last.idle, waiting: -last.waiting })))
+    yield* Effect.forkScoped(Effect.repeat(sample, Schedule.spaced(poolSampleInterval)))
   })
+
+/**
+ * The PgClient (and SqlClient) of a configuration, on a pool of ours (the
+ * settings PgClient.layer would give it), so that its use can be measured.
+ */
+export const client = (config: PostgresStorageConfig) => {
+  const connectTimeout = config.connectTimeout ?? Duration.seconds(5)
+  const acquire = Effect.acquireRelease(
+    Effect.sync(() => {
+      const pool = new Pg.Pool({
+        connectionString: Redacted.value(typeof config.url === "string" ? Redacted.make(config.url) : config.url),
+        max: config.maxConnections ?? 10,
+        idleTimeoutMillis: Duration.toMillis(config.idleTimeout ?? Duration.seconds(30)),
+        connectionTimeoutMillis: Duration.toMillis(connectTimeout),
+        application_name: config.applicationName ?? "hosting"
+      })
+      // An idle connection that fails is dropped by the pool; the next query opens another.
+      pool.on("error", () => {})
+      return pool
+    }),
+    (pool) => Effect.promise(() => pool.end()).pipe(Effect.interruptible, Effect.timeoutOption(Duration.seconds(1)))
+  ).pipe(
+    // As PgClient.layer does: the start fails when the database does not answer.
+    Effect.tap((pool) =>
+      Effect.tryPromise({
+        try: () => pool.query("SELECT 1"),
+        catch: (cause) => new SqlError.SqlError({ cause, message: "PgClient: Failed to connect" })
+      }).pipe(
+        Effect.timeoutFail({
+          duration: connectTimeout,
+          onTimeout: () => new SqlError.SqlError({ cause: new Error("Connection timed out"), message: "PgClient: Connection timed out" })
+        })
+      )
+    ),
+    Effect.tap(samplePool)
+  )
+  return PgClient.layerFromPool({ acquire, applicationName: config.applicationName ?? "hosting" })
+}
 
 /**
  * Every storage port on a PostgreSQL database, migrated at start, and this

@@ -1,6 +1,7 @@
 import { Deferred, Effect, Exit, type Scope } from "effect"
 import type { StorageError } from "../model/Errors.js"
 import type { Transactor } from "../ports/Ports.js"
+import * as Metrics from "../runtime/Metrics.js"
 
 /** One effect waiting for its group's transaction, and where its outcome goes. */
 interface Member {
@@ -67,6 +68,7 @@ export const make = (tx: Transactor["Type"], scope: Scope.Scope, options: { read
       afterDueIo,
       Effect.suspend(() => {
         if (gathering === group) gathering = undefined
+        Metrics.observe(Metrics.groupCommitBatch, group.length)
         return group.length === 1 ? alone(group[0]!) : together(group)
       })
     ))

@@ -8,9 +8,13 @@ import { Context, Effect, Layer, Queue, Runtime, type Scope } from "effect"
 import type { ConversationId, MessageId } from "../model/Conversation.js"
 import * as Members from "../internal/members.js"
 
-/** What happens to a reply. `offset` is the position of `delta` in the reply's content. */
+/**
+ * What happens to a reply. `offset` is the position of `delta` in the
+ * reply's content; `at`, when the chunk arrived from the agent (ms since the
+ * epoch, for the chunk-lag metric).
+ */
 export type ReplyEvent =
-  | { readonly _tag: "Delta"; readonly message_id: MessageId; readonly offset: number; readonly delta: string }
+  | { readonly _tag: "Delta"; readonly message_id: MessageId; readonly offset: number; readonly delta: string; readonly at?: number }
   | { readonly _tag: "Completed"; readonly message_id: MessageId; readonly content: string }
   | { readonly _tag: "Failed"; readonly message_id: MessageId; readonly error: string }
   /** A user asked to stop the reply; the process receiving it stops it (it may be another process). */

@@ -1,6 +1,8 @@
 /**
  * Machinery the use cases run on that adapters use too: pushing live
- * streams to a receiver, spans that cost nothing while tracing is off.
+ * streams to a receiver, spans that cost nothing while tracing is off, the
+ * metrics the services keep.
  */
+export * as Metrics from "./Metrics.js"
 export * as Receiver from "./Receiver.js"
 export * as Tracing from "./Tracing.js"

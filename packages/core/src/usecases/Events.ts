@@ -20,6 +20,7 @@ import * as Policy from "../model/Policy.js"
 import { AccountStore, EventLog } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import { type Receiver, type Subscription, toStream } from "../runtime/Receiver.js"
+import * as Metrics from "../runtime/Metrics.js"
 import * as Tracing from "../runtime/Tracing.js"
 
 /** Settings of the event stream. */
@@ -153,6 +154,8 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
       const group = entry.groups.get(cursor)
       if (group === undefined || events.length === 0) return
       const next = events.at(-1)!.id
+      const now = Date.now()
+      for (const event of events) Metrics.observe(Metrics.eventDeliveryLag, (now - event.created_at.epochMillis) / 1000)
       const items = events.map((event): StreamItem => ({ _tag: "Event", event }))
       entry.groups.delete(cursor)
       let target = entry.groups.get(next)
@@ -213,7 +216,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     const leave = (accountId: AccountId, entry: Followed, listener: Listener) => {
       heartbeats.remove(listener.beats)
       exit(entry, listener)
-      entry.listeners.delete(listener)
+      if (entry.listeners.delete(listener)) Metrics.add(Metrics.eventStreamsOpen, -1)
       if (entry.listeners.size === 0 && followed.get(accountId) === entry) {
         followed.delete(accountId)
         if (entry.scope !== undefined) return Scope.close(entry.scope, Exit.void)
@@ -260,6 +263,7 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
           beats: Heartbeats.beating(() => listener.paused || give(listener, heartbeat))
         }
         entry.listeners.add(listener)
+        Metrics.add(Metrics.eventStreamsOpen, 1)
         yield* heartbeats.add(listener.beats)
         // Added to the scope directly, so that the finalizer keeps nothing of the caller's fiber (a request's context, say).
         yield* Scope.addFinalizer(yield* Effect.scope, Effect.suspend(() => leave(accountId, joined, listener)))

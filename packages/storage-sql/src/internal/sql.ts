@@ -1,4 +1,4 @@
-import { Errors, Tracing } from "@hosting/core"
+import { Errors, Metrics, Tracing } from "@hosting/core"
 import { DateTime, Effect } from "effect"
 
 /**
@@ -10,17 +10,22 @@ const spanOptions = { captureStackTrace: false } as const
 
 /**
  * Maps driver and decoding failures of one repository method into the port's
- * error, in the method's span. The method runs to its end even when its fiber
- * is interrupted (the interruption takes effect after): the Postgres driver
- * cancels an interrupted statement by signalling its backend process, and a
- * signal that arrives after the statement finished cancels whatever that
- * connection runs next, another caller's statement.
+ * error, in the method's span, and records its time
+ * (`hosting_storage_operation_duration_seconds`). The method runs to its end
+ * even when its fiber is interrupted (the interruption takes effect after):
+ * the Postgres driver cancels an interrupted statement by signalling its
+ * backend process, and a signal that arrives after the statement finished
+ * cancels whatever that connection runs next, another caller's statement.
  */
 export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.mapError(effect, (cause) => new Errors.StorageError({ operation, cause })).pipe(
-    Effect.uninterruptible,
-    Tracing.withSpan(operation, spanOptions)
-  )
+  Effect.suspend(() => {
+    const started = performance.now()
+    return Effect.mapError(effect, (cause) => new Errors.StorageError({ operation, cause })).pipe(
+      Effect.onExit(() => Effect.sync(() => Metrics.observeStorage(operation, (performance.now() - started) / 1000))),
+      Effect.uninterruptible,
+      Tracing.withSpan(operation, spanOptions)
+    )
+  })
 
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */
 export const timeText = (time: DateTime.Utc): string => DateTime.formatIso(time)

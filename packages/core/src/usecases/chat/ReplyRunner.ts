@@ -20,6 +20,7 @@ import { AgentRuntime, type AgentError } from "../../ports/AgentRuntime.js"
 import { ConversationStore, IdGenerator, Transactor } from "../../ports/Ports.js"
 import * as ReplyBus from "../../ports/ReplyBus.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
+import * as Metrics from "../../runtime/Metrics.js"
 import * as Leases from "./Leases.js"
 import * as TurnTraces from "./TurnTraces.js"
 
@@ -159,7 +160,7 @@ export const make = Effect.gen(function*() {
       const chunk = withoutNul(text)
       const offset = reply.content.length
       reply.content += chunk
-      bus.publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk })
+      bus.publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk, at: Date.now() })
     }
     const stream = runtime.reply({ deployment, history, message: turn }, delta)
     // A cancel taken by another process arrives on the bus; this process stops the reply itself.
@@ -192,7 +193,10 @@ export const make = Effect.gen(function*() {
         return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
       }),
       Effect.ensuring(Effect.suspend(() => {
-        if (running.get(reply.conversation) === reply) running.delete(reply.conversation)
+        if (running.get(reply.conversation) === reply) {
+          running.delete(reply.conversation)
+          Metrics.add(Metrics.repliesInFlight, -1)
+        }
         return Deferred.succeed(reply.done, undefined)
       })),
       (run) =>
@@ -233,7 +237,10 @@ export const make = Effect.gen(function*() {
       const previous = running.get(reply.conversation)
       const superseded = previous !== undefined && previous.turn > reply.turn
       if (superseded || starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
-      if (!superseded) running.set(reply.conversation, reply)
+      if (!superseded) {
+        if (!running.has(reply.conversation)) Metrics.add(Metrics.repliesInFlight, 1)
+        running.set(reply.conversation, reply)
+      }
       yield* leases.keepRenewing
       yield* keepFlushing
       // Forked where nothing interrupts (the fiber starts uninterruptible, see runReply); a stop asked

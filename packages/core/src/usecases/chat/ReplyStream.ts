@@ -10,6 +10,7 @@ import type { StorageError } from "../../model/Errors.js"
 import * as Heartbeats from "../../internal/heartbeats.js"
 import { ConversationStore } from "../../ports/Ports.js"
 import * as ReplyBus from "../../ports/ReplyBus.js"
+import * as Metrics from "../../runtime/Metrics.js"
 import type { Receiver, Subscription } from "../../runtime/Receiver.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
 
@@ -188,17 +189,21 @@ export const make = (current: (message: Message, conversation: ConversationId) =
           if (items === undefined) {
             waiting = [event]
             run(fill)
-          } else if (items.length > 0) receiver.push(items)
+          } else if (items.length > 0) {
+            receiver.push(items)
+            if (event._tag === "Delta" && event.at !== undefined) Metrics.observe(Metrics.replyChunkLag, Metrics.secondsSince(event.at))
+          }
         }
         if (waiting.length > 0) run(fill)
         else waiting = undefined
         const beating = Heartbeats.beating(() => receiver.push(heartbeat))
         receivers.add(receiver)
+        Metrics.add(Metrics.replyStreamsOpen, 1)
         yield* heartbeats.add(beating)
         // Added to the scope directly: Effect.addFinalizer would patch the fiber's context in and out when it runs.
         yield* Scope.addFinalizer(streamScope, Effect.sync(() => {
           heartbeats.remove(beating)
-          receivers.delete(receiver)
+          if (receivers.delete(receiver)) Metrics.add(Metrics.replyStreamsOpen, -1)
         }))
         return unpaused
       })
