@@ -5,7 +5,7 @@
  * be retried; every client error becomes a `ClusterError` whose message is
  * safe to show and whose cause keeps the raw error for the log.
  */
-import { Cluster } from "@hosting/core"
+import { Cluster, Deployment } from "@hosting/core"
 import * as k8s from "@kubernetes/client-node"
 import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted, Schedule } from "effect"
 
@@ -202,13 +202,39 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
   const namespaceExists = (name: string) =>
     orNone(call((o) => core.readNamespace({ name }, o))).pipe(Effect.map(Option.isSome))
 
+  /**
+   * Fails unless the namespace, when it exists, is the platform's (it
+   * carries the managed-by label the platform puts on what it makes): an
+   * account and agent whose names make `kube-system` must not take it over
+   * or remove it.
+   */
+  const mustBeOurs = (name: string) =>
+    orNone(call((o) => core.readNamespace({ name }, o))).pipe(
+      Effect.mapError(toClusterError(`read the namespace "${name}"`)),
+      Effect.flatMap((found) =>
+        Option.isSome(found) && found.value.metadata?.labels?.[Deployment.labelKeys.managedBy] !== Deployment.managedByValue
+          ? Effect.fail(
+            new Cluster.ClusterError({
+              reason: "Conflict",
+              message: `The namespace "${name}" exists and was not made by this platform (it lacks the label ` +
+                `${Deployment.labelKeys.managedBy}=${Deployment.managedByValue}); the platform neither takes over nor removes ` +
+                "namespaces it did not make. Deploy under another account or agent name."
+            })
+          )
+          : Effect.void
+      )
+    )
+
   const ensureNamespace: Cluster.Cluster["Type"]["ensureNamespace"] = (name, labels) =>
     createOrReplace(
       call((o) => core.createNamespace({ body: { apiVersion: "v1", kind: "Namespace", metadata: { name, labels: { ...labels } } } }, o)),
-      // A merge patch touches only our labels, so labels other tools put on the namespace survive.
-      call((o) => core.patchNamespace({ name, body: { metadata: { labels: { ...labels } } } }, o), k8s.PatchStrategy.MergePatch)
+      // It exists: only the platform's own is updated. A merge patch touches only our labels, so labels other tools put on it survive.
+      Effect.zipRight(
+        mustBeOurs(name),
+        call((o) => core.patchNamespace({ name, body: { metadata: { labels: { ...labels } } } }, o), k8s.PatchStrategy.MergePatch)
+      )
     ).pipe(
-      Effect.mapError(toClusterError(`set up the namespace "${name}"`)),
+      Effect.mapError((error) => error instanceof Cluster.ClusterError ? error : toClusterError(`set up the namespace "${name}"`)(error)),
       Effect.withSpan("KubernetesCluster.ensureNamespace", { attributes: { namespace: name } })
     )
 
@@ -313,6 +339,7 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
       Effect.zipRight(awaitRemoval(name)),
       Effect.asVoid,
       Effect.mapError(toClusterError(`remove the namespace "${name}"`)),
+      (remove) => Effect.zipRight(mustBeOurs(name), remove),
       Effect.withSpan("KubernetesCluster.removeNamespace", { attributes: { namespace: name } })
     )
 

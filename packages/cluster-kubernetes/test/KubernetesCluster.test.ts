@@ -70,6 +70,33 @@ describe("KubernetesCluster against the API server double", () => {
       expect(double.requests.filter((r) => r.authorization !== `Bearer ${token}`)).toEqual([])
     }))
 
+  it.scoped("a namespace the platform did not make (no managed-by label, such as kube-system) is neither taken over nor removed", () =>
+    Effect.gen(function*() {
+      const { cluster, double } = yield* setup()
+      const made = yield* Effect.promise(() =>
+        fetch(`${double.url}/api/v1/namespaces`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({ apiVersion: "v1", kind: "Namespace", metadata: { name: "kube-system", labels: { team: "platform" } } })
+        })
+      )
+      expect(made.status).toBe(201)
+      for (const call of [cluster.ensureNamespace("kube-system", labels), cluster.removeNamespace("kube-system")]) {
+        const error = yield* Effect.flip(call)
+        expect(error.reason).toBe("Conflict")
+        expect(error.message).toContain(`The namespace "kube-system" exists and was not made by this platform`)
+      }
+      const kept = double.stored("namespaces", "", "kube-system")
+      expect(kept?.metadata.labels).toEqual({ team: "platform", "kubernetes.io/metadata.name": "kube-system" })
+      expect(double.requests.filter((r) => r.method === "PATCH" || r.method === "DELETE")).toEqual([])
+      // One of its own it updates and removes as before.
+      const ns = StorageSuite.uniqueName("ns")
+      yield* cluster.ensureNamespace(ns, labels)
+      yield* cluster.ensureNamespace(ns, labels)
+      yield* cluster.removeNamespace(ns)
+      expect(double.stored("namespaces", "", ns)).toBeUndefined()
+    }))
+
   it.scoped("a 403 from the cluster becomes Forbidden on every method, with a message that leaks neither the token nor the body", () =>
     Effect.gen(function*() {
       const { cluster, double } = yield* setup()
@@ -231,9 +258,11 @@ describe("KubernetesCluster against the API server double", () => {
     Effect.gen(function*() {
       const { cluster, double } = yield* setup()
       const ns = StorageSuite.uniqueName("ns")
-      yield* cluster.ensureNamespace(ns, { "hosting.dev/account": "acme", "team.example/owner": "ops" })
-      yield* cluster.ensureNamespace(ns, { "hosting.dev/account": "acme2" })
+      const ours = { "app.kubernetes.io/managed-by": "hosting" }
+      yield* cluster.ensureNamespace(ns, { ...ours, "hosting.dev/account": "acme", "team.example/owner": "ops" })
+      yield* cluster.ensureNamespace(ns, { ...ours, "hosting.dev/account": "acme2" })
       expect(double.stored("namespaces", "", ns)?.metadata.labels).toEqual({
+        ...ours,
         "hosting.dev/account": "acme2",
         "team.example/owner": "ops",
         "kubernetes.io/metadata.name": ns

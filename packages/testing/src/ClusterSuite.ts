@@ -9,7 +9,12 @@ import { Effect, type Layer, Option } from "effect"
 import { uniqueName } from "./StorageSuite.js"
 
 /** Labels of the sample workload. */
-export const labels = { "hosting.dev/account": "acme", "hosting.dev/agent": "acme.helper", "hosting.dev/build": "b-1" }
+export const labels = {
+  "app.kubernetes.io/managed-by": "hosting",
+  "hosting.dev/account": "acme",
+  "hosting.dev/agent": "acme.helper",
+  "hosting.dev/build": "b-1"
+}
 
 /** A sample workload in a namespace, for cluster adapter tests. */
 export const workload = (namespace: string, overrides: Partial<Cluster.Workload> = {}): Cluster.Workload => ({

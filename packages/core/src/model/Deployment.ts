@@ -93,6 +93,12 @@ export const namespaceFor = (account: AccountName, publisher: AccountName, agent
   return `${full.slice(0, maxNamespaceLength - 9).replace(/-+$/, "")}-${fnv1a(full)}`
 }
 
+/**
+ * The value of `labelKeys.managedBy` on everything the platform makes in a
+ * cluster; a cluster adapter takes over or removes no namespace without it.
+ */
+export const managedByValue = "hosting"
+
 /** Label keys put on every cluster object of a deployment. */
 export const labelKeys = {
   managedBy: "app.kubernetes.io/managed-by",

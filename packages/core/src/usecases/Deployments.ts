@@ -8,7 +8,7 @@ import type { Account } from "../model/Account.js"
 import * as Agent from "../model/Agent.js"
 import * as AgentSpec from "../model/AgentSpec.js"
 import * as Cluster from "../ports/Cluster.js"
-import { DeploymentId, type DeploymentRecord, labelKeys, labelValue, namespaceFor, toView } from "../model/Deployment.js"
+import { DeploymentId, type DeploymentRecord, labelKeys, labelValue, managedByValue, namespaceFor, toView } from "../model/Deployment.js"
 import {
   AccountNotFound,
   AgentNotFound,
@@ -123,7 +123,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       const namespace = namespaceFor(target.name, publisher.name, agent.name)
       const id = DeploymentId.make(`dep-${yield* ids.next}`)
       const labels = {
-        [labelKeys.managedBy]: "hosting",
+        [labelKeys.managedBy]: managedByValue,
         [labelKeys.account]: labelValue(target.name),
         [labelKeys.publisher]: labelValue(publisher.name),
         [labelKeys.agent]: labelValue(agent.name),
