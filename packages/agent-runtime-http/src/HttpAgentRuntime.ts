@@ -519,11 +519,14 @@ interface Agents {
  * closes otherwise (an interrupt, a stall, a failed answer) the request is
  * destroyed. A request that went out on a pooled connection the agent was
  * closing at that moment (reset before any answer) is sent once more on a
- * new one: the agent never saw it.
+ * new one: the agent never saw it. While a tracer is on, the request carries
+ * the current span's W3C `traceparent`, so that the agent's spans join the
+ * turn's trace (the platform's client does the same for `make`).
  */
 const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send => (url, body) =>
-  Effect.flatMap(Effect.scope, (scope) =>
+  Effect.flatMap(Effect.zip(Effect.scope, Tracing.currentSpan), ([scope, span]) =>
     Effect.async<Answer, unknown>((resume) => {
+      const traceparent = Option.isSome(span) ? Tracing.traceparentOf(span.value) : undefined
       const target = new URL(url)
       const https = target.protocol === "https:"
       let request: Http.ClientRequest
@@ -534,6 +537,7 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
           headers: {
             accept,
             "content-type": "application/json",
+            ...(traceparent === undefined ? undefined : { traceparent }),
             ...extraHeaders,
             "content-length": Buffer.byteLength(body)
           }

@@ -401,6 +401,22 @@ describe.each(["fetch", "node"] as const)("HttpAgentRuntime against fake agents 
     }).pipe(Effect.scoped))
 })
 
+describe("HttpAgentRuntime: trace context", () => {
+  for (const client of ["fetch", "node"] as const) {
+    it.live(`${client}: while a tracer is on, the agent's request carries a traceparent of the turn's trace; with it off, none`, () =>
+      Effect.gen(function*() {
+        const agent = yield* FakeAgent.make(FakeAgent.echo)
+        const runtime = yield* runtimeFor(agent, {}, client)
+        const turnSpan = yield* Effect.makeSpanScoped("turn")
+        yield* runtime.reply(turn()).pipe(Stream.runDrain, Effect.withParentSpan(turnSpan))
+        yield* runtime.reply(turn()).pipe(Stream.runDrain, Effect.withParentSpan(turnSpan), Effect.withTracerEnabled(false))
+        const [traced, untraced] = agent.received.map((request) => request.headers["traceparent"])
+        expect(traced).toMatch(new RegExp(`^00-${turnSpan.traceId}-[0-9a-f]{16}-01$`))
+        expect(untraced).toBeUndefined()
+      }).pipe(Effect.scoped))
+  }
+})
+
 describe("HttpAgentRuntime.layer: kept-alive connections", () => {
   it.live("replies one after another share one connection to the agent", () =>
     Effect.gen(function*() {

@@ -64,4 +64,17 @@ describe("Tracing", () => {
       expect(spans).toEqual([])
     }).pipe(Effect.provide(Layer.merge(layer, Layer.setTracerEnabled(false))))
   })
+
+  it.effect("the current trace id and traceparent are a span's W3C ids while a tracer is enabled; none while it is off", () =>
+    Effect.gen(function*() {
+      const parent = Tracer.externalSpan({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" })
+      const inside = <A>(effect: Effect.Effect<A>) => Effect.withSpan(effect, "turn", { parent })
+      expect(yield* inside(Tracing.currentTraceId)).toEqual(Option.some("4bf92f3577b34da6a3ce929d0e0e4736"))
+      const span = Option.getOrThrow(yield* inside(Tracing.currentSpan))
+      expect(Tracing.traceparentOf(span)).toBe(`00-4bf92f3577b34da6a3ce929d0e0e4736-${span.spanId}-01`)
+      expect(yield* Tracing.currentTraceId).toEqual(Option.none())
+      expect(yield* inside(Tracing.currentTraceId).pipe(Effect.withTracerEnabled(false))).toEqual(Option.none())
+      // Ids that are not W3C ones (a tracer of its own making) are not passed on.
+      expect(Tracing.traceparentOf(Tracer.externalSpan({ traceId: "trace", spanId: "span" }))).toBeUndefined()
+    }))
 })

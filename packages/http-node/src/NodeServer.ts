@@ -4,9 +4,12 @@
  * runtime captured once when the app is served.
  *
  * - A request gets a `NodeRequest` (nothing parsed until asked), a scope,
- *   and one fiber that runs the app and writes its answer. The platform's
- *   per-request span is not made: this server keeps to what the work needs
- *   (see docs/decisions.md). The pre-response handlers an app registers
+ *   and one fiber that runs the app and writes its answer. A server span
+ *   per request, as the platform's servers make (a W3C `traceparent` or B3
+ *   header continued, `HttpMiddleware.withTracerDisabledWhen` honoured), is
+ *   made only when the runtime that serves has its tracer enabled; with it
+ *   off, nothing of it is on the request's path (see docs/decisions.md). The
+ *   pre-response handlers an app registers
  *   (`HttpApp.appendPreResponseHandler`: the platform's CORS middleware,
  *   `HttpApiBuilder.securitySetCookie`) are applied to its answer, as the
  *   platform's servers apply them.
@@ -29,15 +32,17 @@
  *   is over, so that a stop never waits on a client.
  */
 import * as Etag from "@effect/platform/Etag"
+import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
-import { Cause, Context, Effect, Exit, FiberRef, Layer, Runtime, Scope } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Layer, Option, Runtime, Scope } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import { NodeRequest } from "./NodeRequest.js"
@@ -222,6 +227,36 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
 }
 
 /**
+ * The app with a server span around each request, as the platform's own
+ * servers make it (its middleware is not public): named by the
+ * `SpanNameGenerator`, the child of the trace the request's headers carry,
+ * skipped where `currentTracerDisabledWhen` says. Request headers are not
+ * recorded (they may carry credentials under any name).
+ */
+const withServerSpan = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
+  Effect.withFiberRuntime((fiber) => {
+    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
+    if (fiber.getFiberRef(HttpMiddleware.currentTracerDisabledWhen)(request)) return app
+    const name = Context.get(fiber.currentContext, HttpMiddleware.SpanNameGenerator)(request)
+    return Effect.useSpan(name, {
+      parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)),
+      kind: "server",
+      captureStackTrace: false
+    }, (span) => {
+      const target = request.url
+      const query = target.indexOf("?")
+      span.attribute("http.request.method", request.method)
+      span.attribute("url.path", query === -1 ? target : target.slice(0, query))
+      if (query !== -1 && query < target.length - 1) span.attribute("url.query", target.slice(query + 1))
+      const agent = request.headers["user-agent"]
+      if (agent !== undefined) span.attribute("user_agent.original", agent)
+      if (request.remoteAddress._tag === "Some") span.attribute("client.address", request.remoteAddress.value)
+      return Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
+        Effect.sync(() => span.attribute("http.response.status_code", HttpServerError.exitResponse(exit).status)))
+    })
+  })
+
+/**
  * Listens with Node's server and gives the `HttpServer` that serves apps
  * on it, and the `NodeServer`. The server closes with the scope.
  */
@@ -285,7 +320,10 @@ export const make = (options: NodeServerOptions = {}) =>
       serve: (app, middleware) =>
         Effect.gen(function*() {
           const runtime = yield* Effect.runtime<never>()
-          const served = (middleware === undefined ? app : middleware(app)) as HttpApp.Default<unknown, never>
+          const withMiddleware = (middleware === undefined ? app : middleware(app)) as HttpApp.Default<unknown, never>
+          // Decided once, for the life of the app: a request with tracing off pays nothing for it.
+          const traced = FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled)
+          const served = traced ? withServerSpan(withMiddleware) : withMiddleware
           const inFlight: InFlight = { requests: 0, streams: new Set(), drained: undefined }
           handler = makeHandler(served, runtime, inFlight)
           wasAttached = true

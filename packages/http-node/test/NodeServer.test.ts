@@ -200,6 +200,32 @@ describe("NodeServer", () => {
       expect([failed.status, failed.headers["x-handled"], failed.headers["access-control-allow-origin"]]).toEqual([500, "500", "*"])
     }))
 
+  it.scoped("with a tracer on, each request gets the platform's server span, a traceparent continued, skipped where told; with it off, none", () =>
+    Effect.gen(function*() {
+      const app = Effect.map(Effect.option(Effect.currentSpan), (span) =>
+        HttpServerResponse.unsafeJson(Option.match(span, {
+          onNone: () => null,
+          onSome: (span) => ({ name: span.name, traceId: span.traceId, parent: Option.getOrNull(Option.map(span.parent, (p) => p.spanId)) })
+        })))
+      const serving = (tracerEnabled: boolean) =>
+        Effect.gen(function*() {
+          const context = yield* Layer.build(NodeServer.layer({ port: 0, host: "127.0.0.1" }))
+          const served = HttpServer.serve(app).pipe(HttpMiddleware.withTracerDisabledWhen((request) => request.url === "/healthz"))
+          yield* Layer.buildWithScope(served, yield* Effect.scope).pipe(Effect.provide(context), Effect.withTracerEnabled(tracerEnabled))
+          return yield* Effect.provide(portOf, context)
+        })
+      const traceparent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+      const on = yield* serving(true)
+      const continued = JSON.parse((yield* call(on, "GET", "/chat", undefined, { traceparent })).text)
+      expect(continued).toEqual({ name: "http.server GET", traceId: "4bf92f3577b34da6a3ce929d0e0e4736", parent: "00f067aa0ba902b7" })
+      const fresh = JSON.parse((yield* call(on, "GET", "/chat")).text)
+      expect([fresh.name, fresh.parent]).toEqual(["http.server GET", null])
+      expect(fresh.traceId).toMatch(/^[0-9a-f]{32}$/)
+      expect(JSON.parse((yield* call(on, "GET", "/healthz", undefined, { traceparent })).text)).toBeNull()
+      const off = yield* serving(false)
+      expect(JSON.parse((yield* call(off, "GET", "/chat", undefined, { traceparent })).text)).toBeNull()
+    }))
+
   it.scoped("a stop closes idle kept-alive connections at once and cuts the others after the grace period", () =>
     Effect.gen(function*() {
       const scope = yield* Scope.make()

@@ -9,7 +9,7 @@
  * fiber's tracer switch when they run and skip the span when it is off; with
  * a tracer on, the spans are the same as Effect's.
  */
-import { Effect, FiberRef, type Tracer } from "effect"
+import { Context, Effect, FiberRef, Option, Tracer } from "effect"
 import type { YieldWrap } from "effect/Utils"
 
 /** Runs `traced` when the running fiber's tracer is enabled, else `plain`. */
@@ -37,3 +37,28 @@ export const fn = (name: string) =>
 export const withSpan = (name: string, options?: Tracer.SpanOptions) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   whenTraced(() => Effect.withSpan(effect, name, options) as Effect.Effect<A, E, R>, () => effect)
+
+/**
+ * The span the running fiber is in, while a tracer is enabled: with the
+ * tracer off, a span in context (a no-op one) is nothing to pass on.
+ */
+export const currentSpan: Effect.Effect<Option.Option<Tracer.AnySpan>> = Effect.withFiberRuntime((fiber) =>
+  Effect.succeed(
+    fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Context.getOption(fiber.currentContext, Tracer.ParentSpan) : Option.none()
+  )
+)
+
+const w3cTraceId = /^(?!0{32})[0-9a-f]{32}$/
+const w3cSpanId = /^(?!0{16})[0-9a-f]{16}$/
+
+/** The trace id of the current span when it is a W3C one (32 hex digits), while a tracer is enabled. */
+export const currentTraceId: Effect.Effect<Option.Option<string>> = Effect.map(
+  currentSpan,
+  Option.flatMap((span) => (w3cTraceId.test(span.traceId) ? Option.some(span.traceId) : Option.none()))
+)
+
+/** The W3C `traceparent` header that makes a callee's spans children of `span`; undefined when its ids are not W3C ones. */
+export const traceparentOf = (span: Tracer.AnySpan): string | undefined =>
+  w3cTraceId.test(span.traceId) && w3cSpanId.test(span.spanId)
+    ? `00-${span.traceId}-${span.spanId}-${span.sampled ? "01" : "00"}`
+    : undefined

@@ -10,6 +10,7 @@ import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { UserId } from "../../model/Ids.js"
 import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "../../model/Trace.js"
 import { TraceStore } from "../../ports/Ports.js"
+import * as Tracing from "../../runtime/Tracing.js"
 import { TracesConfig } from "../Traces.js"
 
 /** Options for a record built here from values already checked: the schema does not check them again. */
@@ -47,6 +48,8 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       if (!tracing.enabled) return
       const end = yield* Clock.currentTimeNanos
+      // While the server traces itself, the turn is stored under the trace its request started (or continued).
+      const traceId = yield* Tracing.currentTraceId
       const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
       pending.push(
         new TraceRecord({
@@ -54,7 +57,7 @@ export const make = Effect.gen(function*() {
           agent_name: deployment.agent_name,
           account_id: deployment.account_id,
           owner_id: Option.some(reply.owner),
-          trace_id: newTraceId(),
+          trace_id: Option.getOrElse(traceId, newTraceId),
           name: "chat",
           status,
           latency_ms: latencyMs(startNanos, end),
