@@ -3,9 +3,11 @@ import { defineConfig } from "tsup"
 /**
  * Native modules and the large client libraries of optional adapters stay
  * outside the bundle (they are dependencies of this package, so they
- * resolve from dist/).
+ * resolve from dist/), and so does OpenTelemetry's SDK, loaded only when the
+ * server exports its traces. `@effect/opentelemetry` is bundled: it must
+ * share the bundle's copy of Effect.
  */
-const external = /^(better-sqlite3|pg(-[a-z-]+)?|@kubernetes\/client-node|@aws-sdk\/[a-z0-9-]+)(\/.*)?$/
+const external = /^(better-sqlite3|pg(-[a-z-]+)?|@kubernetes\/client-node|@aws-sdk\/[a-z0-9-]+|@opentelemetry\/[a-z0-9-]+)(\/.*)?$/
 
 /** Everything else is bundled (tsup would leave this package's dependencies outside, and `noExternal` wins over `external`). */
 const bundled = new RegExp(`^(?!${external.source.slice(1)})`)

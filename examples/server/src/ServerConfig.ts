@@ -87,6 +87,12 @@ export interface ServerConfig {
   readonly trustProxy: number
   /** The built dashboard served at `/`: a folder, `off`, or undefined for the `@hosting/dashboard` build when there is one. */
   readonly dashboard: string | undefined
+  /**
+   * The server's own spans, exported over OTLP as the standard `OTEL_*` variables say: on when an OTLP endpoint
+   * is set, unless OTEL_SDK_DISABLED=true or OTEL_TRACES_EXPORTER=none; undefined: no tracer at all. The
+   * service name is `hosting` unless OTEL_SERVICE_NAME or OTEL_RESOURCE_ATTRIBUTES names one (then undefined).
+   */
+  readonly otlpTraces: { readonly defaultServiceName: string | undefined } | undefined
   readonly s3: {
     readonly endpoint: string | undefined
     readonly region: string
@@ -195,6 +201,22 @@ const oidcConfig = Config.all({
   return Either.right({ issuer, clientId, clientSecret: clientSecret === undefined ? undefined : Redacted.make(clientSecret) })
 }))
 
+/** OTLP export of the server's spans (ServerConfig.otlpTraces), from the variables every OpenTelemetry SDK reads. */
+const otlpTraces = Config.all({
+  endpoint: optional("OTEL_EXPORTER_OTLP_ENDPOINT"),
+  tracesEndpoint: optional("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"),
+  disabled: optional("OTEL_SDK_DISABLED"),
+  exporters: optional("OTEL_TRACES_EXPORTER"),
+  serviceName: optional("OTEL_SERVICE_NAME"),
+  attributes: optional("OTEL_RESOURCE_ATTRIBUTES")
+}).pipe(Config.map((otel) => {
+  const exporters = (otel.exporters ?? "otlp").split(",").map((name) => name.trim().toLowerCase())
+  const on = (otel.endpoint ?? otel.tracesEndpoint) !== undefined && otel.disabled?.trim().toLowerCase() !== "true" &&
+    !exporters.includes("none")
+  const named = otel.serviceName !== undefined || (otel.attributes ?? "").split(",").some((pair) => pair.split("=")[0]!.trim() === "service.name")
+  return on ? { defaultServiceName: named ? undefined : "hosting" } : undefined
+}))
+
 /** The variables, validated; a bad value names its variable. */
 const settings: Config.Config<ServerConfig> = Config.all({
   port: int("HOSTING_PORT", 8080, 0, 65535),
@@ -261,6 +283,7 @@ const settings: Config.Config<ServerConfig> = Config.all({
     Config.mapOrFail(parseWith("HOSTING_TRUST_PROXY", parseTrustProxy))
   ),
   dashboard: optional("HOSTING_DASHBOARD"),
+  otlpTraces,
   s3: Config.all({
     endpoint: Config.string("HOSTING_S3_ENDPOINT").pipe(Config.option, Config.map(Option.getOrUndefined)),
     region: Config.string("AWS_REGION").pipe(Config.withDefault("us-east-1")),

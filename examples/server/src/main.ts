@@ -5,10 +5,10 @@
  * SIGINT and SIGTERM interrupt it: open requests end, the database closes.
  * A bad configuration prints one line naming the problem and exits with 1.
  */
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import { NodeRuntime } from "@effect/platform-node"
 import { NodeLogger } from "@hosting/http-node"
 import { Effect, Layer } from "effect"
+import * as OwnTraces from "./OwnTraces.js"
 import * as Server from "./Server.js"
 import * as ServerConfig from "./ServerConfig.js"
 
@@ -22,16 +22,13 @@ const refuse = (message: string) =>
 const command = process.argv[2]
 
 const serve = ServerConfig.config.pipe(
-  // No tracer is configured here, so spans would only cost time (about a sixth of a catalog read, measured by
-  // bench/); the platform's span of each request is skipped too (it would still parse trace headers and the URL).
   Effect.flatMap((config) => {
     // JSON lines unless a person reads a terminal (HOSTING_LOG_FORMAT), from HOSTING_LOG_LEVEL up.
     const logging = NodeLogger.make({ format: config.logFormat, level: config.logLevel })
+    // Without an OTLP endpoint the tracer is off: spans would only cost time (about a sixth of a catalog read,
+    // measured by bench/), and the server makes no span per request either.
     return Layer.launch(
-      Server.layer(config, { writeAccessLine: logging.access }).pipe(
-        HttpMiddleware.withTracerDisabledWhen(() => true),
-        Layer.provide(Layer.setTracerEnabled(false))
-      )
+      Server.layer(config, { writeAccessLine: logging.access }).pipe(OwnTraces.provide(config))
     ).pipe(Effect.provide(logging.layer))
   }),
   Effect.catchTags({
