@@ -230,8 +230,9 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
  * The app with a server span around each request, as the platform's own
  * servers make it (its middleware is not public): named by the
  * `SpanNameGenerator`, the child of the trace the request's headers carry,
- * skipped where `currentTracerDisabledWhen` says. Request headers are not
- * recorded (they may carry credentials under any name).
+ * skipped where `currentTracerDisabledWhen` says. Request headers and the
+ * query are not recorded (they may carry credentials: a stream's
+ * `access_token`, a device code).
  */
 const withServerSpan = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
   Effect.withFiberRuntime((fiber) => {
@@ -247,7 +248,6 @@ const withServerSpan = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R>
       const query = target.indexOf("?")
       span.attribute("http.request.method", request.method)
       span.attribute("url.path", query === -1 ? target : target.slice(0, query))
-      if (query !== -1 && query < target.length - 1) span.attribute("url.query", target.slice(query + 1))
       const agent = request.headers["user-agent"]
       if (agent !== undefined) span.attribute("user_agent.original", agent)
       if (request.remoteAddress._tag === "Some") span.attribute("client.address", request.remoteAddress.value)
