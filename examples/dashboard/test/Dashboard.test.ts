@@ -457,6 +457,24 @@ describeInBrowser("the dashboard in Chromium", () => {
     await shoot("traces")
   }, 60_000)
 
+  it("rolls the running deployment back to the build before it, after a confirmation (issue 28)", async () => {
+    // 1.0.0 (b-1), then 1.1.0 (b-2): the running deployment can return to b-1.
+    expect((await api(server, "POST", "/agents/acme/helper/deployments", "alice-token", { version: "1.0.0" })).status).toBe(201)
+    const running = await api(server, "POST", "/agents/acme/helper/deployments", "alice-token", { version: "1.1.0" })
+    const runningId = (running.body as { id: string }).id
+    await open(`/agents/acme/helper/deployments?deployment=${runningId}`)
+    const rollback = page.getByRole("region", { name: "Roll back", exact: true })
+    await expect.poll(() => rollback.textContent()).toContain("Deploys build b-1 again, the one that ran before b-2")
+    await rollback.getByRole("button", { name: "Roll back…" }).click()
+    const dialog = page.getByRole("dialog", { name: "Roll back the deployment?" })
+    await dialog.getByRole("button", { name: "Roll back to b-1" }).click()
+    const notice = page.getByRole("status").filter({ hasText: "Rolled" })
+    await expect.poll(() => notice.textContent()).toContain(`Rolled ${runningId} back to build b-1`)
+    const history = page.getByRole("region", { name: "Deployment history table" })
+    await expect.poll(() => history.textContent()).toContain(`rollback of ${runningId}`)
+    expect(page.url()).not.toContain(runningId)
+  }, 60_000)
+
   it("renames the account (owner): the page and the navigation follow the new name", async () => {
     await open("/accounts/acme")
     const rename = page.getByRole("region", { name: "Rename", exact: true })

@@ -7,7 +7,7 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Cluster, Deployment, Ids } from "@hosting/core"
 import { Schema } from "effect"
-import { BadRequest, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
+import { BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
 import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
@@ -41,6 +41,12 @@ export const DeployRequest = Schema.Struct({
   build_id: Schema.optional(Ids.BuildId),
   version: Schema.optional(Ids.SemVer),
   into: Schema.optional(Ids.AccountName)
+})
+
+/** Where a rollback goes: a build or version of the deployment's history, or (neither) the build before it. */
+export const RollbackRequest = Schema.Struct({
+  build_id: Schema.optional(Ids.BuildId),
+  version: Schema.optional(Ids.SemVer)
 })
 
 export const RestartResponse = Schema.Struct({ status: Schema.String, pod: Schema.String })
@@ -86,6 +92,25 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
       .addError(NotFound)
       .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "Undeploy: remove the cluster objects and end the deployment (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.post("rollback")`/deployments/${deploymentId}/rollback`
+      .annotate(RequiredScope, "deploy")
+      .annotate(BodyLimit, 16 * KiB)
+      .setPayload(RollbackRequest)
+      .addSuccess(Deployment.Deployment, { status: 201 })
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .addError(ServiceUnavailable)
+      .annotate(OpenApi.Summary, "Return a deployment's namespace to a build it ran before (owner or admin)")
+      .annotate(
+        OpenApi.Description,
+        "Without a body (or `{}`), the last build before this deployment's that differs from it; with `build_id` or " +
+          "`version`, that build of the namespace's history. The new deployment supersedes what runs in the namespace " +
+          "and names this one in `rolled_back_from`. 409 `nothing_to_roll_back` when there is no such build."
+      )
   )
   .add(
     HttpApiEndpoint.get("configMap")`/deployments/${namespace}/configmap/${cmname}`

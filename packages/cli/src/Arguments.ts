@@ -102,6 +102,12 @@ export const buildId = Options.text("build-id").pipe(
   Options.mapEffect(decodeOption(Ids.BuildId, "build id"))
 )
 
+/** A semantic version under an option of its own name (`--version` alone is the CLI's own). */
+export const version = (name: string) => Options.text(name).pipe(
+  Options.withDescription("A semantic version"),
+  Options.mapEffect(decodeOption(Ids.SemVer, "version"))
+)
+
 /** Parses a value the way the arguments are parsed, for values read elsewhere (stdin, files). */
 export const decode = decodeWith
 

@@ -1,5 +1,5 @@
 /**
- * `hosting deployments history|create|get|delete|configmap|restart`.
+ * `hosting deployments history|create|get|rollback|delete|configmap|restart`.
  */
 import { Args, Command, Options } from "@effect/cli"
 import type { Deployment } from "@hosting/core"
@@ -29,7 +29,8 @@ const one = (deployment: Deployment.Deployment) =>
     ["status", deployment.status],
     ["namespace", deployment.namespace],
     ["deployed", Output.date(deployment.deployed_at)],
-    ["undeployed", Output.date(deployment.undeployed_at)]
+    ["undeployed", Output.date(deployment.undeployed_at)],
+    ...(deployment.rolled_back_from === undefined ? [] : [["rolled back from", deployment.rolled_back_from] as const])
   ])
 
 const history = Command.make("history", { agent: Arguments.agent }, ({ agent }) =>
@@ -82,6 +83,27 @@ const remove = Command.make("delete", { deployment: Arguments.deployment }, ({ d
     yield* Output.line(`Undeployed ${ended.id} (${ended.agent}).`)
   })).pipe(Command.withDescription("Undeploy: remove the cluster objects and end the deployment (owner or admin)"))
 
+const rollback = Command.make("rollback", {
+  deployment: Arguments.deployment,
+  buildId: Arguments.buildId.pipe(Options.withDescription("A build of the deployment's history to return to"), Options.optional),
+  version: Arguments.version("to-version").pipe(Options.withDescription("A version of the deployment's history to return to"), Options.optional)
+}, ({ buildId, deployment, version }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const payload = {
+      ...Option.match(buildId, { onNone: () => ({}), onSome: (build_id) => ({ build_id }) }),
+      ...Option.match(version, { onNone: () => ({}), onSome: (v) => ({ version: v }) })
+    }
+    const made = yield* session.client.deployments.rollback({ path: { deploymentId: deployment }, payload })
+    if (session.json) return yield* Output.json(made)
+    yield* Output.line(`Rolled ${deployment} back to build ${made.build_id} as ${made.id}.`)
+    yield* Output.line(one(made))
+  })).pipe(
+    Command.withDescription(
+      "Return a deployment's namespace to the build it ran before, or to a build (--build-id) or version (--to-version) of its history (owner or admin)"
+    )
+  )
+
 const kubernetesName = Schema.String.pipe(Schema.pattern(/^[a-z0-9](?:[a-z0-9.-]*[a-z0-9])?$/, {
   message: () => "must be a Kubernetes name (lowercase letters, digits, - and .)"
 }))
@@ -115,5 +137,5 @@ const restart = Command.make("restart", {
 
 export const command = Command.make("deployments").pipe(
   Command.withDescription("Deployments of agents"),
-  Command.withSubcommands([history, create, get, remove, configMap, restart])
+  Command.withSubcommands([history, create, get, rollback, remove, configMap, restart])
 )

@@ -278,7 +278,7 @@ describe("hosting (the CLI)", () => {
   }, timeout)
 
   // Last: deploying the agent again ends the fixtures' dep-1, which the tests above use.
-  it("deployments: create, history, configmap, restart and delete", async () => {
+  it("deployments: create, history, configmap, restart, rollback and delete", async () => {
     const created = await runCli(["deployments", "create", "acme/helper@1.0.0", "--json"], alice())
     expect(created.code).toBe(0)
     const deployment = JSON.parse(created.stdout)
@@ -289,8 +289,20 @@ describe("hosting (the CLI)", () => {
     expect(JSON.parse(configMap.stdout)).toMatchObject({ name: "helper-env", data: { K: "V" } })
     const restarted = await runCli(["deployments", "restart", "acme-helper", "helper-0", "--account", "acme"], alice())
     expect(restarted.code).toBe(0)
-    const removed = await runCli(["deployments", "delete", deployment.id, "--json"], alice())
-    expect(JSON.parse(removed.stdout)).toMatchObject({ id: deployment.id, undeployed_at: expect.any(String) })
+    // dep-1 ran the same build: nothing to roll back to, said in the error form; a build of the history is fine.
+    const nothing = await runCli(["deployments", "rollback", deployment.id], alice())
+    expect(nothing.code).not.toBe(0)
+    expect(nothing.stderr).toContain("nothing_to_roll_back")
+    const back = await runCli(["deployments", "rollback", deployment.id, "--build-id", "b-1"], alice())
+    expect(back.code, back.stderr).toBe(0)
+    const rolled = /^Rolled (\S+) back to build b-1 as (dep-\S+)\.$/m.exec(back.stdout)
+    expect(rolled?.[1]).toBe(deployment.id)
+    expect(back.stdout).toMatch(new RegExp(`^rolled back from:\\s+${deployment.id}$`, "m"))
+    const badVersion = await runCli(["deployments", "rollback", deployment.id, "--to-version", "one"], alice())
+    expect(badVersion.code).not.toBe(0)
+    expect(badVersion.stderr).toContain("version")
+    const removed = await runCli(["deployments", "delete", rolled![2]!, "--json"], alice())
+    expect(JSON.parse(removed.stdout)).toMatchObject({ id: rolled![2], undeployed_at: expect.any(String) })
 
     const renamed = await runCli(["accounts", "rename", "acme", "acme-labs"], alice())
     expect(renamed).toMatchObject({ code: 0, stdout: "Renamed acme to acme-labs.\n" })

@@ -50,6 +50,7 @@ export interface ApiErrorByTag {
   readonly BuildNotFound: ApiErrors.NotFound
   readonly VersionNotFound: ApiErrors.NotFound
   readonly DeploymentNotFound: ApiErrors.NotFound
+  readonly NothingToRollBack: ApiErrors.Conflict
   readonly ConfigMapNotFound: ApiErrors.NotFound
   readonly PodNotFound: ApiErrors.NotFound
   readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.InternalError
@@ -107,6 +108,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "DeviceFlowError":
       return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
+    case "NothingToRollBack":
     case "FileComplete":
     case "AccountExists":
     case "LastOwner":

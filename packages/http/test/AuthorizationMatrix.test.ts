@@ -36,6 +36,7 @@ import {
   conformanceProblems,
   conversationOf,
   deployed,
+  redeployed,
   deviceLogin,
   endpointById,
   endpoints,
@@ -213,6 +214,11 @@ const matrix: Record<string, Entry> = {
     setup: deployment,
     request: (t, _, c) => bare(c, "DELETE", `/deployments/${t["deployment"]}`),
     expect: managers(200, 404)
+  },
+  "deployments.rollback": {
+    setup: redeployed,
+    request: (t, _, c) => withJson(c, "POST", `/deployments/${t["deployment"]}/rollback`, {}),
+    expect: managers(201, 404)
   },
   "deployments.configMap": {
     setup: deployment,

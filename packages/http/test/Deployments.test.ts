@@ -228,6 +228,65 @@ describe("HTTP: deployments", () => {
         expect((yield* raw("DELETE", "/deployments/dep-nothing", { token: team.tokens.owner })).status).toBe(404)
       }))
 
+    it.effect("rollback (issue 28) returns the namespace to the build before, or to a named build or version of its history, as a new deployment that names the one it rolled back", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"], ["b-2", "1.1.0"], ["b-3", "1.2.0"], ["b-4", "1.3.0"]])
+        const first = (yield* deploy(team, "owner", "helper", { version: "1.0.0" })).body
+        // The first deployment has nothing to return to.
+        const nothing = yield* raw("POST", `/deployments/${first.id}/rollback`, { token: team.tokens.owner, json: {} })
+        expect(nothing.status).toBe(409)
+        expectErrorBody(nothing.body, "nothing_to_roll_back")
+        expect(nothing.body.details).toContain("no earlier build")
+        yield* deploy(team, "owner", "helper", { version: "1.1.0" })
+        yield* deploy(team, "owner", "helper", { version: "1.1.0" }) // the same build again is not a build to return to
+        const third = (yield* deploy(team, "owner", "helper", { version: "1.2.0" })).body
+        const members = yield* raw("POST", `/deployments/${third.id}/rollback`, { token: team.tokens.member, json: {} })
+        expect(members.status).toBe(403)
+        expect((yield* raw("POST", `/deployments/${third.id}/rollback`, { token: team.tokens.outsider, json: {} })).status).toBe(404)
+
+        const back = yield* raw("POST", `/deployments/${third.id}/rollback`, { token: team.tokens.admin, json: {} })
+        expect(back.status).toBe(201)
+        expect(back.body).toMatchObject({ build_id: "b-2", status: "running", namespace: third.namespace, rolled_back_from: third.id })
+        expect(back.body.id).not.toBe(third.id)
+        // The rolled-back deployment is superseded; the history shows both, the rollback first.
+        const history = (yield* raw("GET", `/agents/${team.account}/helper/deployment/history`, { token: team.tokens.member })).body
+        expect(history.deployments.slice(0, 2).map((d: any) => [d.id, d.status, d.rolled_back_from])).toEqual([
+          [back.body.id, "running", third.id],
+          [third.id, "superseded", undefined]
+        ])
+        const cluster = yield* Cluster.Cluster
+        expect((yield* cluster.listPods(third.namespace)).length).toBe(1)
+
+        // To a named build, or version, of the history; one never deployed here is refused and changes nothing.
+        const toFirst = yield* raw("POST", `/deployments/${back.body.id}/rollback`, { token: team.tokens.owner, json: { version: "1.0.0" } })
+        expect(toFirst.status).toBe(201)
+        expect(toFirst.body).toMatchObject({ build_id: "b-1", rolled_back_from: back.body.id })
+        const never = yield* raw("POST", `/deployments/${toFirst.body.id}/rollback`, { token: team.tokens.owner, json: { build_id: "b-4" } })
+        expect(never.status).toBe(409)
+        expect(never.body.details).toContain("was never deployed")
+        const unknown = yield* raw("POST", `/deployments/${toFirst.body.id}/rollback`, { token: team.tokens.owner, json: { version: "9.9.9" } })
+        expect(unknown.status).toBe(404)
+        const mismatch = yield* raw("POST", `/deployments/${toFirst.body.id}/rollback`, {
+          token: team.tokens.owner,
+          json: { build_id: "b-2", version: "1.0.0" }
+        })
+        expect(mismatch.status).toBe(400)
+        const after = (yield* raw("GET", `/agents/${team.account}/helper/deployment/history`, { token: team.tokens.member })).body
+        expect(after.deployments[0]).toMatchObject({ id: toFirst.body.id, status: "running" })
+        expect(after.count).toBe(history.count + 1)
+
+        // The account's stream and audit log say it was a rollback.
+        const accounts = yield* Ports.AccountStore
+        const log = yield* Ports.EventLog
+        const account = Option.getOrThrow(yield* accounts.findByName(team.account))
+        const events = yield* log.after(account.id, Option.none(), 1000)
+        expect(events.filter((e) => e.data["rolled_back_from"] !== undefined).map((e) => [e.data["deployment_id"], e.data["rolled_back_from"]]))
+          .toEqual([[back.body.id, third.id], [toFirst.body.id, back.body.id]])
+        const audit = yield* raw("GET", `/accounts/${team.account}/audit`, { token: team.tokens.owner })
+        expect(audit.body.entries.some((e: any) => e.details.startsWith(`Rolled ${third.id} back`))).toBe(true)
+      }))
+
     it.effect("deploy and undeploy append deployment.changed to the deploying account's stream", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team

@@ -472,6 +472,18 @@ export const deployed = (w: World) =>
     return { deployment: record.id, namespace: record.namespace }
   })
 
+/** `helper` deployed twice by its own account, b-1 (1.0.0) then b-2 (2.0.0): the second deployment, which can roll back to b-1. */
+export const redeployed = (w: World) =>
+  Effect.gen(function*() {
+    yield* deployed(w)
+    const agent = `/agents/${w.team.account}/helper`
+    yield* call(w.team.tokens.owner, "POST", `${agent}/register`, registration("b-2"), 201)
+    yield* call(w.team.tokens.owner, "POST", `${agent}/publish`, { build_id: "b-2", version: "2.0.0" }, 201)
+    const answer = yield* call(w.team.tokens.owner, "POST", `${agent}/deployments`, { build_id: "b-2" }, 201)
+    const record = answer.json as { id: string; namespace: string }
+    return { deployment: record.id, namespace: record.namespace }
+  })
+
 /** A pod of the deployment's namespace. */
 export const podOf = (namespace: string) =>
   Effect.flatMap(Cluster.Cluster, (cluster) => cluster.listPods(namespace)).pipe(

@@ -1110,6 +1110,14 @@ const routeCases: Record<string, RouteCase> = {
     ],
     noInput: "DELETE /session reads only the session cookie and its CSRF header"
   },
+  "deployments.rollback": {
+    steps: [
+      step("unauthenticated", "roll back without a credential", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, {}, {})),
+      step("bad", "roll back with a schema error", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, { build_id: 5 })),
+      step("valid", "roll back the first deployment: nothing to return to", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, {})),
+      step("valid", "roll back to a build never deployed", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, { build_id: "b-9" }))
+    ]
+  },
   "deployments.undeploy": {
     steps: [
       step("unauthenticated", "undeploy without a credential", (s) => bare("DELETE", `/deployments/${s["deployment"]}`)),

@@ -257,6 +257,12 @@ const accessTokens = Effect.gen(function*() {
   )`
 })
 
+/** Issue 28: a deployment made by a rollback names the deployment it rolled back. */
+const deploymentRollbacks = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE deployments ADD COLUMN rolled_back_from TEXT`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -268,7 +274,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0007_pending_files": pendingFiles,
   "0008_trace_owners": traceOwners,
   "0009_token_parents": tokenParents,
-  "0010_access_tokens": accessTokens
+  "0010_access_tokens": accessTokens,
+  "0011_deployment_rollbacks": deploymentRollbacks
 }
 
 const table = "hosting_migrations"

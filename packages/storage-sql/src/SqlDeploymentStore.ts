@@ -19,6 +19,7 @@ interface DeploymentRow {
   readonly deployed_at: string
   readonly undeployed_at: string | null
   readonly spec: string
+  readonly rolled_back_from: string | null
 }
 
 const toRecord = (row: DeploymentRow) =>
@@ -34,23 +35,26 @@ const toRecord = (row: DeploymentRow) =>
     status: row.status,
     deployed_at: timeOf(row.deployed_at),
     undeployed_at: Option.map(Option.fromNullable(row.undeployed_at), timeOf),
-    spec: JSON.parse(row.spec)
+    spec: JSON.parse(row.spec),
+    ...(row.rolled_back_from === null ? {} : { rolled_back_from: Deployment.DeploymentId.make(row.rolled_back_from, trusted) })
   }, trusted)
 
 export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
   const upsert: Ports.DeploymentStore["Type"]["upsert"] = (r) =>
-    sql`INSERT INTO deployments (id, account_id, publisher_id, agent_name, build_id, namespace, status, deployed_at, undeployed_at, spec)
+    sql`INSERT INTO deployments (id, account_id, publisher_id, agent_name, build_id, namespace, status, deployed_at, undeployed_at, spec,
+        rolled_back_from)
       VALUES (${r.id}, ${r.account_id}, ${r.publisher_id}, ${r.agent_name}, ${r.build_id}, ${r.namespace}, ${r.status},
-        ${timeText(r.deployed_at)}, ${Option.getOrNull(Option.map(r.undeployed_at, timeText))}, ${JSON.stringify(r.spec)})
+        ${timeText(r.deployed_at)}, ${Option.getOrNull(Option.map(r.undeployed_at, timeText))}, ${JSON.stringify(r.spec)},
+        ${r.rolled_back_from ?? null})
       ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, publisher_id = excluded.publisher_id,
         agent_name = excluded.agent_name, build_id = excluded.build_id, namespace = excluded.namespace,
         status = excluded.status, deployed_at = excluded.deployed_at, undeployed_at = excluded.undeployed_at,
-        spec = excluded.spec`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
+        spec = excluded.spec, rolled_back_from = excluded.rolled_back_from`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
 
   const select = sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
-      d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec
+      d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from
     FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
 
   const findById = (id: Deployment.DeploymentId) =>

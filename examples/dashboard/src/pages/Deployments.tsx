@@ -1,7 +1,7 @@
 /**
  * The deployments of an agent that the user's accounts made: the history
- * with statuses, and for one deployment its ConfigMap data and a pod restart
- * (after a confirmation).
+ * with statuses, and for one deployment its ConfigMap data, a pod restart
+ * and, for the running one, a rollback (each after a confirmation).
  */
 import type { Deployment } from "@hosting/core"
 import { useEffect, useState } from "preact/hooks"
@@ -138,12 +138,65 @@ const PodRestart = ({ deployment }: { readonly deployment: Deployment.Deployment
   )
 }
 
+/** The build a rollback of `deployment` returns to: the newest before it in its namespace that differs (the server decides the same). */
+const buildBefore = (deployment: Deployment.Deployment, history: ReadonlyArray<Deployment.Deployment>) => {
+  const at = history.findIndex((d) => d.id === deployment.id)
+  return history.slice(at + 1).find((d) => d.namespace === deployment.namespace && d.build_id !== deployment.build_id)?.build_id
+}
+
+const Rollback = ({ deployment, history, done }: {
+  readonly deployment: Deployment.Deployment
+  readonly history: ReadonlyArray<Deployment.Deployment>
+  readonly done: (made: Deployment.Deployment) => void
+}) => {
+  const [confirming, setConfirming] = useState(false)
+  const rollback = useAction(() => call((client) => client.deployments.rollback({ path: { deploymentId: deployment.id }, payload: {} })))
+  useEffect(() => rollback.reset(), [deployment.id])
+  const target = buildBefore(deployment, history)
+  return (
+    <section aria-labelledby="rollback-heading" class="card">
+      <h3 id="rollback-heading">Roll back</h3>
+      {target === undefined
+        ? <p class="muted">Namespace {deployment.namespace} ran no other build before this one.</p>
+        : (
+          <>
+            <p class="help">
+              Deploys build <code>{target}</code> again, the one that ran before <code>{deployment.build_id}</code>, as a new deployment.
+            </p>
+            <button type="button" class="danger" disabled={rollback.busy} onClick={() => setConfirming(true)}>
+              {rollback.busy ? "Rolling back…" : "Roll back…"}
+            </button>
+          </>
+        )}
+      <ConfirmDialog
+        open={confirming}
+        title="Roll back the deployment?"
+        confirmLabel={`Roll back to ${target ?? ""}`}
+        danger
+        onCancel={() => setConfirming(false)}
+        onConfirm={() => {
+          setConfirming(false)
+          void rollback.run().then((made) => made !== undefined && done(made))
+        }}
+      >
+        <p>
+          The agent's pods in <code>{deployment.namespace}</code> are replaced by build <code>{target}</code>; conversations stay.
+        </p>
+      </ConfirmDialog>
+      <ErrorNotice error={rollback.error} context="The rollback failed" />
+    </section>
+  )
+}
+
 export const DeploymentsPage = ({ account, name, selected }: { readonly account: string; readonly name: string; readonly selected: string | null }) => {
   const history = useResource(
     (signal) => call((client) => client.deployments.history({ path: { account: id.account(account), name: id.agent(name) } }), signal),
     [account, name]
   )
   const deployments = history.data?.deployments ?? []
+  /** The deployment the last rollback made (the page selects it; the notice stays until another agent is shown). */
+  const [rolledBack, setRolledBack] = useState<Deployment.Deployment | undefined>(undefined)
+  useEffect(() => setRolledBack(undefined), [account, name])
   const chosen = deployments.find((d) => d.id === selected) ?? (selected === null ? deployments.find((d) => d.undeployed_at === null) : undefined)
   const select = (deploymentId: string) =>
     navigate(`${pathOf("agents", account, name, "deployments")}?deployment=${encodeURIComponent(deploymentId)}`, { replace: true })
@@ -156,6 +209,11 @@ export const DeploymentsPage = ({ account, name, selected }: { readonly account:
         </Link>
       </PageHeading>
       <ErrorNotice error={history.error} context="The deployment history could not be read" />
+      {rolledBack !== undefined && (
+        <Success>
+          Rolled {rolledBack.rolled_back_from} back to build <code>{rolledBack.build_id}</code> as <code>{rolledBack.id}</code>.
+        </Success>
+      )}
       {history.loading && history.data === undefined && <Loading />}
       {history.data !== undefined && (
         <section aria-labelledby="history-heading">
@@ -185,6 +243,7 @@ export const DeploymentsPage = ({ account, name, selected }: { readonly account:
                       </th>
                       <td>
                         <Badge tone={statusTone(d.status)}>{d.status}</Badge>
+                        {d.rolled_back_from !== undefined && <span class="muted"> rollback of {d.rolled_back_from}</span>}
                       </td>
                       <td>{d.account}</td>
                       <td>
@@ -218,6 +277,17 @@ export const DeploymentsPage = ({ account, name, selected }: { readonly account:
           <div class="grid-2">
             <ConfigMapViewer deployment={chosen} />
             <PodRestart deployment={chosen} />
+            {chosen.status === "running" && (
+              <Rollback
+                deployment={chosen}
+                history={deployments}
+                done={(made) => {
+                  setRolledBack(made)
+                  history.reload()
+                  select(made.id)
+                }}
+              />
+            )}
           </div>
         </section>
       )}

@@ -30,7 +30,9 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   status: Schema.String,
   deployed_at: Schema.DateTimeUtc,
   undeployed_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
-  spec: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** The deployment this one rolled back, when it was made by a rollback. */
+  rolled_back_from: Schema.optional(DeploymentId)
 }) {}
 
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
@@ -46,7 +48,9 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   status: Schema.String,
   deployed_at: Schema.DateTimeUtc,
   undeployed_at: Schema.NullOr(Schema.DateTimeUtc),
-  spec: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+  spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
+  /** Present on a deployment made by a rollback: the deployment it rolled back. */
+  rolled_back_from: Schema.optional(DeploymentId)
 }) {}
 
 /**
@@ -64,7 +68,8 @@ export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
     status: record.status,
     deployed_at: record.deployed_at,
     undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
-    spec: hideEnv ? withEnvHidden(record.spec) : record.spec
+    spec: hideEnv ? withEnvHidden(record.spec) : record.spec,
+    ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from })
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
   }, { disableValidation: true })
 

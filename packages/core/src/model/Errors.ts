@@ -112,6 +112,17 @@ export class VersionNotFound extends Schema.TaggedError<VersionNotFound>()("Vers
 }
 
 /** No deployment with that id (or namespace), or not one the caller may see. */
+/** A rollback found no earlier build in the deployment's history (or not the one it was asked for). */
+export class NothingToRollBack extends Schema.TaggedError<NothingToRollBack>()("NothingToRollBack", {
+  deployment: Schema.String,
+  details: Schema.String
+}) {
+  readonly code = "nothing_to_roll_back"
+  override get message() {
+    return this.details
+  }
+}
+
 export class DeploymentNotFound extends Schema.TaggedError<DeploymentNotFound>()("DeploymentNotFound", {
   deployment: Schema.String
 }) {
@@ -325,6 +336,7 @@ export type DomainError =
   | TooManyAttachments
   | VersionNotFound
   | DeploymentNotFound
+  | NothingToRollBack
   | ConfigMapNotFound
   | PodNotFound
   | ClusterError

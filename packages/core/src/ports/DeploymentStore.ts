@@ -17,6 +17,8 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     readonly deployed_at: DateTime.Utc
     readonly undeployed_at: Option.Option<DateTime.Utc>
     readonly spec: Readonly<Record<string, unknown>>
+    /** The deployment a rollback made this one from. */
+    readonly rolled_back_from?: DeploymentId | undefined
   }) => Effect.Effect<void, StorageError>
   readonly findById: (id: DeploymentId) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>
   /** The most recent deployment into a namespace, live or not. */

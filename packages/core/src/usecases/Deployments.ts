@@ -16,6 +16,7 @@ import {
   DeploymentNotFound,
   ConfigMapNotFound,
   InvalidRequest,
+  NothingToRollBack,
   PodNotFound,
   VersionNotFound
 } from "../model/Errors.js"
@@ -36,6 +37,12 @@ export interface DeployInput {
   readonly version?: SemVer | undefined
   /** The deploying account; the agent's own account when absent. */
   readonly into?: AccountName | undefined
+}
+
+/** Where a rollback goes: a build or version of the deployment's history, or (neither) the build before it. */
+export interface RollbackTarget {
+  readonly build_id?: BuildId | undefined
+  readonly version?: SemVer | undefined
 }
 
 /** Statuses a deployment record takes. */
@@ -73,7 +80,8 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           agent: `${record.publisher}/${record.agent_name}`,
           build_id: record.build_id,
           namespace: record.namespace,
-          status: record.status
+          status: record.status,
+          ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from })
         }
       }], now)
 
@@ -107,8 +115,12 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         return latest
       })
 
-    /** Deploys an agent into the deploying account's namespace for it (owner or admin of that account). */
-    const deploy = Tracing.fn("Deployments.deploy")(function*(principal: Principal, input: DeployInput) {
+    /**
+     * Deploys an agent into the deploying account's namespace for it (owner
+     * or admin of that account); `rolledBackFrom` names the deployment a
+     * rollback replaces.
+     */
+    const place = Tracing.fn("Deployments.deploy")(function*(principal: Principal, input: DeployInput, rolledBackFrom?: DeploymentId) {
       const publisher = yield* accountNamed(input.account).pipe(
         Effect.catchTag("AccountNotFound", () => new AgentNotFound({ agent: `${input.account}/${input.name}` }))
       )
@@ -168,7 +180,8 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           status: Status.running,
           deployed_at: now,
           undeployed_at: Option.none(),
-          spec: build.spec
+          spec: build.spec,
+          rolled_back_from: rolledBackFrom
         })
         const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
         yield* changed(stored, now)
@@ -178,13 +191,17 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           [target.id],
           "deployment.created",
           id,
-          `Deployed ${publisher.name}/${agent.name} build ${build.build_id}${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}.`
+          `${rolledBackFrom === undefined ? "Deployed" : `Rolled ${rolledBackFrom} back: deployed`} ${publisher.name}/${agent.name} ` +
+            `build ${build.build_id}${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}.`
         )
         return stored
       }))
       yield* bus.publish([target.id])
       return viewFor(principal, record)
     })
+
+    /** Deploys an agent (see `place`). */
+    const deploy = (principal: Principal, input: DeployInput) => place(principal, input)
 
     /** A deployment the caller may act on: the deploying account's members (managers when `manage`). */
     const deploymentFor = (principal: Principal, id: DeploymentId, manage: boolean) =>
@@ -217,6 +234,46 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       }))
       yield* bus.publish([record.account_id])
       return viewFor(principal, ended)
+    })
+
+    /**
+     * Returns a deployment's namespace to a build it ran before (owner or
+     * admin of the deploying account): the last build before this
+     * deployment's that differs from it, or the build (or version) named,
+     * which must be in the namespace's history. The new deployment
+     * supersedes whatever runs there and names the one it rolled back.
+     */
+    const rollback = Tracing.fn("Deployments.rollback")(function*(principal: Principal, id: DeploymentId, target: RollbackTarget) {
+      const record = yield* deploymentFor(principal, id, true)
+      // Newest first; the deploying account's deployments of the agent all went into this one namespace.
+      const history = (yield* store.listForAgent(record.publisher_id, record.agent_name, [record.account_id]))
+        .filter((d) => d.namespace === record.namespace)
+      const ref = `${record.publisher}/${record.agent_name}`
+      let buildId = target.build_id
+      if (buildId === undefined && target.version !== undefined) {
+        const agent = yield* agents.findAgent(record.publisher_id, record.agent_name).pipe(orFail(() => new AgentNotFound({ agent: ref })))
+        const build = yield* agents.findBuildByVersion(agent.id, target.version).pipe(
+          orFail(() => new VersionNotFound({ agent: ref, version: target.version! }))
+        )
+        buildId = build.build_id
+      }
+      const chosen = buildId === undefined
+        ? history.slice(history.findIndex((d) => d.id === record.id) + 1).find((d) => d.build_id !== record.build_id)
+        : history.find((d) => d.build_id === buildId)
+      if (chosen === undefined) {
+        return yield* new NothingToRollBack({
+          deployment: id,
+          details: buildId === undefined
+            ? `Deployment ${id} runs the first build of ${ref} deployed into ${record.namespace}; there is no earlier build to return to.`
+            : `Build ${buildId} of ${ref} was never deployed into ${record.namespace}; a rollback returns to a build of the ` +
+              "deployment's history (deploy any other build with POST /agents/{account}/{name}/deployments)."
+        })
+      }
+      return yield* place(
+        principal,
+        { account: record.publisher, name: record.agent_name, build_id: chosen.build_id, version: target.version, into: record.account },
+        record.id
+      )
     })
 
     /**
@@ -282,6 +339,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return { status: "restarting", pod }
     })
 
-    return { deploy, get, undeploy, history, configMap, restartPod } as const
+    return { deploy, get, undeploy, rollback, history, configMap, restartPod } as const
   })
 }) {}
