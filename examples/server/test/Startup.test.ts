@@ -84,6 +84,13 @@ const waitFor = async (what: string, poll: () => Promise<Outcome>, check: (o: Ou
   return last
 }
 
+/** A server on a port known in advance, with its SQLite file and objects in `dir`. */
+const onFiles = (dir: string, port: number) => ({
+  HOSTING_PORT: String(port),
+  HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
+  HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`
+})
+
 const isStatus = (status: number, error?: string) => (o: Outcome) =>
   o.kind === "answer" && o.status === status && (error === undefined || o.body?.error === error)
 
@@ -92,9 +99,7 @@ describe("a server that starts", () => {
     const dir = tempDir()
     const port = await freePort()
     const child = spawnServer({
-      HOSTING_PORT: String(port),
-      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
-      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      ...onFiles(dir, port),
       HOSTING_FIXTURES: writeFixtures(dir),
       HOSTING_DASHBOARD: "off"
     })
@@ -141,9 +146,7 @@ describe("a server that stops", () => {
     const dir = tempDir()
     const port = await freePort()
     const server = await startServer({
-      HOSTING_PORT: String(port),
-      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
-      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      ...onFiles(dir, port),
       HOSTING_DASHBOARD: "off",
       HOSTING_SHUTDOWN_DELAY_MS: "2000"
     })
@@ -166,9 +169,7 @@ describe("a stop with streams open (issue 27)", () => {
     const dir = tempDir()
     const port = await freePort()
     const server = await startServer({
-      HOSTING_PORT: String(port),
-      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
-      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      ...onFiles(dir, port),
       HOSTING_FIXTURES: writeFixtures(dir),
       HOSTING_DASHBOARD: "off",
       HOSTING_SHUTDOWN_GRACE_MS: "500"
@@ -245,9 +246,7 @@ describe("a stop with a request, a stream and a reply in flight (issue 27)", () 
     const dir = tempDir()
     const port = await freePort()
     const env = {
-      HOSTING_PORT: String(port),
-      HOSTING_DATABASE_URL: `sqlite:${join(dir, "hosting.db")}`,
-      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      ...onFiles(dir, port),
       HOSTING_FIXTURES: writeFixtures(dir),
       HOSTING_DASHBOARD: "off",
       HOSTING_ECHO_DELAY_MS: "200",
