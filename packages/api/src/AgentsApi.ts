@@ -7,12 +7,14 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Agent, AgentSpec, Ids, Text } from "@hosting/core"
 import { Schema } from "effect"
-import { BadRequest, Forbidden, NotFound, Unauthorized } from "./ApiErrors.js"
+import { BadRequest, Conflict, Forbidden, NotFound, Unauthorized } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
 import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
+const channel = HttpApiSchema.param("channel", Ids.ChannelName)
+const version = HttpApiSchema.param("version", Ids.SemVer)
 
 /** An OCI registry reference: host[:port][/path], optionally with an http(s) scheme. */
 export const RegistryUrl = Schema.String.pipe(
@@ -48,6 +50,19 @@ export const PublishResponse = Schema.Struct({
   name: Schema.String,
   build_id: Schema.String,
   version: Schema.String
+})
+
+/** The channels of an agent, `latest` first. */
+export const ChannelsResponse = Schema.Struct({ channels: Schema.Array(Agent.Channel) })
+
+/** Where a channel points. */
+export const SetChannelRequest = Schema.Struct({ version: Ids.SemVer })
+
+export const RemoveChannelResponse = Schema.Struct({ message: Schema.String, channel: Schema.String })
+
+/** Why a version is yanked: shown in the catalog beside it. */
+export const YankRequest = Schema.Struct({
+  reason: Text.Text.pipe(Schema.minLength(1), Schema.maxLength(500))
 })
 
 /** Largest page of the catalog. */
@@ -93,6 +108,19 @@ export class PublicAgentsApi extends HttpApiGroup.make("publicAgents")
       )
       .annotate(OpenApi.Summary, "Agent details with versions")
   )
+  .add(
+    HttpApiEndpoint.get("channels")`/agents/${account}/${name}/channels`
+      .addSuccess(ChannelsResponse)
+      .addError(BadRequest)
+      .addError(Unauthorized)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The agent's release channels and the versions they name (public, like the agent)")
+      .annotate(
+        OpenApi.Description,
+        "`latest` comes first and is implicit: the highest published version that is not yanked. A channel whose version " +
+          "was yanked since carries `yanked`; deploys through it are refused until it moves."
+      )
+  )
   .annotate(OpenApi.Title, "Catalog")
   .annotate(OpenApi.Description, "Public reads of the agent catalog: no credential needed; a valid one shows a member every build")
 {}
@@ -121,6 +149,59 @@ export class AgentsApi extends HttpApiGroup.make("agents")
       .addError(Forbidden)
       .addError(NotFound)
       .annotate(OpenApi.Summary, "Give a build a semver version (owner or admin)")
+  )
+  .add(
+    HttpApiEndpoint.put("setChannel")`/agents/${account}/${name}/channels/${channel}`
+      .annotate(RequiredScope, "publish")
+      .annotate(BodyLimit, 16 * KiB)
+      .setPayload(SetChannelRequest)
+      .addSuccess(Agent.Channel)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(Conflict)
+      .annotate(OpenApi.Summary, "Create a channel or move it to a published version (owner or admin)")
+      .annotate(
+        OpenApi.Description,
+        "Deployments that follow the channel roll forward to the version. `latest` cannot be set (400); a yanked " +
+          "version is refused (409 `version_yanked`); an unpublished one is 404 `version_not_found`."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("removeChannel")`/agents/${account}/${name}/channels/${channel}`
+      .annotate(RequiredScope, "publish")
+      .annotate(BodyLimit, 16 * KiB)
+      .addSuccess(RemoveChannelResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Remove a channel (owner or admin); deployments that followed it keep running")
+  )
+  .add(
+    HttpApiEndpoint.post("yank")`/agents/${account}/${name}/versions/${version}/yank`
+      .annotate(RequiredScope, "publish")
+      .annotate(BodyLimit, 16 * KiB)
+      .setPayload(YankRequest)
+      .addSuccess(Agent.Version)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Yank a published version with a reason (owner or admin)")
+      .annotate(
+        OpenApi.Description,
+        "Ranges and `latest` pass a yanked version by, channels and exact deploys refuse it, the catalog marks it. " +
+          "Deployments running it keep running and get a `deployment.changed` event with a warning."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("unyank")`/agents/${account}/${name}/versions/${version}/yank`
+      .annotate(RequiredScope, "publish")
+      .annotate(BodyLimit, 16 * KiB)
+      .addSuccess(Agent.Version)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Undo a yank (owner or admin); deployments following a range it matches roll forward to it")
   )
   .add(
     HttpApiEndpoint.get("config")`/agents/${account}/${name}/config`

@@ -39,7 +39,12 @@ export const HistoryResponse = Schema.Struct({
 
 export const DeployRequest = Schema.Struct({
   build_id: Schema.optional(Ids.BuildId),
-  version: Schema.optional(Ids.SemVer),
+  /** An exact version, or a semver range (`^1.2`, `~1.4.0`, `>=1 <2`): its newest match that is not yanked. */
+  version: Schema.optional(Ids.VersionRange),
+  /** A channel of the agent (`latest`, or one set with PUT .../channels/{channel}). */
+  channel: Schema.optional(Ids.ChannelName),
+  /** Keep following the range or channel (or, with neither, `latest`): roll forward when it moves. */
+  follow: Schema.optional(Schema.Boolean),
   into: Schema.optional(Ids.AccountName)
 })
 
@@ -68,10 +73,18 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
+      .addError(Conflict)
       .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Summary,
-        "Deploy a build, a published version, or the latest published version (owner or admin of the deploying account)"
+        "Deploy a build, a version or semver range, a channel, or the latest published version (owner or admin of the deploying account)"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Give at most one of `version` and `channel` (`build_id` may come with an exact `version` that matches it). " +
+          "A range picks its newest published version that is not yanked (404 `no_matching_version` naming the range); " +
+          "a yanked version is refused (409 `version_yanked`). With `follow`, the deployment rolls forward when a newer " +
+          "match is published or the channel moves."
       )
   )
   .add(
@@ -90,6 +103,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
+      .addError(Conflict)
       .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "Undeploy: remove the cluster objects and end the deployment (owner or admin)")
   )
@@ -119,6 +133,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
+      .addError(Conflict)
       .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "The data of a ConfigMap in a deployment's namespace")
   )
@@ -131,6 +146,7 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
+      .addError(Conflict)
       .addError(ServiceUnavailable)
       .annotate(OpenApi.Summary, "Delete a pod so that the cluster recreates it")
   )

@@ -1,9 +1,10 @@
 /**
- * `hosting agents list|get|register|publish|config`: the catalog.
+ * `hosting agents list|get|register|publish|yank|unyank|channels|config`: the catalog
+ * and its releases.
  */
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import * as FileSystem from "@effect/platform/FileSystem"
-import type { Agent } from "@hosting/core"
+import { type Agent, Ids } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
 import { usageError } from "./ExitCode.js"
@@ -59,6 +60,7 @@ const get = Command.make("get", { agent: Arguments.agent }, ({ agent }) =>
       { header: "BUILD", value: (v) => v.build_id },
       { header: "VERSION", value: (v) => v.version ?? "-" },
       { header: "PUBLISHED", value: (v) => Output.date(v.published_at) },
+      { header: "YANKED", value: (v) => (v.yanked === undefined ? "-" : Output.cut(v.yanked.reason)) },
       { header: "REGISTERED", value: (v) => Output.date(v.registered_at) },
       { header: "WARNINGS", value: (v) => String(v.validation_warnings.length), right: true }
     ], found.versions))
@@ -97,6 +99,78 @@ const publish = Command.make("publish", { agent: Arguments.agentAt(true), buildI
     yield* Output.line(`Published ${published.account}/${published.name} build ${published.build_id} as ${published.version}.`)
   })).pipe(Command.withDescription("Give a build a semantic version: it appears in the public catalog (owner or admin)"))
 
+/** One version, as yank and unyank show it. */
+const versionLine = (agent: Arguments.AgentRef, version: Agent.Version) =>
+  version.yanked === undefined
+    ? `${agent.account}/${agent.name}@${version.version} (build ${version.build_id}) is not yanked.`
+    : `${agent.account}/${agent.name}@${version.version} (build ${version.build_id}) is yanked: ${version.yanked.reason}`
+
+const yank = Command.make("yank", {
+  agent: Arguments.agentAt(true),
+  reason: Options.text("reason").pipe(Options.withDescription("Why the version is withdrawn; the catalog shows it beside the version"))
+}, ({ agent, reason }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const yanked = yield* session.client.agents.yank({ path: { account: agent.account, name: agent.name, version: agent.version! }, payload: { reason } })
+    if (session.json) return yield* Output.json(yanked)
+    yield* Output.line(versionLine(agent, yanked))
+    yield* Output.line("Ranges and latest now pass it by; deployments running it keep running and are told.")
+  })).pipe(Command.withDescription("Withdraw a published version: ranges, channels and latest skip it (owner or admin)"))
+
+const unyank = Command.make("unyank", { agent: Arguments.agentAt(true) }, ({ agent }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const restored = yield* session.client.agents.unyank({ path: { account: agent.account, name: agent.name, version: agent.version! } })
+    if (session.json) return yield* Output.json(restored)
+    yield* Output.line(versionLine(agent, restored))
+  })).pipe(Command.withDescription("Undo a yank (owner or admin)"))
+
+const channelsTable = (channels: ReadonlyArray<Agent.Channel>) =>
+  Output.table([
+    { header: "CHANNEL", value: (c) => c.name },
+    { header: "VERSION", value: (c) => c.version },
+    { header: "BUILD", value: (c) => c.build_id },
+    { header: "UPDATED", value: (c) => (c.implicit ? "(implicit)" : Output.date(c.updated_at)) },
+    { header: "YANKED", value: (c) => (c.yanked === undefined ? "-" : Output.cut(c.yanked.reason)) }
+  ], channels)
+
+const channelName = Args.text({ name: "channel" }).pipe(
+  Args.withDescription("A channel name: lowercase letters, digits and hyphens (e.g. stable)"),
+  Args.withSchema(Ids.ChannelName)
+)
+
+const channelsList = Command.make("list", { agent: Arguments.agent }, ({ agent }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.publicAgents.channels({ path: agent })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(channelsTable(found.channels))
+  })).pipe(Command.withDescription("An agent's channels and the versions they name; latest is implicit"))
+
+const channelsSet = Command.make("set", { agent: Arguments.agentAt(true), channel: channelName }, ({ agent, channel }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const set = yield* session.client.agents.setChannel({
+      path: { account: agent.account, name: agent.name, channel },
+      payload: { version: agent.version! }
+    })
+    if (session.json) return yield* Output.json(set)
+    yield* Output.line(`Channel ${set.name} of ${agent.account}/${agent.name} names ${set.version} (build ${set.build_id}).`)
+  })).pipe(Command.withDescription("Point a channel at a published version; deployments following it roll forward (owner or admin)"))
+
+const channelsDelete = Command.make("delete", { agent: Arguments.agent, channel: channelName }, ({ agent, channel }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const removed = yield* session.client.agents.removeChannel({ path: { ...agent, channel } })
+    if (session.json) return yield* Output.json(removed)
+    yield* Output.line(`${removed.message}.`)
+  })).pipe(Command.withDescription("Remove a channel; deployments that followed it keep running (owner or admin)"))
+
+const channels = Command.make("channels").pipe(
+  Command.withDescription("Release channels: named pointers to published versions, like npm's dist-tags"),
+  Command.withSubcommands([channelsList, channelsSet, channelsDelete])
+)
+
 const config = Command.make("config", { agent: Arguments.agent }, ({ agent }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
@@ -118,5 +192,5 @@ const config = Command.make("config", { agent: Arguments.agent }, ({ agent }) =>
 
 export const command = Command.make("agents").pipe(
   Command.withDescription("The agent catalog"),
-  Command.withSubcommands([list, get, register, publish, config])
+  Command.withSubcommands([list, get, register, publish, yank, unyank, channels, config])
 )

@@ -32,35 +32,51 @@ const parseAgentRef = (raw: string) =>
     return ref
   })
 
-/** An agent with a version, `<account>/<agent>@<version>`. */
-export interface AgentAt extends AgentRef {
-  readonly version: Ids.SemVer | undefined
+/** An agent with a version (or, where a range may stand, a semver range), `<account>/<agent>@<version>`. */
+export interface AgentAt<V = Ids.SemVer> extends AgentRef {
+  readonly version: V | undefined
 }
+
+/** `<account>/<agent>@<what>`, `what` decoded by `decode`; `required` when the `@` part must be there. */
+const agentWith = <V>(name: string, description: string, required: boolean, decode: (raw: string) => Effect.Effect<V, HelpDoc.HelpDoc>) =>
+  Args.text({ name }).pipe(
+    Args.withDescription(description),
+    Args.mapEffect((raw) =>
+      Effect.gen(function*() {
+        const at = raw.lastIndexOf("@")
+        if (at === -1 && required) {
+          return yield* Effect.fail(HelpDoc.p(`"${raw}" needs a version: <account>/<agent>@<major.minor.patch>, e.g. acme/helper@1.0.0`))
+        }
+        const ref = yield* parseAgentRef(at === -1 ? raw : raw.slice(0, at))
+        const version = at === -1 ? undefined : yield* decode(raw.slice(at + 1))
+        const result: AgentAt<V> = { ...ref, version }
+        return result
+      })
+    )
+  )
 
 /**
  * `<account>/<agent>@<version>`, the version required or optional. (A
  * `--version` option cannot be: @effect/cli keeps that name for itself.)
  */
 export const agentAt = (versionRequired: boolean) =>
-  Args.text({ name: versionRequired ? "account/agent@version" : "account/agent[@version]" }).pipe(
-    Args.withDescription(
-      versionRequired
-        ? "The agent and the version, as <account>/<agent>@<major.minor.patch> (e.g. acme/helper@1.0.0)"
-        : "The agent, as <account>/<agent>, optionally with a published version: acme/helper@1.0.0"
-    ),
-    Args.mapEffect((raw) =>
-      Effect.gen(function*() {
-        const at = raw.lastIndexOf("@")
-        if (at === -1 && versionRequired) {
-          return yield* Effect.fail(HelpDoc.p(`"${raw}" needs a version: <account>/<agent>@<major.minor.patch>, e.g. acme/helper@1.0.0`))
-        }
-        const ref = yield* parseAgentRef(at === -1 ? raw : raw.slice(0, at))
-        const version = at === -1 ? undefined : yield* decodeWith(Ids.SemVer, "version")(raw.slice(at + 1))
-        const result: AgentAt = { ...ref, version }
-        return result
-      })
-    )
+  agentWith(
+    versionRequired ? "account/agent@version" : "account/agent[@version]",
+    versionRequired
+      ? "The agent and the version, as <account>/<agent>@<major.minor.patch> (e.g. acme/helper@1.0.0)"
+      : "The agent, as <account>/<agent>, optionally with a published version: acme/helper@1.0.0",
+    versionRequired,
+    decodeWith(Ids.SemVer, "version")
   )
+
+/** `<account>/<agent>[@<version or range>]`: what a deploy may name (acme/helper@^1.2). */
+export const agentAtRange = agentWith(
+  "account/agent[@version-or-range]",
+  "The agent, as <account>/<agent>, optionally with a published version or a semver range: acme/helper@1.0.0, " +
+    "acme/helper@^1.2, 'acme/helper@>=1 <2'",
+  false,
+  decodeWith(Ids.VersionRange, "version or range")
+)
 
 /** `<account>/<agent>` as the first argument. */
 export const agent = Args.text({ name: "account/agent" }).pipe(

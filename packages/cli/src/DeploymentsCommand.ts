@@ -2,7 +2,7 @@
  * `hosting deployments history|create|get|rollback|delete|configmap|restart`.
  */
 import { Args, Command, Options } from "@effect/cli"
-import type { Deployment } from "@hosting/core"
+import { Deployment, Ids } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
 import * as Output from "./Output.js"
@@ -30,7 +30,9 @@ const one = (deployment: Deployment.Deployment) =>
     ["namespace", deployment.namespace],
     ["deployed", Output.date(deployment.deployed_at)],
     ["undeployed", Output.date(deployment.undeployed_at)],
-    ...(deployment.rolled_back_from === undefined ? [] : [["rolled back from", deployment.rolled_back_from] as const])
+    ...(deployment.rolled_back_from === undefined ? [] : [["rolled back from", deployment.rolled_back_from] as const]),
+    ...(deployment.follow === undefined ? [] : [["follows", Deployment.describeFollow(deployment.follow)] as const]),
+    ...(deployment.rolled_forward_from === undefined ? [] : [["rolled forward from", deployment.rolled_forward_from] as const])
   ])
 
 const history = Command.make("history", { agent: Arguments.agent }, ({ agent }) =>
@@ -42,28 +44,40 @@ const history = Command.make("history", { agent: Arguments.agent }, ({ agent }) 
   })).pipe(Command.withDescription("Deployments of an agent made by your accounts, most recent first"))
 
 const create = Command.make("create", {
-  agent: Arguments.agentAt(false),
+  agent: Arguments.agentAtRange,
   buildId: Arguments.buildId.pipe(Options.optional),
+  channel: Options.text("channel").pipe(
+    Options.withDescription("Deploy the version a channel of the agent names (e.g. stable)"),
+    Options.withSchema(Ids.ChannelName),
+    Options.optional
+  ),
+  follow: Options.boolean("follow").pipe(
+    Options.withDescription("Keep following the range or channel (or latest): roll forward when it moves")
+  ),
   into: Options.text("into").pipe(
     Options.withDescription("The account that deploys (default: the agent's own)"),
     Options.withSchema(Arguments.accountName),
     Options.optional
   )
-}, ({ agent, buildId, into }) =>
+}, ({ agent, buildId, channel, follow, into }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
     const payload = {
       ...Option.match(buildId, { onNone: () => ({}), onSome: (build_id) => ({ build_id }) }),
       ...(agent.version === undefined ? {} : { version: agent.version }),
+      ...Option.match(channel, { onNone: () => ({}), onSome: (c) => ({ channel: c }) }),
+      ...(follow ? { follow } : {}),
       ...Option.match(into, { onNone: () => ({}), onSome: (a) => ({ into: a }) })
     }
     const deployed = yield* session.client.deployments.deploy({ path: { account: agent.account, name: agent.name }, payload })
     if (session.json) return yield* Output.json(deployed)
-    yield* Output.line(`Deployed ${deployed.agent} build ${deployed.build_id} as ${deployed.id}.`)
+    const following = deployed.follow === undefined ? "" : `, following its ${Deployment.describeFollow(deployed.follow)}`
+    yield* Output.line(`Deployed ${deployed.agent} build ${deployed.build_id} as ${deployed.id}${following}.`)
     yield* Output.line(one(deployed))
   })).pipe(
     Command.withDescription(
-      "Deploy an agent: a build (--build-id), a published version (acme/helper@1.0.0), or by default the latest published version (owner or admin)"
+      "Deploy an agent: a build (--build-id), a version or semver range (acme/helper@1.0.0, acme/helper@^1.2), a channel " +
+        "(--channel stable), or by default the latest published version; --follow keeps rolling forward (owner or admin)"
     )
   )
 

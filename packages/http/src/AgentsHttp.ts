@@ -3,7 +3,7 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { HostingApi } from "@hosting/api"
-import { Catalog, Identity, Principal } from "@hosting/core"
+import { Catalog, Identity, Principal, Releases } from "@hosting/core"
 import { Effect, Option } from "effect"
 import * as ApiApp from "./ApiApp.js"
 import * as Auth from "./Auth.js"
@@ -15,6 +15,7 @@ export const publicLayer = ApiApp.group(HostingApi.HostingApi, "publicAgents", (
     const catalog = yield* Catalog.Catalog
     const identity = yield* Identity.Identity
     const cachedRead = (yield* PublicAgentCache.PublicAgentCache).read
+    const releases = yield* Releases.Releases
     return handlers
       .handle("list", ({ urlParams }) =>
         // The list is the same for everyone, but a bad credential is refused as on every public read.
@@ -32,11 +33,17 @@ export const publicLayer = ApiApp.group(HostingApi.HostingApi, "publicAgents", (
           const request = yield* HttpServerRequest.HttpServerRequest
           return yield* handle(cachedRead(principal, path.account, path.name, request.headers["if-none-match"]))
         }))
+      .handle("channels", ({ path }) =>
+        Effect.gen(function*() {
+          const principal = yield* Auth.optionalPrincipal(identity)
+          return { channels: yield* handle(releases.channels(principal, path.account, path.name)) }
+        }))
   }))
 
 export const layer = ApiApp.group(HostingApi.HostingApi, "agents", (handlers) =>
   Effect.gen(function*() {
     const catalog = yield* Catalog.Catalog
+    const releases = yield* Releases.Releases
     return handlers
       .handle("register", ({ path, payload }) =>
         Effect.gen(function*() {
@@ -53,7 +60,7 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "agents", (handlers) =>
       .handle("publish", ({ path, payload }) =>
         Effect.gen(function*() {
           const principal = yield* Principal.CurrentPrincipal
-          const result = yield* handle(catalog.publish(principal, { ...path, ...payload }))
+          const result = yield* handle(releases.publish(principal, { ...path, ...payload }))
           return {
             message: result.created
               ? `Published ${result.account}/${result.name} ${result.version}`
@@ -64,6 +71,21 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "agents", (handlers) =>
             version: result.version
           }
         }))
+      .handle("setChannel", ({ path, payload }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) =>
+          handle(releases.setChannel(principal, path.account, path.name, path.channel, payload.version))))
+      .handle("removeChannel", ({ path }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          yield* handle(releases.removeChannel(principal, path.account, path.name, path.channel))
+          return { message: `Removed channel ${path.channel} of ${path.account}/${path.name}`, channel: path.channel }
+        }))
+      .handle("yank", ({ path, payload }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) =>
+          handle(releases.yank(principal, path.account, path.name, path.version, Option.some(payload.reason)))))
+      .handle("unyank", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) =>
+          handle(releases.yank(principal, path.account, path.name, path.version, Option.none()))))
       .handle("config", ({ path }) =>
         Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(catalog.config(principal, path.account, path.name))))
   }))

@@ -49,11 +49,14 @@ export interface ApiErrorByTag {
   readonly AgentNotFound: ApiErrors.NotFound
   readonly BuildNotFound: ApiErrors.NotFound
   readonly VersionNotFound: ApiErrors.NotFound
+  readonly NoMatchingVersion: ApiErrors.NotFound
+  readonly ChannelNotFound: ApiErrors.NotFound
+  readonly VersionYanked: ApiErrors.Conflict
   readonly DeploymentNotFound: ApiErrors.NotFound
   readonly NothingToRollBack: ApiErrors.Conflict
   readonly ConfigMapNotFound: ApiErrors.NotFound
   readonly PodNotFound: ApiErrors.NotFound
-  readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.InternalError
+  readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.Conflict | ApiErrors.InternalError
   readonly ConversationNotFound: ApiErrors.NotFound
   readonly FileNotFound: ApiErrors.NotFound
   readonly AttachmentInvalid: ApiErrors.BadRequest
@@ -99,6 +102,8 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "AgentNotFound":
     case "BuildNotFound":
     case "VersionNotFound":
+    case "NoMatchingVersion":
+    case "ChannelNotFound":
     case "DeploymentNotFound":
     case "ConfigMapNotFound":
     case "PodNotFound":
@@ -109,6 +114,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
       return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
     case "NothingToRollBack":
+    case "VersionYanked":
     case "FileComplete":
     case "AccountExists":
     case "LastOwner":
@@ -124,8 +130,11 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
       return new ApiErrors.ServiceUnavailable({ error: error.code, details: error.message })
     case "ClusterError":
       // The cluster's message is safe by the port's contract; its cause goes to the log only.
+      // A conflict (a namespace the platform did not make) is the caller's to resolve: 409, not a failure of ours.
       return error.reason === "Unavailable"
         ? new ApiErrors.ServiceUnavailable({ error: "cluster_unavailable", details: error.message })
+        : error.reason === "Conflict"
+        ? new ApiErrors.Conflict({ error: "cluster_conflict", details: error.message, code: "cluster_conflict" })
         : new ApiErrors.InternalError({ error: "cluster_error", details: error.message })
     case "StorageError":
       return storageUnavailable

@@ -35,6 +35,7 @@ import {
   type Call,
   conformanceProblems,
   conversationOf,
+  channelSet,
   deployed,
   redeployed,
   deviceLogin,
@@ -55,7 +56,8 @@ import {
   send,
   sessionOf,
   world,
-  type World
+  type World,
+  yanked
 } from "./RouteHarness.js"
 
 const bearerColumns = ["anonymous", "badToken", "expiredToken", "nonMember", "member", "admin", "owner", "otherUser"] as const
@@ -136,6 +138,32 @@ const matrix: Record<string, Entry> = {
     setup: (w) => Effect.as(published(w), {}),
     request: (_, w, c) => bare(c, "GET", agentPath(w)),
     expect: row(200, 401, 401, 200, 200, 200, 200, 200)
+  },
+  // Channels are as public as the agent (issue 28).
+  "publicAgents.channels": {
+    setup: (w) => Effect.as(published(w), {}),
+    request: (_, w, c) => bare(c, "GET", `${agentPath(w)}/channels`),
+    expect: row(200, 401, 401, 200, 200, 200, 200, 200)
+  },
+  "agents.setChannel": {
+    setup: (w) => Effect.as(published(w), {}),
+    request: (_, w, c) => withJson(c, "PUT", `${agentPath(w)}/channels/stable`, { version: "1.0.0" }),
+    expect: managers(200)
+  },
+  "agents.removeChannel": {
+    setup: (w) => Effect.as(channelSet(w), {}),
+    request: (_, w, c) => bare(c, "DELETE", `${agentPath(w)}/channels/stable`),
+    expect: managers(200)
+  },
+  "agents.yank": {
+    setup: (w) => Effect.as(published(w), {}),
+    request: (_, w, c) => withJson(c, "POST", `${agentPath(w)}/versions/1.0.0/yank`, { reason: "broken" }),
+    expect: managers(200)
+  },
+  "agents.unyank": {
+    setup: (w) => Effect.as(yanked(w), {}),
+    request: (_, w, c) => bare(c, "DELETE", `${agentPath(w)}/versions/1.0.0/yank`),
+    expect: managers(200)
   },
   "agents.register": {
     request: (_, w, c) => withJson(c, "POST", `${agentPath(w)}/register`, registration("b-2")),

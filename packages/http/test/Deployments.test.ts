@@ -71,8 +71,9 @@ describe("HTTP: deployments", () => {
         const noBuild = yield* deploy(team, "owner", "helper", { build_id: "b-404" })
         expect(noBuild.status).toBe(404)
         expectErrorBody(noBuild.body, "build_not_found")
-        const bad = yield* deploy(team, "owner", "helper", { version: "1.0" })
+        const bad = yield* deploy(team, "owner", "helper", { version: "one point oh" })
         expect(bad.status).toBe(400)
+        expectErrorBody(bad.body, "invalid_request")
       }))
 
     it.effect("deploy with nothing published and no build_id is 404 version_not_found", () =>

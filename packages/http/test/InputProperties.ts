@@ -35,6 +35,7 @@ import {
   invitationOf,
   personalTokenOf,
   podOf,
+  stableChannel,
   registration,
   sessionOf,
   trySend,
@@ -71,8 +72,11 @@ const contextFor = Effect.gen(function*() {
     pod: yield* podOf(namespace),
     tokenId: (yield* personalTokenOf(token)).id,
     invitationId: (yield* invitationOf(w)).id,
-    code: (yield* invitationOf(w)).code
+    code: (yield* invitationOf(w)).code,
+    channel: "stable",
+    version: "1.0.0"
   }
+  yield* stableChannel(w)
   const context: Context = { token, params, account: w.team.account, userCode: yield* deviceLogin, session: yield* sessionOf(token) }
   return context
 })
@@ -84,6 +88,10 @@ const validPayload = (id: string, c: Context): unknown => {
       return registration("b-2")
     case "agents.publish":
       return { build_id: "b-1", version: "1.0.0" }
+    case "agents.setChannel":
+      return { version: "1.0.0" }
+    case "agents.yank":
+      return { reason: "broken" }
     case "accounts.rename":
       return { name: c.account }
     case "accounts.create":

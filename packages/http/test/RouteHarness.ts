@@ -463,6 +463,20 @@ export const published = (w: World) =>
     call(w.team.tokens.owner, "POST", `/agents/${w.team.account}/helper/publish`, { build_id: "b-1", version: "1.0.0" }, 201)
   )
 
+/** Channel `stable` of a published `helper` set to 1.0.0. */
+export const stableChannel = (w: World) =>
+  call(w.team.tokens.owner, "PUT", `/agents/${w.team.account}/helper/channels/stable`, { version: "1.0.0" }, 200)
+
+/** `helper` published as 1.0.0, with channel `stable` naming it. */
+export const channelSet = (w: World) => Effect.zipRight(published(w), stableChannel(w))
+
+/** `helper` published as 1.0.0, then yanked. */
+export const yanked = (w: World) =>
+  Effect.zipRight(
+    published(w),
+    call(w.team.tokens.owner, "POST", `/agents/${w.team.account}/helper/versions/1.0.0/yank`, { reason: "broken" }, 200)
+  )
+
 /** `helper` deployed by its own account: the deployment id and namespace. */
 export const deployed = (w: World) =>
   Effect.gen(function*() {

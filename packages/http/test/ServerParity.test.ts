@@ -635,6 +635,49 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "publish with invalid JSON", () => withJson("POST", `${agent}/publish`, "[1,"))
     ]
   },
+  "publicAgents.channels": {
+    steps: [
+      step("unauthenticated", "channels without a credential", () => get(`${agent}/channels`)),
+      step("unauthenticated", "channels with a token nobody was given", () => get(`${agent}/channels`, bearer(badToken))),
+      step("bad", "channels of an invalid agent name", () => get(`/agents/${account}/No_Such/channels`)),
+      step("valid", "channels as the owner", () => get(`${agent}/channels`, owner))
+    ]
+  },
+  "agents.setChannel": {
+    steps: [
+      step("unauthenticated", "set a channel without a credential", () => withJson("PUT", `${agent}/channels/stable`, { version: "1.0.0" }, {})),
+      step("bad", "set a channel with an invalid name", () => withJson("PUT", `${agent}/channels/Stable!`, { version: "1.0.0" })),
+      step("bad", "set a channel to a range", () => withJson("PUT", `${agent}/channels/stable`, { version: "^1" })),
+      step("valid", "set latest", () => withJson("PUT", `${agent}/channels/latest`, { version: "1.0.0" })),
+      step("valid", "set a channel to an unpublished version", () => withJson("PUT", `${agent}/channels/stable`, { version: "9.0.0" })),
+      step("valid", "set stable to 1.0.0", () => withJson("PUT", `${agent}/channels/stable`, { version: "1.0.0" }))
+    ]
+  },
+  "agents.removeChannel": {
+    steps: [
+      step("unauthenticated", "remove a channel without a credential", () => bare("DELETE", `${agent}/channels/stable`)),
+      step("bad", "remove a channel with an invalid name", () => bare("DELETE", `${agent}/channels/-x`, owner)),
+      step("valid", "remove stable", () => bare("DELETE", `${agent}/channels/stable`, owner)),
+      step("valid", "remove stable again", () => bare("DELETE", `${agent}/channels/stable`, owner))
+    ]
+  },
+  "agents.yank": {
+    steps: [
+      step("unauthenticated", "yank without a credential", () => withJson("POST", `${agent}/versions/1.0.0/yank`, { reason: "broken" }, {})),
+      step("bad", "yank without a reason", () => withJson("POST", `${agent}/versions/1.0.0/yank`, {})),
+      step("bad", "yank a version that is not semantic", () => withJson("POST", `${agent}/versions/one/yank`, { reason: "broken" })),
+      step("valid", "yank a version never published", () => withJson("POST", `${agent}/versions/9.0.0/yank`, { reason: "broken" })),
+      step("valid", "yank 1.0.0", () => withJson("POST", `${agent}/versions/1.0.0/yank`, { reason: "broken" })),
+      step("valid", "set a channel to the yanked version", () => withJson("PUT", `${agent}/channels/stable`, { version: "1.0.0" }))
+    ]
+  },
+  "agents.unyank": {
+    steps: [
+      step("unauthenticated", "undo a yank without a credential", () => bare("DELETE", `${agent}/versions/1.0.0/yank`)),
+      step("bad", "undo a yank of a version that is not semantic", () => bare("DELETE", `${agent}/versions/1.0/yank`, owner)),
+      step("valid", "undo the yank of 1.0.0", () => bare("DELETE", `${agent}/versions/1.0.0/yank`, owner))
+    ]
+  },
   "publicAgents.list": {
     steps: [
       step("unauthenticated", "catalog without a credential", () => get(`/agents?q=${account}`)),

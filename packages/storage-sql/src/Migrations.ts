@@ -263,6 +263,28 @@ const deploymentRollbacks = Effect.gen(function*() {
   yield* sql`ALTER TABLE deployments ADD COLUMN rolled_back_from TEXT`
 })
 
+/**
+ * Issue 28: yanked versions (a reason and a time on the build), channels
+ * (named pointers to a published version), and deployments that follow a
+ * range or a channel (kept as JSON) with the deployment they rolled forward from.
+ */
+const releases = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE builds ADD COLUMN yanked_at TEXT`
+  yield* sql`ALTER TABLE builds ADD COLUMN yank_reason TEXT`
+  yield* sql`CREATE TABLE channels (
+    agent_id TEXT NOT NULL REFERENCES agents(id),
+    name TEXT NOT NULL,
+    version TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (agent_id, name)
+  )`
+  yield* sql`ALTER TABLE deployments ADD COLUMN follow TEXT`
+  yield* sql`ALTER TABLE deployments ADD COLUMN rolled_forward_from TEXT`
+  // Publishing and moving a channel look for the live deployments of the agent that follow something.
+  yield* sql`CREATE INDEX deployments_following ON deployments (publisher_id, agent_name) WHERE follow IS NOT NULL AND undeployed_at IS NULL`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -275,7 +297,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_trace_owners": traceOwners,
   "0009_token_parents": tokenParents,
   "0010_access_tokens": accessTokens,
-  "0011_deployment_rollbacks": deploymentRollbacks
+  "0011_deployment_rollbacks": deploymentRollbacks,
+  "0012_releases": releases
 }
 
 const table = "hosting_migrations"

@@ -27,6 +27,15 @@ interface BuildRow {
   readonly published_at: string | null
   readonly registered_at: string
   readonly updated_at: string
+  readonly yanked_at: string | null
+  readonly yank_reason: string | null
+}
+
+interface ChannelRow {
+  readonly agent_id: string
+  readonly name: string
+  readonly version: string
+  readonly updated_at: string
 }
 
 const toAgent = (row: AgentRow) =>
@@ -53,7 +62,8 @@ const toBuild = (row: BuildRow) =>
     version: Option.map(Option.fromNullable(row.version), Ids.SemVer.make),
     published_at: Option.map(Option.fromNullable(row.published_at), timeOf),
     registered_at: timeOf(row.registered_at),
-    updated_at: timeOf(row.updated_at)
+    updated_at: timeOf(row.updated_at),
+    ...(row.yanked_at === null ? {} : { yanked: new Agent.Yank({ reason: row.yank_reason ?? "", yanked_at: timeOf(row.yanked_at) }, trusted) })
   }, trusted)
 
 /** Escapes LIKE wildcards so that a search for `a_b` matches only `a_b`. */
@@ -66,7 +76,8 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
     "ag.id, ag.account_id, ac.name AS account, ag.name, ag.registry, ag.created_at, ag.updated_at"
   )
   const buildColumns = sql.literal(
-    "agent_id, build_id, spec, spec_content, readme, validation_warnings, version, published_at, registered_at, updated_at"
+    "agent_id, build_id, spec, spec_content, readme, validation_warnings, version, published_at, registered_at, updated_at, " +
+      "yanked_at, yank_reason"
   )
 
   const findAgent = (accountId: Ids.AccountId, name: Ids.AgentName) =>
@@ -117,6 +128,41 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
       storageError("SqlAgentStore.publishBuild")
     )
 
+  const yankBuild: Ports.AgentStore["Type"]["yankBuild"] = (input) =>
+    sql`UPDATE builds SET yanked_at = ${Option.isSome(input.reason) ? timeText(input.now) : null},
+        yank_reason = ${Option.getOrNull(input.reason)}, updated_at = ${timeText(input.now)}
+      WHERE agent_id = ${input.agent_id} AND build_id = ${input.build_id}`.pipe(
+      Effect.asVoid,
+      storageError("SqlAgentStore.yankBuild")
+    )
+
+  const listChannels = (agentId: Ids.AgentId) =>
+    sql<ChannelRow>`SELECT agent_id, name, version, updated_at FROM channels WHERE agent_id = ${agentId} ORDER BY name`.pipe(
+      Effect.map((rows) =>
+        rows.map((row): Agent.ChannelRecord => ({
+          agent_id: Ids.AgentId.make(row.agent_id, trusted),
+          name: Ids.ChannelName.make(row.name, trusted),
+          version: Ids.SemVer.make(row.version, trusted),
+          updated_at: timeOf(row.updated_at)
+        }))
+      ),
+      storageError("SqlAgentStore.listChannels")
+    )
+
+  const setChannel = (channel: Agent.ChannelRecord) =>
+    sql`INSERT INTO channels (agent_id, name, version, updated_at)
+      VALUES (${channel.agent_id}, ${channel.name}, ${channel.version}, ${timeText(channel.updated_at)})
+      ON CONFLICT (agent_id, name) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`.pipe(
+      Effect.asVoid,
+      storageError("SqlAgentStore.setChannel")
+    )
+
+  const removeChannel = (agentId: Ids.AgentId, name: Ids.ChannelName) =>
+    sql<{ name: string }>`DELETE FROM channels WHERE agent_id = ${agentId} AND name = ${name} RETURNING name`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlAgentStore.removeChannel")
+    )
+
   const listBuilds = (agentId: Ids.AgentId) =>
     sql<BuildRow>`SELECT ${buildColumns} FROM builds WHERE agent_id = ${agentId}
       ORDER BY registered_at DESC, build_id DESC`.pipe(
@@ -145,10 +191,9 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
       const published = page.length === 0 ? [] : yield* sql<BuildRow>`SELECT ${buildColumns} FROM builds
         WHERE version IS NOT NULL AND ${sql.in("agent_id", page.map((row) => row.id))}`
       const agents = page.map((row) => {
-        const latest = published
-          .filter((b) => b.agent_id === row.id)
-          .map(toBuild)
-          .sort((a, b) => Ids.compareSemVerDescending(Option.getOrThrow(a.version), Option.getOrThrow(b.version)))[0]!
+        const versions = Agent.publishedOf(published.filter((b) => b.agent_id === row.id).map(toBuild))
+        // The newest version that is not yanked; when every one is, the newest (the agent stays listed, its versions marked).
+        const latest = Agent.installableOf(versions)[0] ?? versions[0]!
         const description = latest.spec["description"]
         return new Agent.AgentSummary({
           account: Ids.AccountName.make(row.account),
@@ -171,6 +216,10 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
     findBuildByVersion,
     upsertBuild,
     publishBuild,
+    yankBuild,
+    listChannels,
+    setChannel,
+    removeChannel,
     listBuilds,
     listPublished
   })

@@ -20,6 +20,8 @@ interface DeploymentRow {
   readonly undeployed_at: string | null
   readonly spec: string
   readonly rolled_back_from: string | null
+  readonly follow: string | null
+  readonly rolled_forward_from: string | null
 }
 
 const toRecord = (row: DeploymentRow) =>
@@ -36,7 +38,9 @@ const toRecord = (row: DeploymentRow) =>
     deployed_at: timeOf(row.deployed_at),
     undeployed_at: Option.map(Option.fromNullable(row.undeployed_at), timeOf),
     spec: JSON.parse(row.spec),
-    ...(row.rolled_back_from === null ? {} : { rolled_back_from: Deployment.DeploymentId.make(row.rolled_back_from, trusted) })
+    ...(row.rolled_back_from === null ? {} : { rolled_back_from: Deployment.DeploymentId.make(row.rolled_back_from, trusted) }),
+    ...(row.follow === null ? {} : { follow: JSON.parse(row.follow) as Deployment.Follow }),
+    ...(row.rolled_forward_from === null ? {} : { rolled_forward_from: Deployment.DeploymentId.make(row.rolled_forward_from, trusted) })
   }, trusted)
 
 export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
@@ -44,17 +48,18 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
 
   const upsert: Ports.DeploymentStore["Type"]["upsert"] = (r) =>
     sql`INSERT INTO deployments (id, account_id, publisher_id, agent_name, build_id, namespace, status, deployed_at, undeployed_at, spec,
-        rolled_back_from)
+        rolled_back_from, follow, rolled_forward_from)
       VALUES (${r.id}, ${r.account_id}, ${r.publisher_id}, ${r.agent_name}, ${r.build_id}, ${r.namespace}, ${r.status},
         ${timeText(r.deployed_at)}, ${Option.getOrNull(Option.map(r.undeployed_at, timeText))}, ${JSON.stringify(r.spec)},
-        ${r.rolled_back_from ?? null})
+        ${r.rolled_back_from ?? null}, ${r.follow === undefined ? null : JSON.stringify(r.follow)}, ${r.rolled_forward_from ?? null})
       ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, publisher_id = excluded.publisher_id,
         agent_name = excluded.agent_name, build_id = excluded.build_id, namespace = excluded.namespace,
         status = excluded.status, deployed_at = excluded.deployed_at, undeployed_at = excluded.undeployed_at,
-        spec = excluded.spec, rolled_back_from = excluded.rolled_back_from`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
+        spec = excluded.spec, rolled_back_from = excluded.rolled_back_from, follow = excluded.follow,
+        rolled_forward_from = excluded.rolled_forward_from`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
 
   const select = sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
-      d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from
+      d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from, d.follow, d.rolled_forward_from
     FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
 
   const findById = (id: Deployment.DeploymentId) =>
@@ -90,6 +95,20 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
       storageError("SqlDeploymentStore.markUndeployed")
     )
 
+  const listFollowing = (publisherId: Ids.AccountId, agentName: Ids.AgentName) =>
+    sql<DeploymentRow>`${select} WHERE d.publisher_id = ${publisherId} AND d.agent_name = ${agentName}
+        AND d.follow IS NOT NULL AND d.undeployed_at IS NULL ORDER BY d.deployed_at, d.id`.pipe(
+      Effect.map((rows) => rows.map(toRecord)),
+      storageError("SqlDeploymentStore.listFollowing")
+    )
+
+  const liveOfBuild = (publisherId: Ids.AccountId, agentName: Ids.AgentName, buildId: Ids.BuildId) =>
+    sql<DeploymentRow>`${select} WHERE d.publisher_id = ${publisherId} AND d.agent_name = ${agentName}
+        AND d.build_id = ${buildId} AND d.undeployed_at IS NULL ORDER BY d.deployed_at, d.id`.pipe(
+      Effect.map((rows) => rows.map(toRecord)),
+      storageError("SqlDeploymentStore.liveOfBuild")
+    )
+
   const accountsDeploying = (publisherId: Ids.AccountId, agentName: Ids.AgentName) =>
     sql<{ account_id: string }>`SELECT DISTINCT account_id FROM deployments
       WHERE publisher_id = ${publisherId} AND agent_name = ${agentName} AND undeployed_at IS NULL
@@ -99,7 +118,17 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
       storageError("SqlDeploymentStore.accountsDeploying")
     )
 
-  return Ports.DeploymentStore.of({ upsert, findById, findByNamespace, liveInNamespace, listForAgent, markUndeployed, accountsDeploying })
+  return Ports.DeploymentStore.of({
+    upsert,
+    findById,
+    findByNamespace,
+    liveInNamespace,
+    listForAgent,
+    markUndeployed,
+    listFollowing,
+    liveOfBuild,
+    accountsDeploying
+  })
 })
 
 export const layer = Layer.effect(Ports.DeploymentStore, make)

@@ -29,6 +29,7 @@ interface State {
   memberships: Map<string, { account_id: Ids.AccountId; user_id: Ids.UserId; role: Ids.Role }>
   agents: Map<string, Omit<Agent.AgentRecord, "account">>
   builds: Map<string, Agent.Build>
+  channels: Map<string, Agent.ChannelRecord>
   events: Array<Event.StoredEvent>
   nextEventId: number
   pruned: number
@@ -57,6 +58,7 @@ const emptyState = (): State => ({
   memberships: new Map(),
   agents: new Map(),
   builds: new Map(),
+  channels: new Map(),
   events: [],
   nextEventId: 1,
   pruned: 0,
@@ -80,6 +82,7 @@ const copy = (s: State): State => ({
   memberships: new Map(s.memberships),
   agents: new Map(s.agents),
   builds: new Map(s.builds),
+  channels: new Map(s.channels),
   events: [...s.events],
   nextEventId: s.nextEventId,
   pruned: s.pruned,
@@ -356,7 +359,8 @@ export const make = Effect.gen(function*() {
             ...build,
             version: previous.version,
             published_at: previous.published_at,
-            registered_at: previous.registered_at
+            registered_at: previous.registered_at,
+            yanked: previous.yanked
           })
           : build
         state.builds.set(key, stored)
@@ -373,6 +377,24 @@ export const make = Effect.gen(function*() {
           )
         }
       }),
+    yankBuild: (input) =>
+      Effect.sync(() => {
+        const key = buildKey(input.agent_id, input.build_id)
+        const build = state.builds.get(key)
+        if (build) {
+          const yanked = Option.match(input.reason, {
+            onNone: () => undefined,
+            onSome: (reason) => new Agent.Yank({ reason, yanked_at: input.now })
+          })
+          state.builds.set(key, new Agent.Build({ ...build, yanked, updated_at: input.now }))
+        }
+      }),
+    listChannels: (agentId) =>
+      Effect.sync(() =>
+        [...state.channels.values()].filter((c) => c.agent_id === agentId).sort((a, b) => a.name.localeCompare(b.name))
+      ),
+    setChannel: (channel) => Effect.sync(() => void state.channels.set(buildKey(channel.agent_id, channel.name), channel)),
+    removeChannel: (agentId, name) => Effect.sync(() => state.channels.delete(buildKey(agentId, name))),
     listBuilds: (agentId) =>
       Effect.sync(() =>
         [...state.builds.values()]
@@ -390,7 +412,8 @@ export const make = Effect.gen(function*() {
               Ids.compareSemVerDescending(Option.getOrThrow(x.version), Option.getOrThrow(y.version))
             )
             const last = published.map((b) => Option.getOrThrow(b.published_at)).sort(byTimeDesc)[0]!
-            const latest = published[0]!
+            // The newest version that is not yanked; when every one is, the newest.
+            const latest = Agent.installableOf(published)[0] ?? published[0]!
             const description = latest.spec["description"]
             return new Agent.AgentSummary({
               account: accountName(a.account_id),
@@ -487,6 +510,24 @@ export const make = Effect.gen(function*() {
         const record = state.deployments.get(id)
         if (record) state.deployments.set(id, { ...record, status, undeployed_at: Option.some(at) })
       }),
+    listFollowing: (publisherId, agentName) =>
+      Effect.sync(() =>
+        [...state.deployments.values()]
+          .filter((d) =>
+            d.publisher_id === publisherId && d.agent_name === agentName && d.follow !== undefined && Option.isNone(d.undeployed_at)
+          )
+          .sort((a, b) => newestFirst(b, a))
+          .map(toDeployment)
+      ),
+    liveOfBuild: (publisherId, agentName, buildId) =>
+      Effect.sync(() =>
+        [...state.deployments.values()]
+          .filter((d) =>
+            d.publisher_id === publisherId && d.agent_name === agentName && d.build_id === buildId && Option.isNone(d.undeployed_at)
+          )
+          .sort((a, b) => newestFirst(b, a))
+          .map(toDeployment)
+      ),
     accountsDeploying: (publisherId, agentName) =>
       Effect.sync(() =>
         [...new Set(

@@ -564,7 +564,91 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           }))
       })
 
+      describe("AgentStore: yanks and channels (issue 28)", () => {
+        it.effect("a yank keeps its reason and time and is undone; an upsert of the build keeps it; listPublished's latest passes a yanked version by", () =>
+          Effect.gen(function*() {
+            const agents = yield* Ports.AgentStore
+            const agent = yield* newAgent(yield* newAccount())
+            for (const [id, version, time] of [["b-1", "1.0.0", "2026-11-01T10:00:00.000Z"], ["b-2", "1.1.0", "2026-11-02T10:00:00.000Z"]] as const) {
+              yield* agents.upsertBuild(buildOf(agent, id, time))
+              yield* agents.publishBuild({ agent_id: agent.id, build_id: Ids.BuildId.make(id), version: Ids.SemVer.make(version), now: at(time) })
+            }
+            const b2 = Ids.BuildId.make("b-2")
+            yield* agents.yankBuild({ agent_id: agent.id, build_id: b2, reason: Option.some("broken"), now: at("2026-11-03T10:00:00.000Z") })
+            yield* agents.upsertBuild(new Agent.Build({ ...buildOf(agent, "b-2", "2026-11-02T10:00:00.000Z"), readme: "again" }))
+            const yanked = Option.getOrThrow(yield* agents.findBuild(agent.id, b2))
+            expect([yanked.yanked?.reason, yanked.yanked && DateTime.formatIso(yanked.yanked.yanked_at), yanked.readme]).toEqual([
+              "broken",
+              "2026-11-03T10:00:00.000Z",
+              "again"
+            ])
+            expect((yield* agents.listBuilds(agent.id)).find((b) => b.build_id === b2)?.yanked?.reason).toBe("broken")
+            const listed = yield* agents.listPublished({ q: Option.some(`${agent.account}/${agent.name}`), limit: 5, offset: 0 })
+            expect(listed.agents.map((a) => [a.latest_version, a.versions_count])).toEqual([["1.0.0", 2]])
+            yield* agents.yankBuild({ agent_id: agent.id, build_id: b2, reason: Option.none(), now: at("2026-11-04T10:00:00.000Z") })
+            expect(Option.getOrThrow(yield* agents.findBuildByVersion(agent.id, Ids.SemVer.make("1.1.0"))).yanked).toBeUndefined()
+          }))
+
+        it.effect("channels are set, moved, listed by name and removed once", () =>
+          Effect.gen(function*() {
+            const agents = yield* Ports.AgentStore
+            const agent = yield* newAgent(yield* newAccount())
+            const channel = (name: string, version: string, time: string) => ({
+              agent_id: agent.id,
+              name: Ids.ChannelName.make(name),
+              version: Ids.SemVer.make(version),
+              updated_at: at(time)
+            })
+            yield* agents.setChannel(channel("stable", "1.0.0", "2026-11-01T10:00:00.000Z"))
+            yield* agents.setChannel(channel("beta", "1.1.0", "2026-11-01T11:00:00.000Z"))
+            yield* agents.setChannel(channel("stable", "1.1.0", "2026-11-02T10:00:00.000Z"))
+            const listed = yield* agents.listChannels(agent.id)
+            expect(listed.map((c) => [c.name, c.version, DateTime.formatIso(c.updated_at)])).toEqual([
+              ["beta", "1.1.0", "2026-11-01T11:00:00.000Z"],
+              ["stable", "1.1.0", "2026-11-02T10:00:00.000Z"]
+            ])
+            expect(yield* agents.removeChannel(agent.id, Ids.ChannelName.make("beta"))).toBe(true)
+            expect(yield* agents.removeChannel(agent.id, Ids.ChannelName.make("beta"))).toBe(false)
+            expect((yield* agents.listChannels(agent.id)).map((c) => c.name)).toEqual(["stable"])
+            expect(yield* agents.listChannels((yield* newAgent(yield* newAccount())).id)).toEqual([])
+          }))
+      })
+
       describe("DeploymentStore", () => {
+        it.effect("a deployment's follow and rolled_forward_from round-trip; listFollowing and liveOfBuild give live ones, oldest first", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const publisher = yield* newAccount()
+            const deployer = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            const make = (account: Account.Account, day: string, build: string, extra: Partial<Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]> = {}) => ({
+              id: Deployment.DeploymentId.make(uniqueName("dep")),
+              account_id: account.id,
+              publisher_id: publisher.id,
+              agent_name: agentName,
+              build_id: Ids.BuildId.make(build),
+              namespace: uniqueName("ns"),
+              status: "running",
+              deployed_at: at(`2026-11-${day}T10:00:00.000Z`),
+              undeployed_at: Option.none(),
+              spec: {},
+              ...extra
+            })
+            const pinned = make(publisher, "01", "b-1")
+            const byRange = make(deployer, "02", "b-1", { follow: { range: Ids.VersionRange.make("^1") } })
+            const byChannel = make(publisher, "03", "b-2", { follow: { channel: Ids.ChannelName.make("stable") }, rolled_forward_from: pinned.id })
+            const ended = make(deployer, "04", "b-1", { follow: { range: Ids.VersionRange.make("^1") }, undeployed_at: Option.some(at("2026-11-05T10:00:00.000Z")) })
+            for (const d of [pinned, byRange, byChannel, ended]) yield* deployments.upsert(d)
+            const found = Option.getOrThrow(yield* deployments.findById(byChannel.id))
+            expect([found.follow, found.rolled_forward_from]).toEqual([{ channel: "stable" }, pinned.id])
+            expect(Option.getOrThrow(yield* deployments.findById(pinned.id)).follow).toBeUndefined()
+            expect((yield* deployments.listFollowing(publisher.id, agentName)).map((d) => d.id)).toEqual([byRange.id, byChannel.id])
+            expect((yield* deployments.liveOfBuild(publisher.id, agentName, Ids.BuildId.make("b-1"))).map((d) => d.id)).toEqual([
+              pinned.id,
+              byRange.id
+            ])
+          }))
+
         it.effect("upsert stores a record by id and replaces it; accountsDeploying lists other accounts with live deployments", () =>
           Effect.gen(function*() {
             const deployments = yield* Ports.DeploymentStore

@@ -11,6 +11,8 @@ export const account = (value: string) => value as Ids.AccountName
 export const agent = (value: string) => value as Ids.AgentName
 export const build = (value: string) => value as Ids.BuildId
 export const semver = (value: string) => value as Ids.SemVer
+export const range = (value: string) => value as Ids.VersionRange
+export const channel = (value: string) => value as Ids.ChannelName
 export const deployment = (value: string) => value as Deployment.DeploymentId
 export const conversation = (value: string) => value as Conversation.ConversationId
 export const user = (value: string) => value as Ids.UserId
@@ -21,5 +23,9 @@ export const isAccountName = Schema.is(IdSchemas.AccountName)
 export const isAgentName = Schema.is(IdSchemas.AgentName)
 /** True for a version of the form major.minor.patch the API accepts. */
 export const isSemVer = Schema.is(IdSchemas.SemVer)
+/** True for a version or a semver range the API accepts (1.4.0, ^1.2, >=1 <2). */
+export const isVersionRange = Schema.is(IdSchemas.VersionRange)
+/** True for a channel name the API accepts. */
+export const isChannelName = Schema.is(IdSchemas.ChannelName)
 /** True for a user id the API accepts (letters, digits and . _ @ -). */
 export const isUserId = Schema.is(IdSchemas.UserId)

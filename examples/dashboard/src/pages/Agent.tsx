@@ -1,7 +1,8 @@
 /**
  * An agent: its builds (published versions for everyone, every build with
  * its validation warnings for members), its readme as Markdown, publishing a
- * build (owner or admin) and deploying it.
+ * build, yanking a version and moving channels (owner or admin), and
+ * deploying it by version, range or channel, optionally following it.
  */
 import type { Agent } from "@hosting/core"
 import { useMemo, useState } from "preact/hooks"
@@ -87,25 +88,35 @@ const PublishForm = ({ account, name, build, onPublished }: {
   )
 }
 
-const DeployForm = ({ account, name, versions }: {
+const DeployForm = ({ account, name, versions, channels }: {
   readonly account: string
   readonly name: string
   readonly versions: ReadonlyArray<Version>
+  readonly channels: ReadonlyArray<Agent.Channel>
 }) => {
   const { state } = useSession()
   const targets = state.status === "signed-in" ? state.accounts.filter((a) => a.role === "owner" || a.role === "admin") : []
   const [what, setWhat] = useState("latest")
+  const [range, setRange] = useState("")
+  const [follow, setFollow] = useState(false)
   const [into, setInto] = useState(targets.some((t) => t.name === account) ? account : (targets[0]?.name ?? ""))
+  const [invalid, setInvalid] = useState(false)
+  // A build or an exact version never moves: only latest, a channel or a range can be followed.
+  const followable = what === "latest" || what === "range" || what.startsWith("channel:")
   const deploy = useAction(async () => {
     const payload = what === "latest"
       ? {}
+      : what === "range"
+      ? { version: id.range(range.trim()) }
+      : what.startsWith("channel:")
+      ? { channel: id.channel(what.slice("channel:".length)) }
       : what.startsWith("version:")
-      ? { version: id.semver(what.slice("version:".length)) }
+      ? { version: id.range(what.slice("version:".length)) }
       : { build_id: id.build(what.slice("build:".length)) }
     return call((client) =>
       client.deployments.deploy({
         path: { account: id.account(account), name: id.agent(name) },
-        payload: { ...payload, ...(into !== account ? { into: id.account(into) } : {}) }
+        payload: { ...payload, ...(followable && follow ? { follow: true } : {}), ...(into !== account ? { into: id.account(into) } : {}) }
       })
     )
   })
@@ -119,7 +130,9 @@ const DeployForm = ({ account, name, versions }: {
       <form
         onSubmit={(event) => {
           event.preventDefault()
-          void deploy.run()
+          const bad = what === "range" && !id.isVersionRange(range.trim())
+          setInvalid(bad)
+          if (!bad) void deploy.run()
         }}
       >
         <div class="fields">
@@ -127,9 +140,15 @@ const DeployForm = ({ account, name, versions }: {
             <label for="deploy-what">Build</label>
             <select id="deploy-what" value={what} onChange={(event) => setWhat(event.currentTarget.value)}>
               <option value="latest">Latest published version</option>
+              {channels.filter((c) => !c.implicit).map((c) => (
+                <option key={`c-${c.name}`} value={`channel:${c.name}`} disabled={c.yanked !== undefined}>
+                  Channel {c.name} ({c.version}{c.yanked !== undefined ? ", yanked" : ""})
+                </option>
+              ))}
+              <option value="range">A semver range…</option>
               {published.map((v) => (
-                <option key={`v-${v.build_id}`} value={`version:${v.version}`}>
-                  Version {v.version} ({v.build_id})
+                <option key={`v-${v.build_id}`} value={`version:${v.version}`} disabled={v.yanked !== undefined}>
+                  Version {v.version} ({v.build_id}){v.yanked !== undefined ? " (yanked)" : ""}
                 </option>
               ))}
               {own &&
@@ -140,6 +159,24 @@ const DeployForm = ({ account, name, versions }: {
                 ))}
             </select>
           </div>
+          {what === "range" && (
+            <div>
+              <label for="deploy-range">Range</label>
+              <input
+                id="deploy-range"
+                value={range}
+                placeholder="^1.2"
+                aria-invalid={invalid}
+                aria-describedby={invalid ? "deploy-range-error" : undefined}
+                onInput={(event) => setRange(event.currentTarget.value)}
+              />
+              {invalid && (
+                <p id="deploy-range-error" class="field-error">
+                  A version or semver range, for example 1.4.0, ^1.2, ~1.4.0 or &gt;=1 &lt;2.
+                </p>
+              )}
+            </div>
+          )}
           <div>
             <label for="deploy-into">Into account</label>
             <select id="deploy-into" value={into} onChange={(event) => setInto(event.currentTarget.value)}>
@@ -151,6 +188,12 @@ const DeployForm = ({ account, name, versions }: {
             </select>
           </div>
         </div>
+        {followable && (
+          <div class="choice">
+            <input id="deploy-follow" type="checkbox" checked={follow} onChange={(event) => setFollow(event.currentTarget.checked)} />
+            <label for="deploy-follow">Follow it: roll forward when a newer match is published or the channel moves</label>
+          </div>
+        )}
         <button type="submit" class="primary" disabled={deploy.busy}>
           {deploy.busy ? "Deploying…" : "Deploy"}
         </button>
@@ -159,13 +202,173 @@ const DeployForm = ({ account, name, versions }: {
       {deployed !== undefined && (
         <Success>
           Deployed build <code>{deployed.build_id}</code> into namespace <code>{deployed.namespace}</code> (deployment{" "}
-          <code>{deployed.id}</code>, {deployed.status}).{" "}
+          <code>{deployed.id}</code>, {deployed.status}
+          {deployed.follow !== undefined && <>, following its {"range" in deployed.follow ? `range ${deployed.follow.range}` : `channel ${deployed.follow.channel}`}</>}).{" "}
           <Link href={pathOf("deployments", deployed.id, "chat")}>Chat with it</Link> ·{" "}
           <Link href={pathOf("deployments", deployed.id, "files")}>Files</Link> ·{" "}
           <Link href={`${pathOf("agents", account, name, "deployments")}?deployment=${encodeURIComponent(deployed.id)}`}>
             Deployment details
           </Link>
         </Success>
+      )}
+    </section>
+  )
+}
+
+const YankForm = ({ account, name, version, onChanged }: {
+  readonly account: string
+  readonly name: string
+  readonly version: Version
+  readonly onChanged: () => void
+}) => {
+  const [reason, setReason] = useState("")
+  const path = { account: id.account(account), name: id.agent(name), version: id.semver(version.version ?? "") }
+  const change = useAction(async (yank: boolean) => {
+    const done = await call((client) =>
+      yank ? client.agents.yank({ path, payload: { reason: reason.trim() } }) : client.agents.unyank({ path })
+    )
+    onChanged()
+    return done
+  })
+  const field = `yank-${version.build_id}`
+  if (version.yanked !== undefined) {
+    return (
+      <div class="yank">
+        <button type="button" disabled={change.busy} onClick={() => void change.run(false)}>
+          {change.busy ? "Undoing…" : `Undo the yank of ${version.version}`}
+        </button>
+        <ErrorNotice error={change.error} context="Undoing the yank failed" />
+      </div>
+    )
+  }
+  return (
+    <form
+      class="yank"
+      onSubmit={(event) => {
+        event.preventDefault()
+        if (reason.trim() !== "") void change.run(true)
+      }}
+    >
+      <label for={field}>Yank {version.version}: why?</label>
+      <div class="inline">
+        <input id={field} value={reason} required maxLength={500} placeholder="a security fix is in 1.2.1" onInput={(event) => setReason(event.currentTarget.value)} />
+        <button type="submit" class="danger" disabled={change.busy || reason.trim() === ""}>
+          {change.busy ? "Yanking…" : "Yank"}
+        </button>
+      </div>
+      <ErrorNotice error={change.error} context="Yanking failed" />
+    </form>
+  )
+}
+
+const ChannelsCard = ({ account, name, channels, versions, manage, onChanged }: {
+  readonly account: string
+  readonly name: string
+  readonly channels: ReadonlyArray<Agent.Channel>
+  readonly versions: ReadonlyArray<Version>
+  readonly manage: boolean
+  readonly onChanged: () => void
+}) => {
+  const [channel, setChannel] = useState("")
+  const installable = versions.filter((v) => v.version !== undefined && v.yanked === undefined)
+  const [version, setVersion] = useState("")
+  const [invalid, setInvalid] = useState(false)
+  const path = (c: string) => ({ account: id.account(account), name: id.agent(name), channel: id.channel(c) })
+  const set = useAction(async () => {
+    const done = await call((client) =>
+      client.agents.setChannel({ path: path(channel.trim()), payload: { version: id.semver(version || (installable[0]?.version ?? "")) } })
+    )
+    onChanged()
+    return done
+  })
+  const remove = useAction(async (c: string) => {
+    const done = await call((client) => client.agents.removeChannel({ path: path(c) }))
+    onChanged()
+    return done
+  })
+  if (channels.length === 0 && !manage) return null
+  return (
+    <section aria-labelledby="channels-heading" class="card">
+      <h2 id="channels-heading">Channels</h2>
+      {channels.length === 0 ? <p class="muted">Nothing is published yet.</p> : (
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Channel</th>
+              <th scope="col">Version</th>
+              <th scope="col">Build</th>
+              <th scope="col">Moved</th>
+              {manage && <th scope="col"><span class="visually-hidden">Actions</span></th>}
+            </tr>
+          </thead>
+          <tbody>
+            {channels.map((c) => (
+              <tr key={c.name}>
+                <td>
+                  {c.name} {c.implicit && <span class="muted">(implicit)</span>} {c.yanked !== undefined && <Badge tone="error">yanked</Badge>}
+                </td>
+                <td>{c.version}</td>
+                <td>
+                  <code>{c.build_id}</code>
+                </td>
+                <td>{c.updated_at === undefined ? "-" : <When value={c.updated_at} />}</td>
+                {manage && (
+                  <td>
+                    {!c.implicit && (
+                      <button type="button" disabled={remove.busy} onClick={() => void remove.run(c.name)} aria-label={`Remove channel ${c.name}`}>
+                        Remove
+                      </button>
+                    )}
+                  </td>
+                )}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <ErrorNotice error={remove.error} context="Removing the channel failed" />
+      {manage && installable.length > 0 && (
+        <form
+          onSubmit={(event) => {
+            event.preventDefault()
+            const ok = id.isChannelName(channel.trim()) && channel.trim() !== "latest"
+            setInvalid(!ok)
+            if (ok) void set.run()
+          }}
+        >
+          <div class="fields">
+            <div>
+              <label for="channel-name">Channel</label>
+              <input
+                id="channel-name"
+                value={channel}
+                placeholder="stable"
+                aria-invalid={invalid}
+                aria-describedby={invalid ? "channel-name-error" : undefined}
+                onInput={(event) => setChannel(event.currentTarget.value)}
+              />
+            </div>
+            <div>
+              <label for="channel-version">Version</label>
+              <select id="channel-version" value={version || installable[0]?.version} onChange={(event) => setVersion(event.currentTarget.value)}>
+                {installable.map((v) => (
+                  <option key={v.build_id} value={v.version}>
+                    {v.version}
+                  </option>
+                ))}
+              </select>
+            </div>
+          </div>
+          {invalid && (
+            <p id="channel-name-error" class="field-error">
+              A channel is lowercase letters, digits and hyphens, starting with a letter; latest is implicit.
+            </p>
+          )}
+          <button type="submit" class="primary" disabled={set.busy}>
+            {set.busy ? "Moving…" : "Set channel"}
+          </button>
+          <ErrorNotice error={set.error} context="Setting the channel failed" />
+        </form>
       )}
     </section>
   )
@@ -188,6 +391,7 @@ const BuildCard = ({ account, name, version, manage, latest, onPublished }: {
             {version.version !== undefined ? `Version ${version.version}` : "Unpublished build"} <code class="build-id">{version.build_id}</code>
           </h3>
           {version.version !== undefined ? <Badge tone="ok">published</Badge> : <Badge tone="neutral">not published</Badge>}
+          {version.yanked !== undefined && <Badge tone="error">yanked</Badge>}
           {version.validation_warnings.length > 0 && <Badge tone="warn">
               {version.validation_warnings.length} warning{version.validation_warnings.length === 1 ? "" : "s"}
             </Badge>}
@@ -209,7 +413,13 @@ const BuildCard = ({ account, name, version, manage, latest, onPublished }: {
             </div>
           )}
         </dl>
+        {version.yanked !== undefined && (
+          <p class="yanked">
+            Yanked <When value={version.yanked.yanked_at} />: {version.yanked.reason}
+          </p>
+        )}
         <Warnings warnings={version.validation_warnings} />
+        {manage && version.version !== undefined && <YankForm account={account} name={name} version={version} onChanged={onPublished} />}
         {manage && version.version === undefined && (
           <PublishForm account={account} name={name} build={version.build_id} onPublished={onPublished} />
         )}
@@ -227,6 +437,10 @@ export const AgentPage = ({ account, name }: { readonly account: string; readonl
   const agent = useResource(
     (signal) => call((client) => client.publicAgents.get({ path: { account: id.account(account), name: id.agent(name) } }), signal),
     [account, name, state.status]
+  )
+  const channels = useResource(
+    (signal) => call((client) => client.publicAgents.channels({ path: { account: id.account(account), name: id.agent(name) } }), signal),
+    [account, name, state.status, agent.data]
   )
   const versions = useMemo(() => [...(agent.data?.versions ?? [])].sort(newestFirst), [agent.data])
   const member = isMember(state, account)
@@ -253,7 +467,17 @@ export const AgentPage = ({ account, name }: { readonly account: string; readonl
             Registry <code>{agent.data.registry}</code> · {versions.length} build{versions.length === 1 ? "" : "s"}
             {!member && " (published versions)"}
           </p>
-          {state.status === "signed-in" && <DeployForm account={account} name={name} versions={versions} />}
+          {state.status === "signed-in" && (
+            <DeployForm account={account} name={name} versions={versions} channels={channels.data?.channels ?? []} />
+          )}
+          <ChannelsCard
+            account={account}
+            name={name}
+            channels={channels.data?.channels ?? []}
+            versions={versions}
+            manage={manage}
+            onChanged={agent.reload}
+          />
           <section aria-labelledby="builds-heading">
             <h2 id="builds-heading">{member ? "Builds" : "Versions"}</h2>
             {versions.length === 0 ? <p class="muted">No builds to show.</p> : (

@@ -1,8 +1,8 @@
 /**
  * Agents and their builds (a build with a semver version is a published Version).
  */
-import { Option, Schema } from "effect"
-import { AccountId, AccountName, AgentId, AgentName, BuildId, compareSemVerDescending, SemVer } from "./Ids.js"
+import { type DateTime, Option, Schema } from "effect"
+import { AccountId, AccountName, AgentId, AgentName, BuildId, ChannelName, compareSemVerDescending, SemVer } from "./Ids.js"
 
 /** One finding of the specification checks: never fatal, shown to the publisher. */
 export class ValidationWarning extends Schema.Class<ValidationWarning>("ValidationWarning")({
@@ -15,6 +15,12 @@ export class ValidationWarning extends Schema.Class<ValidationWarning>("Validati
 export const SpecMap = Schema.Record({ key: Schema.String, value: Schema.Unknown })
 export type SpecMap = typeof SpecMap.Type
 
+/** Why and when a published version was withdrawn (npm's deprecation, Cargo's yank). */
+export class Yank extends Schema.Class<Yank>("Yank")({
+  reason: Schema.String,
+  yanked_at: Schema.DateTimeUtc
+}) {}
+
 /** A build of an agent, as stored. */
 export class Build extends Schema.Class<Build>("Build")({
   agent_id: AgentId,
@@ -26,7 +32,9 @@ export class Build extends Schema.Class<Build>("Build")({
   version: Schema.OptionFromNullOr(SemVer),
   published_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   registered_at: Schema.DateTimeUtc,
-  updated_at: Schema.DateTimeUtc
+  updated_at: Schema.DateTimeUtc,
+  /** Set while the published version is yanked: ranges, channels and "latest" pass it by. */
+  yanked: Schema.optional(Yank)
 }) {}
 
 /** An agent as stored: identity and registry. */
@@ -48,7 +56,30 @@ export class Version extends Schema.Class<Version>("Version")({
   readme: Schema.String,
   published_at: Schema.optional(Schema.DateTimeUtc),
   registered_at: Schema.DateTimeUtc,
-  validation_warnings: Schema.Array(ValidationWarning)
+  validation_warnings: Schema.Array(ValidationWarning),
+  /** Present on a yanked version: why, and since when. */
+  yanked: Schema.optional(Yank)
+}) {}
+
+/** A channel as stored: the version it points to. */
+export interface ChannelRecord {
+  readonly agent_id: AgentId
+  readonly name: ChannelName
+  readonly version: SemVer
+  readonly updated_at: DateTime.Utc
+}
+
+/** A channel as the API shows it: `latest` is always there and always implicit. */
+export class Channel extends Schema.Class<Channel>("Channel")({
+  name: ChannelName,
+  version: SemVer,
+  build_id: BuildId,
+  /** True for `latest`, which follows the highest published version that is not yanked and cannot be set. */
+  implicit: Schema.Boolean,
+  /** When the channel was last moved; absent for `latest`. */
+  updated_at: Schema.optional(Schema.DateTimeUtc),
+  /** Present when the version the channel points to was yanked since: deploys through the channel are refused until it moves. */
+  yanked: Schema.optional(Yank)
 }) {}
 
 /** An agent with the versions the caller may see (interface.md "Agent"). */
@@ -88,6 +119,23 @@ export const publishedOf = (builds: ReadonlyArray<Build>) =>
   builds
     .filter((b) => Option.isSome(b.version))
     .sort((a, b) => compareSemVerDescending(Option.getOrThrow(a.version), Option.getOrThrow(b.version)))
+
+/** A build as the API shows it; outside the agent's account (`member` false), without the values of its `env`. */
+export const versionView = (build: Build, member: boolean) =>
+  new Version({
+    build_id: build.build_id,
+    version: Option.getOrUndefined(build.version),
+    spec: member ? build.spec : withEnvHidden(build.spec),
+    readme: build.readme,
+    published_at: Option.getOrUndefined(build.published_at),
+    registered_at: build.registered_at,
+    validation_warnings: build.validation_warnings,
+    ...(build.yanked === undefined ? {} : { yanked: build.yanked })
+    // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes it with it.
+  }, { disableValidation: true })
+
+/** Published versions that are not yanked, highest semver first: what a range, a channel or "latest" may pick. */
+export const installableOf = (builds: ReadonlyArray<Build>) => publishedOf(builds).filter((b) => b.yanked === undefined)
 
 /** The image of a build: the spec's `image` when given, else `<registry>/<name>:<build_id>`. */
 export const imageOf = (agent: AgentRecord, build: Build) => {

@@ -17,6 +17,10 @@ export const AuditAction = Schema.Literal(
   "token.created",
   "token.revoked",
   "agent.published",
+  "agent.yanked",
+  "agent.unyanked",
+  "agent.channel_set",
+  "agent.channel_removed",
   "deployment.created",
   "deployment.undeployed"
 )

@@ -4,7 +4,7 @@
  */
 import { Schema } from "effect"
 import { withEnvHidden } from "./Agent.js"
-import { AccountId, AccountName, AgentName, BuildId } from "./Ids.js"
+import { AccountId, AccountName, AgentName, BuildId, ChannelName, VersionRange } from "./Ids.js"
 
 /** Identifier of a deployment. */
 export const DeploymentId = Schema.String.pipe(
@@ -14,6 +14,20 @@ export const DeploymentId = Schema.String.pipe(
   Schema.brand("DeploymentId")
 )
 export type DeploymentId = typeof DeploymentId.Type
+
+/**
+ * What a deployment follows: a semver range or a channel of its agent. When
+ * a newer match is published or the channel moves, the deployment rolls
+ * forward to it.
+ */
+export const Follow = Schema.Union(
+  Schema.Struct({ range: VersionRange }),
+  Schema.Struct({ channel: ChannelName })
+)
+export type Follow = typeof Follow.Type
+
+/** How a follow reads in a sentence: `range ^1.2` or `channel stable`. */
+export const describeFollow = (follow: Follow) => "range" in follow ? `range ${follow.range}` : `channel ${follow.channel}`
 
 /** A deployment as stored. */
 export class DeploymentRecord extends Schema.Class<DeploymentRecord>("DeploymentRecord")({
@@ -32,7 +46,11 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   undeployed_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** The deployment this one rolled back, when it was made by a rollback. */
-  rolled_back_from: Schema.optional(DeploymentId)
+  rolled_back_from: Schema.optional(DeploymentId),
+  /** The range or channel this deployment follows, when it follows one. */
+  follow: Schema.optional(Follow),
+  /** The deployment this one replaced by following its range or channel forward. */
+  rolled_forward_from: Schema.optional(DeploymentId)
 }) {}
 
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
@@ -50,7 +68,11 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   undeployed_at: Schema.NullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** Present on a deployment made by a rollback: the deployment it rolled back. */
-  rolled_back_from: Schema.optional(DeploymentId)
+  rolled_back_from: Schema.optional(DeploymentId),
+  /** Present on a deployment that follows a semver range or a channel of its agent. */
+  follow: Schema.optional(Follow),
+  /** Present on a deployment made by following: the deployment it rolled forward from. */
+  rolled_forward_from: Schema.optional(DeploymentId)
 }) {}
 
 /**
@@ -69,7 +91,9 @@ export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
     deployed_at: record.deployed_at,
     undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
     spec: hideEnv ? withEnvHidden(record.spec) : record.spec,
-    ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from })
+    ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from }),
+    ...(record.follow === undefined ? {} : { follow: record.follow }),
+    ...(record.rolled_forward_from === undefined ? {} : { rolled_forward_from: record.rolled_forward_from })
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
   }, { disableValidation: true })
 

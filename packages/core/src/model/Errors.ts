@@ -111,6 +111,41 @@ export class VersionNotFound extends Schema.TaggedError<VersionNotFound>()("Vers
   }
 }
 
+/** No published version, yanked ones left out, matches a semver range (or a channel names none). */
+export class NoMatchingVersion extends Schema.TaggedError<NoMatchingVersion>()("NoMatchingVersion", {
+  agent: Schema.String,
+  range: Schema.String
+}) {
+  readonly code = "no_matching_version"
+  override get message() {
+    return `Agent ${this.agent} has no published version that matches ${this.range} (yanked versions are skipped).`
+  }
+}
+
+/** A yanked version was asked for where only an installable one will do. */
+export class VersionYanked extends Schema.TaggedError<VersionYanked>()("VersionYanked", {
+  agent: Schema.String,
+  version: Schema.String,
+  reason: Schema.String
+}) {
+  readonly code = "version_yanked"
+  override get message() {
+    return `Version ${this.version} of ${this.agent} is yanked (${this.reason}); choose another version, or undo the yank with ` +
+      `DELETE /agents/${this.agent}/versions/${this.version}/yank.`
+  }
+}
+
+/** No channel of that name for the agent. */
+export class ChannelNotFound extends Schema.TaggedError<ChannelNotFound>()("ChannelNotFound", {
+  agent: Schema.String,
+  channel: Schema.String
+}) {
+  readonly code = "channel_not_found"
+  override get message() {
+    return `Agent ${this.agent} has no channel ${this.channel}.`
+  }
+}
+
 /** No deployment with that id (or namespace), or not one the caller may see. */
 /** A rollback found no earlier build in the deployment's history (or not the one it was asked for). */
 export class NothingToRollBack extends Schema.TaggedError<NothingToRollBack>()("NothingToRollBack", {
@@ -335,6 +370,9 @@ export type DomainError =
   | MessageLimitReached
   | TooManyAttachments
   | VersionNotFound
+  | NoMatchingVersion
+  | VersionYanked
+  | ChannelNotFound
   | DeploymentNotFound
   | NothingToRollBack
   | ConfigMapNotFound

@@ -14,7 +14,11 @@ export class AgentBuildEvent extends Schema.Class<AgentBuildEvent>("AgentBuildEv
   agent: Schema.String,
   build_id: Schema.optional(Schema.String),
   status: Schema.optional(Schema.String),
-  version: Schema.optional(Schema.String)
+  version: Schema.optional(Schema.String),
+  /** The channel that moved or was removed (status `channel_set`, `channel_removed`). */
+  channel: Schema.optional(Schema.String),
+  /** Why a version was yanked (status `yanked`). */
+  reason: Schema.optional(Schema.String)
 }) {}
 
 /** One event to append, for one account's stream. */

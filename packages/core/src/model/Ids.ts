@@ -61,6 +61,31 @@ export const SemVer = Schema.String.pipe(
 )
 export type SemVer = typeof SemVer.Type
 
+/**
+ * A semver range as npm writes them (`^1.2`, `~1.4.0`, `>=1 <2`, `1.x`, an
+ * exact `1.4.0`): what a deploy may ask for instead of one version.
+ */
+export const VersionRange = Schema.String.pipe(
+  Schema.maxLength(256),
+  Schema.filter((text) => semver.validRange(text) !== null, {
+    message: () => "must be a semantic version or a semver range (for example 1.4.0, ^1.2, ~1.4.0 or >=1 <2)"
+  }),
+  Schema.brand("VersionRange")
+)
+export type VersionRange = typeof VersionRange.Type
+
+/** A release channel of an agent (`stable`, `beta`): a named pointer to one of its published versions. */
+export const ChannelName = Schema.String.pipe(
+  Schema.pattern(/^[a-z][a-z0-9-]{0,62}$/, {
+    message: () => "must be 1-63 lowercase letters, digits or hyphens, starting with a letter (for example stable or beta)"
+  }),
+  Schema.brand("ChannelName")
+)
+export type ChannelName = typeof ChannelName.Type
+
+/** The channel every agent has without setting it: its highest published version that is not yanked. */
+export const latestChannel = "latest" as ChannelName
+
 /** Role of a member in an account. */
 export const Role = Schema.Literal("owner", "admin", "member")
 export type Role = typeof Role.Type

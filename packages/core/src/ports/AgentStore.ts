@@ -1,7 +1,7 @@
 import { Context, type DateTime, Effect, type Option } from "effect"
-import type { AgentRecord, AgentSummary, Build } from "../model/Agent.js"
+import type { AgentRecord, AgentSummary, Build, ChannelRecord } from "../model/Agent.js"
 import type { StorageError } from "../model/Errors.js"
-import type { AccountId, AgentId, AgentName, BuildId, SemVer } from "../model/Ids.js"
+import type { AccountId, AgentId, AgentName, BuildId, ChannelName, SemVer } from "../model/Ids.js"
 
 /** Query of the public catalog. */
 export interface CatalogQuery {
@@ -33,6 +33,19 @@ export class AgentStore extends Context.Tag("@hosting/core/AgentStore")<AgentSto
     readonly version: SemVer
     readonly now: DateTime.Utc
   }) => Effect.Effect<void, StorageError>
+  /** Yanks a published build with a reason, or (reason none) undoes its yank. */
+  readonly yankBuild: (input: {
+    readonly agent_id: AgentId
+    readonly build_id: BuildId
+    readonly reason: Option.Option<string>
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<void, StorageError>
+  /** The agent's channels (never `latest`, which is implicit), by name. */
+  readonly listChannels: (agentId: AgentId) => Effect.Effect<ReadonlyArray<ChannelRecord>, StorageError>
+  /** Creates a channel or moves it to another version. */
+  readonly setChannel: (channel: ChannelRecord) => Effect.Effect<void, StorageError>
+  /** Removes a channel; false when there was none. */
+  readonly removeChannel: (agentId: AgentId, name: ChannelName) => Effect.Effect<boolean, StorageError>
   /** Every build of the agent, most recently registered first. */
   readonly listBuilds: (agentId: AgentId) => Effect.Effect<ReadonlyArray<Build>, StorageError>
   /** Agents with at least one published version, by most recent publication. */

@@ -1,5 +1,5 @@
 import { Context, type DateTime, Effect, type Option } from "effect"
-import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
+import type { DeploymentId, DeploymentRecord, Follow } from "../model/Deployment.js"
 import type { StorageError } from "../model/Errors.js"
 import type { AccountId, AgentName, BuildId } from "../model/Ids.js"
 
@@ -19,6 +19,10 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     readonly spec: Readonly<Record<string, unknown>>
     /** The deployment a rollback made this one from. */
     readonly rolled_back_from?: DeploymentId | undefined
+    /** The range or channel the deployment follows. */
+    readonly follow?: Follow | undefined
+    /** The deployment this one rolled forward from, by following. */
+    readonly rolled_forward_from?: DeploymentId | undefined
   }) => Effect.Effect<void, StorageError>
   readonly findById: (id: DeploymentId) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>
   /** The most recent deployment into a namespace, live or not. */
@@ -33,6 +37,10 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
   ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
   /** Ends a deployment: sets its status and undeployed_at. */
   readonly markUndeployed: (id: DeploymentId, status: string, at: DateTime.Utc) => Effect.Effect<void, StorageError>
+  /** Live deployments of an agent, by any account, that follow a range or a channel; oldest first. */
+  readonly listFollowing: (publisherId: AccountId, agentName: AgentName) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
+  /** Live deployments of an agent, by any account, that run the build; oldest first. */
+  readonly liveOfBuild: (publisherId: AccountId, agentName: AgentName, buildId: BuildId) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
   /** Accounts other than the publisher with a live (not undeployed) deployment of the agent. */
   readonly accountsDeploying: (publisherId: AccountId, agentName: AgentName) => Effect.Effect<ReadonlyArray<AccountId>, StorageError>
 }>() {}

@@ -5,12 +5,13 @@
 import { DateTime, Effect, Option } from "effect"
 import type { Account } from "../model/Account.js"
 import * as Agent from "../model/Agent.js"
-import { AgentConfig, type AgentRecord, Build, type ValidationWarning, Version } from "../model/Agent.js"
+import { AgentConfig, type AgentRecord, Build, type ValidationWarning } from "../model/Agent.js"
 import * as AgentSpec from "../model/AgentSpec.js"
 import { AccountNotFound, AgentNotFound, BuildAlreadyPublished, BuildNotFound, VersionAlreadyPublished } from "../model/Errors.js"
 import type { AgentBuildEvent } from "../model/Event.js"
 import { type AccountId, type AccountName, AgentId, type AgentName, type BuildId, type SemVer } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
+import { buildEventRecipients } from "../internal/releases.js"
 import * as Policy from "../model/Policy.js"
 import { EventBus } from "../ports/EventBus.js"
 import { audit } from "../internal/audit.js"
@@ -38,18 +39,6 @@ export interface PublishInput {
 
 const agentRef = (account: string, name: string) => `${account}/${name}`
 
-/** A build as the API shows it; outside the agent's account, without the values of its `env`. */
-const toVersion = (build: Build, member: boolean) =>
-  new Version({
-    build_id: build.build_id,
-    version: Option.getOrUndefined(build.version),
-    spec: member ? build.spec : Agent.withEnvHidden(build.spec),
-    readme: build.readme,
-    published_at: Option.getOrUndefined(build.published_at),
-    registered_at: build.registered_at,
-    validation_warnings: build.validation_warnings
-  }, { disableValidation: true })
-
 /** Register, publish and read agents. */
 export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", {
   effect: Effect.gen(function*() {
@@ -67,16 +56,10 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
     const agentOf = (account: Account, name: AgentName) =>
       agents.findAgent(account.id, name).pipe(orFail(() => new AgentNotFound({ agent: agentRef(account.name, name) })))
 
-    /** Accounts whose stream receives the build events of an agent: the publisher and every account deploying it. */
-    const recipientsOf = (agent: AgentRecord) =>
-      Effect.map(deployments.accountsDeploying(agent.account_id, agent.name), (deploying) => [
-        ...new Set([agent.account_id, ...deploying])
-      ])
-
     /** Appends an agent.build event to every recipient's log; returns the recipients to wake after commit. */
     const emitBuildEvent = (agent: AgentRecord, payload: AgentBuildEvent, now: DateTime.Utc) =>
       Effect.gen(function*() {
-        const recipients = yield* recipientsOf(agent)
+        const recipients = yield* buildEventRecipients(deployments, agent)
         yield* events.append(
           recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { ...payload } })),
           now
@@ -199,7 +182,7 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         account: owner.value.name,
         name: agent.value.name,
         registry: agent.value.registry,
-        versions: visible.map((build) => toVersion(build, member))
+        versions: visible.map((build) => Agent.versionView(build, member))
       }, { disableValidation: true })
       return { agent: shown, account_id: owner.value.id }
     })
@@ -224,7 +207,10 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       const agent = yield* agentOf(owner, name)
       const builds = yield* agents.listBuilds(agent.id)
       const member = Policy.isMember(Option.some(principal), owner)
-      const candidates = member ? builds : Agent.publishedOf(builds)
+      // Outside the account, the highest version that is not yanked (or, when every one is, the highest).
+      const published = Agent.publishedOf(builds)
+      const installable = Agent.installableOf(builds)
+      const candidates = member ? builds : installable.length > 0 ? installable : published
       const latest = candidates[0]
       if (latest === undefined) {
         return yield* member

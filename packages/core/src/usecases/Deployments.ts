@@ -8,7 +8,17 @@ import type { Account } from "../model/Account.js"
 import * as Agent from "../model/Agent.js"
 import * as AgentSpec from "../model/AgentSpec.js"
 import * as Cluster from "../ports/Cluster.js"
-import { DeploymentId, type DeploymentRecord, labelKeys, labelValue, managedByValue, namespaceFor, toView } from "../model/Deployment.js"
+import {
+  DeploymentId,
+  type DeploymentRecord,
+  describeFollow,
+  type Follow,
+  labelKeys,
+  labelValue,
+  managedByValue,
+  namespaceFor,
+  toView
+} from "../model/Deployment.js"
 import {
   AccountNotFound,
   AgentNotFound,
@@ -17,26 +27,42 @@ import {
   ConfigMapNotFound,
   InvalidRequest,
   NothingToRollBack,
+  VersionYanked,
   PodNotFound,
   VersionNotFound
 } from "../model/Errors.js"
 import { EventBus } from "../ports/EventBus.js"
-import type { AccountName, AgentName, BuildId, SemVer } from "../model/Ids.js"
+import { type AccountId, type AccountName, type AgentName, type BuildId, type ChannelName, latestChannel, type SemVer, type VersionRange } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
+import { deploymentChanged, exactVersion, resolve, type Selector, selectorOf } from "../internal/releases.js"
 import * as Policy from "../model/Policy.js"
 import { audit } from "../internal/audit.js"
 import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
 
-/** What to deploy: a build, a published version, or (neither) the highest published version. */
+/**
+ * What to deploy: a build, a published version or semver range, a channel,
+ * or (none of them) the highest published version that is not yanked.
+ */
 export interface DeployInput {
   readonly account: AccountName
   readonly name: AgentName
   readonly build_id?: BuildId | undefined
-  readonly version?: SemVer | undefined
+  /** An exact version, or a semver range whose newest installable match is deployed. */
+  readonly version?: VersionRange | SemVer | undefined
+  readonly channel?: ChannelName | undefined
+  /** Keep following the range or channel: roll forward when it moves. */
+  readonly follow?: boolean | undefined
   /** The deploying account; the agent's own account when absent. */
   readonly into?: AccountName | undefined
+}
+
+/** How a new deployment came about, beside what it runs. */
+interface Origin {
+  readonly rolled_back_from?: DeploymentId | undefined
+  readonly follow?: Follow | undefined
+  readonly rolled_forward_from?: DeploymentId | undefined
 }
 
 /** Where a rollback goes: a build or version of the deployment's history, or (neither) the build before it. */
@@ -71,28 +97,42 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
 
     const accountNamed = (name: AccountName) => accounts.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
+    /** Tells the deploying account (and, for a roll forward, the publisher) that a deployment changed. */
     const changed = (record: DeploymentRecord, now: DateTime.Utc) =>
-      log.append([{
-        account_id: record.account_id,
-        type: "deployment.changed",
-        data: {
-          deployment_id: record.id,
-          agent: `${record.publisher}/${record.agent_name}`,
-          build_id: record.build_id,
-          namespace: record.namespace,
-          status: record.status,
-          ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from })
-        }
-      }], now)
+      log.append(
+        deploymentChanged(record, record.rolled_forward_from === undefined ? [record.account_id] : [record.account_id, record.publisher_id]),
+        now
+      )
 
     /** A deployment as the caller sees it: the values of the agent's `env` only for members of the agent's account. */
     const viewFor = (principal: Principal, record: DeploymentRecord) =>
       toView(record, !Policy.seesAgentEnv(principal, record.publisher_id))
 
+    /** What the input asks to follow, checked against what it names. */
+    const followOf = (input: DeployInput) =>
+      Effect.gen(function*() {
+        if (input.follow !== true) return undefined
+        if (input.build_id !== undefined) {
+          return yield* new InvalidRequest({ details: "A deployment of a build_id cannot follow anything; give a range or a channel with follow." })
+        }
+        if (input.version !== undefined && Option.isSome(exactVersion(input.version))) {
+          return yield* new InvalidRequest({
+            details: `Version ${input.version} is exact and never moves; follow a range such as ^${input.version} or a channel.`
+          })
+        }
+        const follow: Follow = input.version !== undefined
+          ? { range: input.version as VersionRange }
+          : { channel: input.channel ?? latestChannel }
+        return follow
+      })
+
     /** Picks the build to deploy; another account's agent can only be deployed from a published version. */
     const chooseBuild = (agent: Agent.AgentRecord, input: DeployInput, crossAccount: boolean) =>
       Effect.gen(function*() {
         const ref = `${agent.account}/${agent.name}`
+        if (input.channel !== undefined && (input.build_id !== undefined || input.version !== undefined)) {
+          return yield* new InvalidRequest({ details: "Give one of build_id, version and channel: a channel names its own version." })
+        }
         if (input.build_id !== undefined) {
           const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
             Effect.map(Option.filter((b) => !crossAccount || Option.isSome(b.version))),
@@ -103,16 +143,106 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
               details: `Build ${build.build_id} of ${ref} is not version ${input.version}; give one of build_id and version, or both that match.`
             })
           }
+          // Naming the build of a yanked version is still refused to other accounts: they deploy versions, not builds.
+          if (crossAccount && build.yanked !== undefined) {
+            return yield* new VersionYanked({ agent: ref, version: Option.getOrElse(build.version, () => ""), reason: build.yanked.reason })
+          }
           return build
         }
-        if (input.version !== undefined) {
-          return yield* agents.findBuildByVersion(agent.id, input.version).pipe(
-            orFail(() => new VersionNotFound({ agent: ref, version: input.version! }))
-          )
+        const selector: Selector = input.version !== undefined ? { version: input.version } : { channel: input.channel ?? latestChannel }
+        return yield* resolve(agents, agent, selector)
+      })
+
+    /**
+     * Runs a build in the deploying account's namespace for the agent: the
+     * cluster objects first, then the record that supersedes what ran there,
+     * its event and its audit entry.
+     */
+    const apply = (
+      principal: Principal,
+      target: { readonly id: AccountId; readonly name: AccountName },
+      publisher: { readonly id: AccountId; readonly name: AccountName },
+      agent: Agent.AgentRecord,
+      build: Agent.Build,
+      origin: Origin
+    ) =>
+      Effect.gen(function*() {
+        const namespace = namespaceFor(target.name, publisher.name, agent.name)
+        const id = DeploymentId.make(`dep-${yield* ids.next}`)
+        const labels = {
+          [labelKeys.managedBy]: managedByValue,
+          [labelKeys.account]: labelValue(target.name),
+          [labelKeys.publisher]: labelValue(publisher.name),
+          [labelKeys.agent]: labelValue(agent.name),
+          [labelKeys.build]: labelValue(build.build_id),
+          [labelKeys.deployment]: labelValue(id)
         }
-        const latest = Agent.publishedOf(yield* agents.listBuilds(agent.id))[0]
-        if (latest === undefined) return yield* new VersionNotFound({ agent: ref, version: "" })
-        return latest
+        const env = Agent.envOf(build.spec)
+        const port = build.spec["port"]
+        const replicas = build.spec["replicas"]
+        // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
+        yield* cluster.ensureNamespace(namespace, labels)
+        yield* cluster.applyConfigMap(
+          new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { [specFile]: build.spec_content, ...env } }),
+          labels
+        )
+        yield* cluster.applyWorkload({
+          namespace,
+          name: agent.name,
+          image: Agent.imageOf(agent, build),
+          replicas: typeof replicas === "number" && Number.isInteger(replicas) && replicas >= 0 && replicas <= 20 ? replicas : 1,
+          port: typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65536 ? Option.some(port) : Option.none(),
+          env,
+          configMap: configMapName(agent.name),
+          labels,
+          annotations: {
+            "hosting.dev/agent-ref": `${publisher.name}/${agent.name}`,
+            "hosting.dev/version": Option.getOrElse(build.version, () => "")
+          }
+        })
+        const record = yield* tx.withTransaction(Effect.gen(function*() {
+          const now = yield* DateTime.now
+          for (const previous of yield* store.liveInNamespace(namespace)) {
+            yield* store.markUndeployed(previous.id, Status.superseded, now)
+          }
+          yield* store.upsert({
+            id,
+            account_id: target.id,
+            publisher_id: publisher.id,
+            agent_name: agent.name,
+            build_id: build.build_id,
+            namespace,
+            status: Status.running,
+            deployed_at: now,
+            undeployed_at: Option.none(),
+            spec: build.spec,
+            rolled_back_from: origin.rolled_back_from,
+            follow: origin.follow,
+            rolled_forward_from: origin.rolled_forward_from
+          })
+          const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+          yield* changed(stored, now)
+          const how = origin.rolled_back_from !== undefined
+            ? `Rolled ${origin.rolled_back_from} back: deployed`
+            : origin.rolled_forward_from !== undefined && origin.follow !== undefined
+            ? `Rolled ${origin.rolled_forward_from} forward along its ${describeFollow(origin.follow)}: deployed`
+            : "Deployed"
+          const following = origin.follow === undefined || origin.rolled_forward_from !== undefined
+            ? ""
+            : `, following its ${describeFollow(origin.follow)}`
+          yield* audit(
+            accounts,
+            principal,
+            [target.id],
+            "deployment.created",
+            id,
+            `${how} ${publisher.name}/${agent.name} build ${build.build_id}` +
+              `${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}${following}.`
+          )
+          return stored
+        }))
+        yield* bus.publish(record.rolled_forward_from === undefined ? [target.id] : [target.id, publisher.id])
+        return record
       })
 
     /**
@@ -131,73 +261,44 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       const agent = yield* agents.findAgent(publisher.id, input.name).pipe(orFail(() => notFound))
       // For another account, an agent with nothing published does not exist.
       if (crossAccount && Agent.publishedOf(yield* agents.listBuilds(agent.id)).length === 0) return yield* notFound
+      const follow = yield* followOf(input)
       const build = yield* chooseBuild(agent, input, crossAccount)
-      const namespace = namespaceFor(target.name, publisher.name, agent.name)
-      const id = DeploymentId.make(`dep-${yield* ids.next}`)
-      const labels = {
-        [labelKeys.managedBy]: managedByValue,
-        [labelKeys.account]: labelValue(target.name),
-        [labelKeys.publisher]: labelValue(publisher.name),
-        [labelKeys.agent]: labelValue(agent.name),
-        [labelKeys.build]: labelValue(build.build_id),
-        [labelKeys.deployment]: labelValue(id)
-      }
-      const env = Agent.envOf(build.spec)
-      const port = build.spec["port"]
-      const replicas = build.spec["replicas"]
-      // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
-      yield* cluster.ensureNamespace(namespace, labels)
-      yield* cluster.applyConfigMap(
-        new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { [specFile]: build.spec_content, ...env } }),
-        labels
-      )
-      yield* cluster.applyWorkload({
-        namespace,
-        name: agent.name,
-        image: Agent.imageOf(agent, build),
-        replicas: typeof replicas === "number" && Number.isInteger(replicas) && replicas >= 0 && replicas <= 20 ? replicas : 1,
-        port: typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65536 ? Option.some(port) : Option.none(),
-        env,
-        configMap: configMapName(agent.name),
-        labels,
-        annotations: {
-          "hosting.dev/agent-ref": `${publisher.name}/${agent.name}`,
-          "hosting.dev/version": Option.getOrElse(build.version, () => "")
-        }
-      })
-      const record = yield* tx.withTransaction(Effect.gen(function*() {
-        const now = yield* DateTime.now
-        for (const previous of yield* store.liveInNamespace(namespace)) {
-          yield* store.markUndeployed(previous.id, Status.superseded, now)
-        }
-        yield* store.upsert({
-          id,
-          account_id: target.id,
-          publisher_id: publisher.id,
-          agent_name: agent.name,
-          build_id: build.build_id,
-          namespace,
-          status: Status.running,
-          deployed_at: now,
-          undeployed_at: Option.none(),
-          spec: build.spec,
-          rolled_back_from: rolledBackFrom
-        })
-        const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        yield* changed(stored, now)
-        yield* audit(
-          accounts,
-          principal,
-          [target.id],
-          "deployment.created",
-          id,
-          `${rolledBackFrom === undefined ? "Deployed" : `Rolled ${rolledBackFrom} back: deployed`} ${publisher.name}/${agent.name} ` +
-            `build ${build.build_id}${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}.`
-        )
-        return stored
-      }))
-      yield* bus.publish([target.id])
+      const record = yield* apply(principal, target, publisher, agent, build, { rolled_back_from: rolledBackFrom, follow })
       return viewFor(principal, record)
+    })
+
+    /**
+     * Rolls every live deployment that follows a range or a channel of the
+     * agent forward to what it now names, after `principal` published a
+     * version or moved a channel. A deployment whose range or channel names
+     * nothing installable, or already runs it, stays; one the cluster
+     * refuses stays too (logged). Returns the new deployments.
+     */
+    const rollForward = Tracing.fn("Deployments.rollForward")(function*(principal: Principal, publisherId: AccountId, agentName: AgentName) {
+      const following = yield* store.listFollowing(publisherId, agentName)
+      if (following.length === 0) return []
+      const agent = yield* agents.findAgent(publisherId, agentName)
+      if (Option.isNone(agent)) return []
+      const made: Array<DeploymentRecord> = []
+      for (const record of following) {
+        const follow = record.follow!
+        const next = yield* resolve(agents, agent.value, selectorOf(follow)).pipe(Effect.option)
+        if (Option.isNone(next) || next.value.build_id === record.build_id) continue
+        yield* apply(
+          principal,
+          { id: record.account_id, name: record.account },
+          { id: record.publisher_id, name: record.publisher },
+          agent.value,
+          next.value,
+          { follow, rolled_forward_from: record.id }
+        ).pipe(
+          Effect.tap((created) => Effect.sync(() => made.push(created))),
+          Effect.catchAll((error) =>
+            Effect.logWarning(`Deployment ${record.id} follows its ${describeFollow(follow)} but could not roll forward`, error)
+          )
+        )
+      }
+      return made
     })
 
     /** Deploys an agent (see `place`). */
@@ -339,6 +440,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return { status: "restarting", pod }
     })
 
-    return { deploy, get, undeploy, rollback, history, configMap, restartPod } as const
+    return { deploy, get, undeploy, rollback, rollForward, history, configMap, restartPod } as const
   })
 }) {}

@@ -11,6 +11,7 @@ import { Events } from "./Events.js"
 import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
 import * as PrincipalCache from "./PrincipalCache.js"
+import { Releases } from "./Releases.js"
 import { Setup } from "./Setup.js"
 import { SingleSignOn } from "./SingleSignOn.js"
 import { Tokens } from "./Tokens.js"
@@ -23,10 +24,10 @@ import { Traces } from "./Traces.js"
  * read tokens through the PrincipalCache.
  */
 export const layer = Layer.mergeAll(
-  Catalog.Default,
+  // Releases publish through the Catalog and roll deployments forward through Deployments: one instance of each.
+  Releases.Default.pipe(Layer.provideMerge(Layer.merge(Catalog.Default, Deployments.Default))),
   Accounts.Default,
   Events.Default,
-  Deployments.Default,
   Chat.Default,
   Files.Default,
   Traces.Default,
