@@ -65,6 +65,7 @@ export interface ApiErrorByTag {
   readonly TracesUnavailable: ApiErrors.ServiceUnavailable
   readonly DeviceFlowError: ApiErrors.OAuthError
   readonly MessageLimitReached: ApiErrors.Conflict
+  readonly ReplyInProgress: ApiErrors.Conflict
   readonly TooManyAttachments: ApiErrors.PayloadTooLarge
   readonly StorageError: ApiErrors.ServiceUnavailable
 }
@@ -108,6 +109,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "DeviceFlowError":
       return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
+    case "ReplyInProgress":
     case "NothingToRollBack":
     case "FileComplete":
     case "AccountExists":

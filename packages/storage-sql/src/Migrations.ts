@@ -263,6 +263,16 @@ const deploymentRollbacks = Effect.gen(function*() {
   yield* sql`ALTER TABLE deployments ADD COLUMN rolled_back_from TEXT`
 })
 
+/**
+ * Issue 28: a deployment's settings; for now its strategy for a send while a
+ * reply streams (null: the default, `interrupt`).
+ */
+const deploymentSettings = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE deployments ADD COLUMN concurrent_send TEXT
+    CHECK (concurrent_send IN ('reject', 'queue', 'interrupt'))`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -275,7 +285,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0008_trace_owners": traceOwners,
   "0009_token_parents": tokenParents,
   "0010_access_tokens": accessTokens,
-  "0011_deployment_rollbacks": deploymentRollbacks
+  "0011_deployment_rollbacks": deploymentRollbacks,
+  "0013_deployment_settings": deploymentSettings
 }
 
 const table = "hosting_migrations"

@@ -18,7 +18,8 @@ export const AuditAction = Schema.Literal(
   "token.revoked",
   "agent.published",
   "deployment.created",
-  "deployment.undeployed"
+  "deployment.undeployed",
+  "deployment.settings_changed"
 )
 export type AuditAction = typeof AuditAction.Type
 

@@ -15,6 +15,23 @@ export const DeploymentId = Schema.String.pipe(
 )
 export type DeploymentId = typeof DeploymentId.Type
 
+/**
+ * What a send does while a reply of its conversation is still streaming:
+ * `reject` it (409 `reply_in_progress`), `queue` it (its reply starts when
+ * the previous one ends) or `interrupt` the running reply (stored as
+ * `cancelled`) and start the new one.
+ */
+export const ConcurrentSend = Schema.Literal("reject", "queue", "interrupt")
+export type ConcurrentSend = typeof ConcurrentSend.Type
+
+/** The strategy of a deployment that chose none: the contract gives 409 to the message limit alone. */
+export const defaultConcurrentSend: ConcurrentSend = "interrupt"
+
+/** The settings of a deployment, as the API shows and takes them. */
+export class DeploymentSettings extends Schema.Class<DeploymentSettings>("DeploymentSettings")({
+  concurrent_send: ConcurrentSend
+}) {}
+
 /** A deployment as stored. */
 export class DeploymentRecord extends Schema.Class<DeploymentRecord>("DeploymentRecord")({
   id: DeploymentId,
@@ -32,7 +49,9 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   undeployed_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** The deployment this one rolled back, when it was made by a rollback. */
-  rolled_back_from: Schema.optional(DeploymentId)
+  rolled_back_from: Schema.optional(DeploymentId),
+  /** The deployment's strategy for a send while a reply streams; absent: `defaultConcurrentSend`. */
+  concurrent_send: Schema.optional(ConcurrentSend)
 }) {}
 
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
@@ -50,8 +69,14 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   undeployed_at: Schema.NullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** Present on a deployment made by a rollback: the deployment it rolled back. */
-  rolled_back_from: Schema.optional(DeploymentId)
+  rolled_back_from: Schema.optional(DeploymentId),
+  /** The deployment's settings (`PUT /deployments/{deploymentId}/settings`). */
+  settings: DeploymentSettings
 }) {}
+
+/** The settings of a stored deployment, the defaults filled in. */
+export const settingsOf = (record: DeploymentRecord): DeploymentSettings =>
+  new DeploymentSettings({ concurrent_send: record.concurrent_send ?? defaultConcurrentSend }, { disableValidation: true })
 
 /**
  * The API view of a stored deployment; with `hideEnv` (a caller outside the
@@ -69,7 +94,8 @@ export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
     deployed_at: record.deployed_at,
     undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
     spec: hideEnv ? withEnvHidden(record.spec) : record.spec,
-    ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from })
+    ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from }),
+    settings: settingsOf(record)
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
   }, { disableValidation: true })
 
