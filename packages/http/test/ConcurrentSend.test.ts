@@ -26,10 +26,10 @@ const whileStreaming = (token: string, deployment: string, conversation: string)
     throw new Error("the reply never streamed")
   })
 
-const long = Array.from({ length: 12 }, (_, i) => `word${i}`).join(" ")
+const long = Array.from({ length: 30 }, (_, i) => `word${i}`).join(" ")
 
 describe("HTTP: a second send while a reply streams (issue 28)", () => {
-  // The live clock and a slow agent: a reply of 12 words streams for about half a second.
+  // The live clock and a slow agent: a reply of 30 words streams for more than a second.
   withLayer(layer({ echo: { delay: "40 millis" } }), { excludeTestServices: true })((it) => {
     it.effect("PUT /deployments/{id}/settings: owners and admins set concurrent_send (200 with the settings), members 403, non-members 404; GET shows it", () =>
       Effect.gen(function*() {

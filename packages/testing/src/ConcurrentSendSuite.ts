@@ -8,7 +8,7 @@
  */
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { AgentRuntime, Chat, Conversation, type Deployment, Deployments, Ports } from "@hosting/core"
-import { Cause, Duration, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Duration, Effect, Exit, Layer, Option, Stream } from "effect"
 import * as EchoAgent from "./EchoAgent.js"
 import * as Seed from "./Seed.js"
 import type { StoragePorts } from "./StorageSuite.js"
@@ -93,14 +93,23 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
       const member = team.principals.member
       const send = (conversation: Conversation.ConversationId, content: string, extra: Omit<Chat.SendInput, "content"> = {}) =>
         chat.send(member, deployment, conversation, { content, ...extra })
-      /** Waits until the conversation's latest reply has streamed some text: a send now arrives while it streams. */
+      /**
+       * Waits until the conversation's latest reply has streamed some text: a
+       * send now arrives while it streams. A reply that ended first fails the
+       * test (its reply was too short for this machine), rather than hang it.
+       */
       const streaming = (conversation: Conversation.ConversationId) =>
         Effect.gen(function*() {
-          while (true) {
+          const deadline = Date.now() + Duration.toMillis(endBound)
+          while (Date.now() < deadline) {
             const last = (yield* chat.history(member, deployment, conversation)).at(-1)
             if (last?.role === "assistant" && last.status === "streaming" && last.content !== "") return
+            if (last?.role === "assistant" && last.status !== "streaming") {
+              return yield* Effect.dieMessage(`the reply ended (${last.status}) before a send could arrive while it streamed`)
+            }
             yield* Effect.sleep("5 millis")
           }
+          return yield* Effect.dieMessage("the reply never streamed")
         })
       return { team, deployment, chat, send, streaming }
     })
@@ -111,12 +120,12 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
         Effect.gen(function*() {
           const { send, streaming } = yield* setup("reject")
           const conversation = newConversation()
-          yield* send(conversation, words("first", 10))
+          yield* send(conversation, words("first", 30))
           yield* streaming(conversation)
           const refused = yield* Effect.exit(send(conversation, "second"))
           expect(errorTag(refused)).toBe("ReplyInProgress")
           const after = yield* settled(conversation)
-          expect(shown(after)).toEqual(["user:complete:" + words("first", 10), "assistant:complete:" + words("first", 10)])
+          expect(shown(after)).toEqual(["user:complete:" + words("first", 30), "assistant:complete:" + words("first", 30)])
           yield* send(conversation, "third")
           expect(shown(yield* settled(conversation)).slice(2)).toEqual(["user:complete:third", "assistant:complete:third"])
         }))
@@ -127,7 +136,7 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
           const conversation = newConversation()
           const exits = yield* Effect.forEach(
             Array.from({ length: 8 }, (_, i) => i),
-            (i) => Effect.exit(send(conversation, words(`s${i}`, 4), { concurrent_send: "reject" })),
+            (i) => Effect.exit(send(conversation, words(`s${i}`, 20), { concurrent_send: "reject" })),
             { concurrency: "unbounded" }
           )
           const tags = exits.map(errorTag)
@@ -143,7 +152,7 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
         Effect.gen(function*() {
           const { send, streaming } = yield* setup("queue")
           const conversation = newConversation()
-          const texts = [words("q0", 6), words("q1", 3), words("q2", 3), words("q3", 3)]
+          const texts = [words("q0", 20), words("q1", 3), words("q2", 3), words("q3", 3)]
           yield* send(conversation, texts[0]!)
           yield* streaming(conversation)
           // The three others arrive together while the first streams: they are stored in the order they arrived.
@@ -165,11 +174,40 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
           }
         }))
 
+      it.effect("queue: a reply stream opened while a turn is queued gives the running reply whole, then the queued one", () =>
+        Effect.gen(function*() {
+          const { chat, deployment, send, streaming, team } = yield* setup("queue")
+          const conversation = newConversation()
+          const first = words("r0", 30)
+          yield* send(conversation, first)
+          yield* streaming(conversation)
+          yield* send(conversation, "then me")
+          const items = yield* Chat.stream(chat, team.principals.member, deployment, conversation, Option.none()).pipe(
+            Stream.filter((item) => item._tag !== "Heartbeat"),
+            Stream.takeUntil((item) => item._tag === "Completed" && item.content === "then me"),
+            Stream.runCollect,
+            Effect.timeout(endBound)
+          )
+          const texts = new Map<string, string>()
+          const order: Array<string> = []
+          for (const item of items) {
+            if (!order.includes(item.message_id)) order.push(item.message_id)
+            if (item._tag === "Delta") {
+              const text = texts.get(item.message_id) ?? ""
+              expect(item.index, `a delta of ${item.message_id} leaves no gap`).toBe(text.length)
+              texts.set(item.message_id, text + item.delta)
+            }
+          }
+          expect(order.map((id) => texts.get(id))).toEqual([first, "then me"])
+          const ends = [...items].filter((item) => item._tag === "Completed").map((item) => item._tag === "Completed" && item.content)
+          expect(ends).toEqual([first, "then me"])
+        }))
+
       it.effect("queue: a queued send is overridden per send; an interrupting send stops the running reply and the queued ones", () =>
         Effect.gen(function*() {
           const { send, streaming } = yield* setup("reject")
           const conversation = newConversation()
-          yield* send(conversation, words("a", 10))
+          yield* send(conversation, words("a", 30))
           yield* streaming(conversation)
           yield* send(conversation, words("b", 3), { concurrent_send: "queue" })
           yield* send(conversation, words("c", 3), { concurrent_send: "interrupt" })
@@ -189,7 +227,7 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
         Effect.gen(function*() {
           const { send, streaming } = yield* setup()
           const conversation = newConversation()
-          const first = words("i0", 10)
+          const first = words("i0", 30)
           yield* send(conversation, first)
           yield* streaming(conversation)
           yield* send(conversation, "second")
@@ -213,12 +251,12 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
             const conversation = newConversation()
             const answers = yield* Effect.forEach(
               [1, 2, 3],
-              () => send(conversation, words("same", 6), { client_message_id: "client-1" }),
+              () => send(conversation, words("same", 30), { client_message_id: "client-1" }),
               { concurrency: "unbounded" }
             )
             expect(new Set(answers.map((a) => a.message_id)).size).toBe(1)
             yield* streaming(conversation)
-            const again = yield* send(conversation, words("same", 6), { client_message_id: "client-1" })
+            const again = yield* send(conversation, words("same", 30), { client_message_id: "client-1" })
             expect(again.message_id).toBe(answers[0]!.message_id)
             const messages = yield* settled(conversation)
             expect(messages.map((m) => [m.role, m.status])).toEqual([["user", "complete"], ["assistant", "complete"]])
@@ -232,7 +270,8 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
             const conversation = newConversation()
             const exits = yield* Effect.forEach(
               Array.from({ length: 12 }, (_, i) => i),
-              (i) => Effect.exit(send(conversation, words(`m${i}`, 2))),
+              // Under reject the first reply must outlast the others' arrival; the others run one after another.
+              (i) => Effect.exit(send(conversation, words(`m${i}`, strategy === "reject" ? 20 : 2))),
               { concurrency: "unbounded" }
             )
             const tags = exits.map(errorTag)
@@ -254,7 +293,7 @@ export const run = <E>(name: string, storage: Layer.Layer<StoragePorts, E>, opti
               yield* send(full, `f${i}`)
               yield* settled(full)
             }
-            yield* send(full, words("last", 10))
+            yield* send(full, words("last", 30))
             yield* streaming(full)
             expect(errorTag(yield* Effect.exit(send(full, "over")))).toBe("MessageLimitReached")
             yield* settled(full)

@@ -178,6 +178,8 @@ export const make = Effect.gen(function*() {
     turn: Message
   ) => {
     let outcome: TraceStatus = "error"
+    /** When the reply started, for its trace: a queued reply starts once it stops waiting. */
+    let startNanos = 0n
     const end = (status: MessageStatus, error: string) =>
       finish(reply, status).pipe(
         Effect.zipRight(publish(reply.conversation, { _tag: "Failed", message_id: reply.message_id, error })),
@@ -203,7 +205,9 @@ export const make = Effect.gen(function*() {
       if (reply.fiber !== undefined) yield* Fiber.interruptFork(reply.fiber)
     })
     const receive = Effect.gen(function*() {
-      yield* stream(yield* before)
+      const history = yield* before
+      startNanos = yield* Clock.currentTimeNanos
+      yield* stream(history)
       yield* finish(reply, "complete")
       outcome = "ok"
       yield* publish(reply.conversation, { _tag: "Completed", message_id: reply.message_id, content: reply.content })
@@ -230,8 +234,10 @@ export const make = Effect.gen(function*() {
         return Deferred.succeed(reply.done, undefined)
       })),
       (run) =>
-        Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
-          run.pipe(Effect.ensuring(Effect.suspend(() => Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome), keepFlushing))))),
+        Effect.flatMap(Clock.currentTimeNanos, (now) => {
+          startNanos = now
+          return run.pipe(Effect.ensuring(Effect.suspend(() => Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome), keepFlushing))))
+        }),
       Effect.uninterruptible
     )
   }
