@@ -475,6 +475,26 @@ describeInBrowser("the dashboard in Chromium", () => {
     expect(page.url()).not.toContain(runningId)
   }, 60_000)
 
+  it("sets what a message sent while a reply streams does, in the deployment's Settings card (issue 28)", async () => {
+    const made = await api(server, "POST", "/agents/acme/helper/deployments", "alice-token", { version: "1.0.0" })
+    const deploymentId = (made.body as { id: string }).id
+    await open(`/agents/acme/helper/deployments?deployment=${deploymentId}`)
+    const settings = page.getByRole("region", { name: "Settings", exact: true })
+    const choice = settings.getByLabel("A message sent while a reply still streams")
+    await expect.poll(() => choice.inputValue()).toBe("interrupt")
+    expect(await settings.getByRole("button", { name: "Save" }).isDisabled()).toBe(true)
+    await choice.selectOption("queue")
+    await expect.poll(() => settings.textContent()).toContain("its reply starts when the running one ends")
+    await settings.getByRole("button", { name: "Save" }).click()
+    const notice = settings.getByRole("status")
+    await expect.poll(() => notice.textContent()).toContain("Messages sent while a reply streams: queue")
+    const stored = await api(server, "GET", `/deployments/${deploymentId}`, "alice-token")
+    expect((stored.body as { settings: unknown }).settings).toEqual({ concurrent_send: "queue" })
+    // The page reads it again: the choice stays, and saving the same again is not offered.
+    await expect.poll(() => settings.getByRole("button", { name: "Save" }).isDisabled()).toBe(true)
+    expect(await choice.inputValue()).toBe("queue")
+  }, 60_000)
+
   it("renames the account (owner): the page and the navigation follow the new name", async () => {
     await open("/accounts/acme")
     const rename = page.getByRole("region", { name: "Rename", exact: true })

@@ -30,7 +30,9 @@ export const SendRequest = Schema.Struct({
   attachments: Schema.optional(Schema.Array(Schema.Struct({ key: Text.Text.pipe(Schema.minLength(1), Schema.maxLength(256)) })).pipe(
     Schema.maxItems(1000)
   )),
-  client_message_id: Schema.optional(Text.Text.pipe(Schema.minLength(1), Schema.maxLength(128)))
+  client_message_id: Schema.optional(Text.Text.pipe(Schema.minLength(1), Schema.maxLength(128))),
+  /** What this send does while a reply of the conversation streams; the deployment's setting when absent. */
+  concurrent_send: Schema.optional(Deployment.ConcurrentSend)
 })
 
 export const SendResponse = Schema.Struct({ message_id: Schema.String, timestamp: Schema.DateTimeUtc })
@@ -75,6 +77,14 @@ export class ChatApi extends HttpApiGroup.make("chat")
       .addError(Conflict)
       .addError(PayloadTooLarge)
       .annotate(OpenApi.Summary, "Send a user message; the reply streams on the conversation's reply stream")
+      .annotate(
+        OpenApi.Description,
+        "While a reply of the conversation is still streaming, `concurrent_send` (else the deployment's setting, else " +
+          "`interrupt`) decides: `interrupt` stops that reply (stored as `cancelled`) and starts this one; `queue` starts " +
+          "this one when it ends; `reject` answers 409 `reply_in_progress` and stores nothing. 409 " +
+          "`message_limit_reached` when the conversation is terminal. A `client_message_id` sent again answers with " +
+          "the first send's message."
+      )
   )
   .add(
     HttpApiEndpoint.get("history")`/deployments/${deploymentId}/messaging/conversations/${conversationId}/messages`

@@ -54,6 +54,11 @@ export const RollbackRequest = Schema.Struct({
   version: Schema.optional(Ids.SemVer)
 })
 
+/** A deployment's settings, all of them (a PUT replaces them). */
+export const SettingsRequest = Schema.Struct({
+  concurrent_send: Deployment.ConcurrentSend
+})
+
 export const RestartResponse = Schema.Struct({ status: Schema.String, pod: Schema.String })
 
 export class DeploymentsApi extends HttpApiGroup.make("deployments")
@@ -124,6 +129,24 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
         "Without a body (or `{}`), the last build before this deployment's that differs from it; with `build_id` or " +
           "`version`, that build of the namespace's history. The new deployment supersedes what runs in the namespace " +
           "and names this one in `rolled_back_from`. 409 `nothing_to_roll_back` when there is no such build."
+      )
+  )
+  .add(
+    HttpApiEndpoint.put("updateSettings")`/deployments/${deploymentId}/settings`
+      .annotate(RequiredScope, "deploy")
+      .annotate(BodyLimit, 16 * KiB)
+      .setPayload(SettingsRequest)
+      .addSuccess(Deployment.DeploymentSettings)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Set a deployment's settings (owner or admin)")
+      .annotate(
+        OpenApi.Description,
+        "`concurrent_send`: what a send does while a reply of its conversation is still streaming, unless the send " +
+          "says otherwise: `interrupt` (the default) stops the running reply, `queue` starts the new reply when it " +
+          "ends, `reject` answers 409 `reply_in_progress`. The settings show on the deployment (`settings`); a deploy " +
+          "or rollback into the namespace keeps them."
       )
   )
   .add(

@@ -124,6 +124,9 @@ export const version = (name: string) => Options.text(name).pipe(
   Options.mapEffect(decodeOption(Ids.SemVer, "version"))
 )
 
+/** What a send does while a reply of its conversation still streams (`--concurrent-send`). */
+export const concurrentSend = Options.choice("concurrent-send", Deployment.ConcurrentSend.literals)
+
 /** Parses a value the way the arguments are parsed, for values read elsewhere (stdin, files). */
 export const decode = decodeWith
 

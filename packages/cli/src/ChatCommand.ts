@@ -51,8 +51,14 @@ const send = Command.make("send", {
   clientMessageId: Options.text("client-message-id").pipe(
     Options.withDescription("An id of yours that makes a retried send safe"),
     Options.optional
+  ),
+  concurrentSend: Arguments.concurrentSend.pipe(
+    Options.withDescription(
+      "While a reply of the conversation still streams: reject this send (409), queue it, or interrupt the reply (default: the deployment's setting)"
+    ),
+    Options.optional
   )
-}, ({ attach, clientMessageId, conversation, deployment, message }) =>
+}, ({ attach, clientMessageId, concurrentSend, conversation, deployment, message }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
     const content = Option.isSome(message) ? (message.value === "-" ? yield* readStdin : message.value) : ""
@@ -64,7 +70,8 @@ const send = Command.make("send", {
       payload: {
         ...(content === "" ? {} : { content }),
         ...(attach.length === 0 ? {} : { attachments: attach.map((key) => ({ key })) }),
-        ...Option.match(clientMessageId, { onNone: () => ({}), onSome: (id) => ({ client_message_id: id }) })
+        ...Option.match(clientMessageId, { onNone: () => ({}), onSome: (id) => ({ client_message_id: id }) }),
+        ...Option.match(concurrentSend, { onNone: () => ({}), onSome: (strategy) => ({ concurrent_send: strategy }) })
       }
     })
     if (!session.json) yield* Output.note(`conversation ${conversationId}`)

@@ -1,5 +1,5 @@
 /**
- * `hosting deployments history|create|get|rollback|delete|configmap|restart`.
+ * `hosting deployments history|create|get|settings|rollback|delete|configmap|restart`.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Deployment, Ids } from "@hosting/core"
@@ -32,8 +32,11 @@ const one = (deployment: Deployment.Deployment) =>
     ["undeployed", Output.date(deployment.undeployed_at)],
     ...(deployment.rolled_back_from === undefined ? [] : [["rolled back from", deployment.rolled_back_from] as const]),
     ...(deployment.follow === undefined ? [] : [["follows", Deployment.describeFollow(deployment.follow)] as const]),
-    ...(deployment.rolled_forward_from === undefined ? [] : [["rolled forward from", deployment.rolled_forward_from] as const])
+    ...(deployment.rolled_forward_from === undefined ? [] : [["rolled forward from", deployment.rolled_forward_from] as const]),
+    ["concurrent send", deployment.settings.concurrent_send]
   ])
+
+const settingsFields = (settings: Deployment.DeploymentSettings) => Output.fields([["concurrent send", settings.concurrent_send]])
 
 const history = Command.make("history", { agent: Arguments.agent }, ({ agent }) =>
   Effect.gen(function*() {
@@ -88,6 +91,35 @@ const get = Command.make("get", { deployment: Arguments.deployment }, ({ deploym
     if (session.json) return yield* Output.json(found)
     yield* Output.line(one(found))
   })).pipe(Command.withDescription("Show one deployment"))
+
+const settings = Command.make("settings", {
+  deployment: Arguments.deployment,
+  concurrentSend: Arguments.concurrentSend.pipe(
+    Options.withDescription(
+      "What a send does while a reply of its conversation streams: reject it (409), queue it, or interrupt the reply (the default)"
+    ),
+    Options.optional
+  )
+}, ({ concurrentSend, deployment }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    if (Option.isNone(concurrentSend)) {
+      const found = yield* session.client.deployments.get({ path: { deploymentId: deployment } })
+      if (session.json) return yield* Output.json(found.settings)
+      return yield* Output.line(settingsFields(found.settings))
+    }
+    const set = yield* session.client.deployments.updateSettings({
+      path: { deploymentId: deployment },
+      payload: { concurrent_send: concurrentSend.value }
+    })
+    if (session.json) return yield* Output.json(set)
+    yield* Output.line(`Set the settings of ${deployment}.`)
+    yield* Output.line(settingsFields(set))
+  })).pipe(
+    Command.withDescription(
+      "Show a deployment's settings, or change them with --concurrent-send reject|queue|interrupt (owner or admin)"
+    )
+  )
 
 const remove = Command.make("delete", { deployment: Arguments.deployment }, ({ deployment }) =>
   Effect.gen(function*() {
@@ -151,5 +183,5 @@ const restart = Command.make("restart", {
 
 export const command = Command.make("deployments").pipe(
   Command.withDescription("Deployments of agents"),
-  Command.withSubcommands([history, create, get, rollback, remove, configMap, restart])
+  Command.withSubcommands([history, create, get, settings, rollback, remove, configMap, restart])
 )

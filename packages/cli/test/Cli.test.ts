@@ -87,6 +87,49 @@ describe("hosting (the CLI)", () => {
     ])
   }, timeout)
 
+  it("deployments settings shows and sets concurrent_send (owner or admin); chat send --concurrent-send overrides it (issue 28)", async () => {
+    const shown = await runCli(["deployments", "settings", "dep-1"], as("bob-token"))
+    expect(shown).toMatchObject({ code: 0, stdout: "concurrent send: interrupt\n" })
+    const [member, bad] = await Promise.all([
+      runCli(["deployments", "settings", "dep-1", "--concurrent-send", "reject"], as("bob-token")),
+      runCli(["deployments", "settings", "dep-1", "--concurrent-send", "sometimes"], alice())
+    ])
+    expect(member.code).toBe(3)
+    expect(member.stderr).toMatch(/\(forbidden\)/)
+    expect(bad.code).toBe(1)
+    const set = await runCli(["deployments", "settings", "dep-1", "--concurrent-send", "reject"], alice())
+    expect(set).toMatchObject({ code: 0, stdout: "Set the settings of dep-1.\nconcurrent send: reject\n" })
+    const got = await runCli(["deployments", "get", "dep-1", "--json"], alice())
+    expect(JSON.parse(got.stdout).settings).toEqual({ concurrent_send: "reject" })
+    // Back to the default, for the tests that follow.
+    const reset = await runCli(["deployments", "settings", "dep-1", "--concurrent-send", "interrupt", "--json"], alice())
+    expect(JSON.parse(reset.stdout)).toEqual({ concurrent_send: "interrupt" })
+
+    // A long reply (about 16 s: a start of the CLI takes seconds on a small machine), sent over HTTP; the CLI's sends
+    // arrive while it streams.
+    const conversation = globalThis.crypto.randomUUID()
+    const long = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ")
+    const first = await fetch(`${server.baseUrl}/deployments/dep-1/messaging/conversations/${conversation}/messages`, {
+      method: "POST",
+      headers: { authorization: "Bearer alice-token", "content-type": "application/json" },
+      body: JSON.stringify({ content: long })
+    })
+    expect(first.status).toBe(200)
+    const refused = await runCli(["chat", "send", "dep-1", "not now", "--conversation", conversation, "--concurrent-send", "reject"], alice())
+    expect(refused.code).toBe(5)
+    expect(refused.stderr).toMatch(/^error: .+ \(reply_in_progress\)\n/)
+    const queued = await runCli(["chat", "send", "dep-1", "after you", "--conversation", conversation, "--concurrent-send", "queue", "--json"], alice())
+    expect(queued.code, queued.stderr).toBe(0)
+    expect(JSON.parse(queued.stdout)).toMatchObject({ reply: { status: "complete", content: "after you" } })
+    const history = await runCli(["chat", "history", "dep-1", conversation, "--json"], alice())
+    expect(JSON.parse(history.stdout).messages.map((m: { role: string; status: string }) => `${m.role}:${m.status}`)).toEqual([
+      "user:complete",
+      "assistant:complete",
+      "user:complete",
+      "assistant:complete"
+    ])
+  }, timeout)
+
   it("files upload and download round-trip the bytes, with progress as bytes/total on stderr", async () => {
     const bytes = Buffer.alloc(300_000, 0).map((_, i) => (i * 7) % 256)
     const source = join(dir, "data.bin")

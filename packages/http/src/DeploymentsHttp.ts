@@ -21,6 +21,8 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "deployments", (handler
       .handle("get", ({ path }) => Effect.flatMap(caller, (p) => handle(deployments.get(p, path.deploymentId))))
       .handle("undeploy", ({ path }) => Effect.flatMap(caller, (p) => handle(deployments.undeploy(p, path.deploymentId))))
       .handle("rollback", ({ path, payload }) => Effect.flatMap(caller, (p) => handle(deployments.rollback(p, path.deploymentId, payload))))
+      .handle("updateSettings", ({ path, payload }) =>
+        Effect.flatMap(caller, (p) => handle(deployments.updateSettings(p, path.deploymentId, payload))))
       .handle("configMap", ({ path, urlParams }) =>
         Effect.flatMap(caller, (p) => handle(deployments.configMap(p, path.namespace, path.cmname, urlParams.account))))
       .handle("restartPod", ({ path, urlParams }) =>

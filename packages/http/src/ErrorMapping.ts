@@ -68,6 +68,7 @@ export interface ApiErrorByTag {
   readonly TracesUnavailable: ApiErrors.ServiceUnavailable
   readonly DeviceFlowError: ApiErrors.OAuthError
   readonly MessageLimitReached: ApiErrors.Conflict
+  readonly ReplyInProgress: ApiErrors.Conflict
   readonly TooManyAttachments: ApiErrors.PayloadTooLarge
   readonly StorageError: ApiErrors.ServiceUnavailable
 }
@@ -113,6 +114,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "DeviceFlowError":
       return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
+    case "ReplyInProgress":
     case "NothingToRollBack":
     case "VersionYanked":
     case "FileComplete":

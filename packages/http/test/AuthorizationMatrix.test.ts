@@ -248,6 +248,11 @@ const matrix: Record<string, Entry> = {
     request: (t, _, c) => withJson(c, "POST", `/deployments/${t["deployment"]}/rollback`, {}),
     expect: managers(201, 404)
   },
+  "deployments.updateSettings": {
+    setup: deployment,
+    request: (t, _, c) => withJson(c, "PUT", `/deployments/${t["deployment"]}/settings`, { concurrent_send: "queue" }),
+    expect: managers(200, 404)
+  },
   "deployments.configMap": {
     setup: deployment,
     request: (t, w, c) => bare(c, "GET", `/deployments/${t["namespace"]}/configmap/helper-config?account=${w.team.account}`),

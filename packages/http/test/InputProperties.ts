@@ -101,6 +101,8 @@ const validPayload = (id: string, c: Context): unknown => {
       return { role: "member" }
     case "deployments.deploy":
       return {}
+    case "deployments.updateSettings":
+      return { concurrent_send: "queue" }
     case "chat.setTitle":
       return { title: "A title" }
     case "chat.send":
@@ -313,7 +315,7 @@ const withNul = (valid: unknown): Array<{ readonly at: string; readonly payload:
 const optionalTexts = (id: string, c: Context): Record<string, unknown> => {
   switch (id) {
     case "chat.send":
-      return { attachments: [{ key: c.params["fileKey"] }], client_message_id: "m-1" }
+      return { attachments: [{ key: c.params["fileKey"] }], client_message_id: "m-1", concurrent_send: "queue" }
     case "oauth.deviceCode":
       return { scope: "read" }
     case "oauth.token":

@@ -765,6 +765,7 @@ const routeCases: Record<string, RouteCase> = {
       settled,
       step("bad", "send with a schema error", (s) => withJson("POST", `${conversationPath(s)}/messages`, { content: 5 })),
       step("bad", "send with invalid JSON", (s) => withJson("POST", `${conversationPath(s)}/messages`, "{\"content\"")),
+      step("bad", "send with an unknown concurrent_send", (s) => withJson("POST", `${conversationPath(s)}/messages`, { content: "x", concurrent_send: "later" })),
       step("bad", "send to a conversation id that is not a UUID v4", (s) => withJson("POST", `/deployments/${s["deployment"]}/messaging/conversations/nope/messages`, { content: "x" }))
     ]
   },
@@ -1159,6 +1160,15 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "roll back with a schema error", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, { build_id: 5 })),
       step("valid", "roll back the first deployment: nothing to return to", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, {})),
       step("valid", "roll back to a build never deployed", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, { build_id: "b-9" }))
+    ]
+  },
+  "deployments.updateSettings": {
+    steps: [
+      step("unauthenticated", "set settings without a credential", (s) => withJson("PUT", `/deployments/${s["deployment"]}/settings`, { concurrent_send: "queue" }, {})),
+      step("bad", "set settings with a schema error", (s) => withJson("PUT", `/deployments/${s["deployment"]}/settings`, { concurrent_send: "sometimes" })),
+      step("bad", "set settings without the setting", (s) => withJson("PUT", `/deployments/${s["deployment"]}/settings`, {})),
+      step("valid", "set concurrent_send to reject", (s) => withJson("PUT", `/deployments/${s["deployment"]}/settings`, { concurrent_send: "reject" })),
+      step("valid", "set concurrent_send back to interrupt", (s) => withJson("PUT", `/deployments/${s["deployment"]}/settings`, { concurrent_send: "interrupt" }))
     ]
   },
   "deployments.undeploy": {

@@ -283,6 +283,13 @@ const releases = Effect.gen(function*() {
   yield* sql`ALTER TABLE deployments ADD COLUMN rolled_forward_from TEXT`
   // Publishing and moving a channel look for the live deployments of the agent that follow something.
   yield* sql`CREATE INDEX deployments_following ON deployments (publisher_id, agent_name) WHERE follow IS NOT NULL AND undeployed_at IS NULL`
+ * Issue 28: a deployment's settings; for now its strategy for a send while a
+ * reply streams (null: the default, `interrupt`).
+ */
+const deploymentSettings = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE deployments ADD COLUMN concurrent_send TEXT
+    CHECK (concurrent_send IN ('reject', 'queue', 'interrupt'))`
 })
 
 /** Every migration, keyed `<number>_<name>`. */
@@ -298,7 +305,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0009_token_parents": tokenParents,
   "0010_access_tokens": accessTokens,
   "0011_deployment_rollbacks": deploymentRollbacks,
-  "0012_releases": releases
+  "0012_releases": releases,
+  "0013_deployment_settings": deploymentSettings
 }
 
 const table = "hosting_migrations"

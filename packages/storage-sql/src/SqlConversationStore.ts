@@ -38,6 +38,8 @@ interface TurnRow {
   readonly user_messages: number | string
   readonly terminal: number | boolean
   readonly earlier_id: string | null
+  /** Streaming replies of the conversation (read only for a turn that rejects concurrent sends, else 0). */
+  readonly streaming: number | string
   readonly role: "user" | "assistant"
   readonly content: string
   readonly attachments: string
@@ -168,6 +170,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     deployment_id: row.deployment_id,
     user_messages: Number(row.user_messages),
     terminal: Boolean(Number(row.terminal)),
+    streaming: Number(row.streaming) > 0,
     earlier: row.earlier_id === null
       ? Option.none()
       : Option.some(toMessage({ ...row, id: row.earlier_id, conversation_id: turn.conversation_id }))
@@ -176,8 +179,12 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
   /** Starts a turn in a conversation that may exist: the decision on the locked row, then the writes. */
   const continueTurn = (turn: Ports.TurnInput) =>
     Effect.gen(function*() {
+      // Counted only when the turn asks (the reject strategy): other turns do not pay for the read.
+      const streaming = turn.reject_if_streaming === true
+        ? sql`(SELECT COUNT(*) FROM messages s WHERE s.conversation_id = c.id AND s.status = 'streaming')`
+        : sql.literal("0")
       const [row] = yield* sql<TurnRow>`SELECT c.owner_id, c.deployment_id, c.user_messages, c.terminal,
-          m.id AS earlier_id, m.role, m.content, m.attachments, m.status, m.created_at
+          ${streaming} AS streaming, m.id AS earlier_id, m.role, m.content, m.attachments, m.status, m.created_at
         FROM conversations c
         LEFT JOIN messages m ON m.conversation_id = c.id AND m.client_message_id = ${Option.getOrNull(turn.client_message_id)}
         WHERE c.id = ${turn.conversation_id} ${lockRow}`

@@ -482,7 +482,12 @@ export const make = Effect.gen(function*() {
     byTimeDesc(a.deployed_at, b.deployed_at) || b.id.localeCompare(a.id)
 
   const deployments = Ports.DeploymentStore.of({
-    upsert: (record) => Effect.sync(() => void state.deployments.set(record.id, record)),
+    upsert: (record) =>
+      Effect.sync(() => {
+        // A replaced record keeps its settings, as the SQL stores do.
+        const settings = state.deployments.get(record.id)?.concurrent_send ?? record.concurrent_send
+        state.deployments.set(record.id, { ...record, concurrent_send: settings })
+      }),
     findById: (id) => Effect.sync(() => Option.map(Option.fromNullable(state.deployments.get(id)), toDeployment)),
     findByNamespace: (namespace) =>
       Effect.sync(() =>
@@ -528,6 +533,11 @@ export const make = Effect.gen(function*() {
           .sort((a, b) => newestFirst(b, a))
           .map(toDeployment)
       ),
+    updateSettings: (id, settings) =>
+      Effect.sync(() => {
+        const record = state.deployments.get(id)
+        if (record) state.deployments.set(id, { ...record, concurrent_send: settings.concurrent_send })
+      }),
     accountsDeploying: (publisherId, agentName) =>
       Effect.sync(() =>
         [...new Set(
@@ -555,6 +565,7 @@ export const make = Effect.gen(function*() {
     const existing = state.conversations.get(id)
     const stored = existing === undefined ? Option.none() : Option.some<Turn.Stored>({
       ...existing,
+      streaming: messagesOf(id).some((m) => m.message.status === "streaming"),
       earlier: Option.fromNullable(
         clientId === undefined ? undefined : messagesOf(id).find((m) => m.client_message_id === clientId)?.message
       )

@@ -688,6 +688,36 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(yield* deployments.accountsDeploying(publisher.id, Ids.AgentName.make(uniqueName("other")))).toEqual([])
           }))
 
+        it.effect("settings (issue 28): a new record has none or the given ones; updateSettings sets them; a replaced record keeps them", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const account = yield* newAccount()
+            const record = {
+              id: Deployment.DeploymentId.make(uniqueName("dep")),
+              account_id: account.id,
+              publisher_id: account.id,
+              agent_name: Ids.AgentName.make("helper"),
+              build_id: Ids.BuildId.make("b-1"),
+              namespace: uniqueName("ns"),
+              status: "running",
+              deployed_at: at("2026-11-01T10:00:00.000Z"),
+              undeployed_at: Option.none(),
+              spec: {}
+            }
+            yield* deployments.upsert(record)
+            expect(Option.getOrThrow(yield* deployments.findById(record.id)).concurrent_send).toBeUndefined()
+            yield* deployments.updateSettings(record.id, { concurrent_send: "queue" })
+            expect(Option.getOrThrow(yield* deployments.findById(record.id)).concurrent_send).toBe("queue")
+            yield* deployments.upsert({ ...record, status: "superseded" })
+            const replaced = Option.getOrThrow(yield* deployments.findById(record.id))
+            expect([replaced.status, replaced.concurrent_send]).toEqual(["superseded", "queue"])
+            const withSettings = { ...record, id: Deployment.DeploymentId.make(uniqueName("dep")), concurrent_send: "reject" as const }
+            yield* deployments.upsert(withSettings)
+            expect(Option.getOrThrow(yield* deployments.findById(withSettings.id)).concurrent_send).toBe("reject")
+            // Nothing to set: no record, no failure.
+            yield* deployments.updateSettings(Deployment.DeploymentId.make(uniqueName("dep")), { concurrent_send: "reject" })
+          }))
+
         it.effect("listForAgent gives the deployments made by the given accounts, most recent first; markUndeployed ends one", () =>
           Effect.gen(function*() {
             const deployments = yield* Ports.DeploymentStore

@@ -1,6 +1,7 @@
 export * as AgentRuntimeSuite from "./AgentRuntimeSuite.js"
 export * as ChatSuite from "./ChatSuite.js"
 export * as ClusterSuite from "./ClusterSuite.js"
+export * as ConcurrentSendSuite from "./ConcurrentSendSuite.js"
 export * as EchoAgent from "./EchoAgent.js"
 export * as EventBusSuite from "./EventBusSuite.js"
 export * as FakeCluster from "./FakeCluster.js"

@@ -320,7 +320,9 @@ export const ChatPage = ({ deploymentId, conversationId }: { readonly deployment
       const problem = asProblem(failure)
       setMessages((current) => current.filter((m) => m.id !== temporary))
       setText(content)
-      if (problem.status === 409 || problem.code === "message_limit_reached") setLimitReached(true)
+      // A reply still streams on a deployment that rejects such sends: the text stays, to send again once it ended.
+      if (problem.code === "reply_in_progress") setSendError(problem)
+      else if (problem.status === 409 || problem.code === "message_limit_reached") setLimitReached(true)
       else setSendError(problem)
     } finally {
       setSending(false)

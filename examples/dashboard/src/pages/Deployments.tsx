@@ -1,7 +1,8 @@
 /**
  * The deployments of an agent that the user's accounts made: the history
  * with statuses, and for one deployment its ConfigMap data, a pod restart
- * and, for the running one, a rollback (each after a confirmation).
+ * and, for the running one, a rollback (each after a confirmation), and its
+ * settings (what a message does while a reply still streams).
  */
 import type { Deployment } from "@hosting/core"
 import { useEffect, useState } from "preact/hooks"
@@ -188,6 +189,61 @@ const Rollback = ({ deployment, history, done }: {
   )
 }
 
+/** The strategies for a message sent while a reply streams, as the settings card offers them. */
+const concurrentSendChoices: ReadonlyArray<readonly [Deployment.ConcurrentSend, string, string]> = [
+  ["interrupt", "Interrupt the reply (default)", "the running reply stops, stored as cancelled, and the new message is answered"],
+  ["queue", "Queue the message", "the new message waits; its reply starts when the running one ends"],
+  ["reject", "Reject the message", "the send is refused (409 reply_in_progress) and nothing is stored"]
+]
+
+const Settings = ({ deployment, done }: { readonly deployment: Deployment.Deployment; readonly done: () => void }) => {
+  const current = deployment.settings.concurrent_send
+  const [choice, setChoice] = useState<Deployment.ConcurrentSend>(current)
+  const save = useAction((concurrent_send: Deployment.ConcurrentSend) =>
+    call((client) => client.deployments.updateSettings({ path: { deploymentId: deployment.id }, payload: { concurrent_send } }))
+  )
+  useEffect(() => save.reset(), [deployment.id])
+  // The stored setting, once read again after a save (the notice of the save stays).
+  useEffect(() => setChoice(current), [deployment.id, current])
+  const explained = concurrentSendChoices.find(([value]) => value === choice)?.[2]
+  return (
+    <section aria-labelledby="settings-heading" class="card">
+      <h3 id="settings-heading">Settings</h3>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault()
+          void save.run(choice).then((set) => set !== undefined && done())
+        }}
+      >
+        <label for="concurrent-send">A message sent while a reply still streams</label>
+        <div class="inline">
+          <select
+            id="concurrent-send"
+            value={choice}
+            onChange={(event) => setChoice(event.currentTarget.value as Deployment.ConcurrentSend)}
+          >
+            {concurrentSendChoices.map(([value, label]) => (
+              <option key={value} value={value}>
+                {label}
+              </option>
+            ))}
+          </select>
+          <button type="submit" class="secondary" disabled={save.busy || choice === current}>
+            {save.busy ? "Saving…" : "Save"}
+          </button>
+        </div>
+        {explained !== undefined && <p class="help">With this setting {explained}. A sender may choose otherwise for one message.</p>}
+      </form>
+      <ErrorNotice error={save.error} context="The settings could not be saved" />
+      {save.result !== undefined && save.error === undefined && (
+        <Success>
+          Messages sent while a reply streams: <code>{save.result.concurrent_send}</code>.
+        </Success>
+      )}
+    </section>
+  )
+}
+
 export const DeploymentsPage = ({ account, name, selected }: { readonly account: string; readonly name: string; readonly selected: string | null }) => {
   const history = useResource(
     (signal) => call((client) => client.deployments.history({ path: { account: id.account(account), name: id.agent(name) } }), signal),
@@ -288,6 +344,7 @@ export const DeploymentsPage = ({ account, name, selected }: { readonly account:
                 }}
               />
             )}
+            <Settings deployment={chosen} done={() => history.reload()} />
           </div>
         </section>
       )}

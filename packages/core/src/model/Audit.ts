@@ -22,7 +22,8 @@ export const AuditAction = Schema.Literal(
   "agent.channel_set",
   "agent.channel_removed",
   "deployment.created",
-  "deployment.undeployed"
+  "deployment.undeployed",
+  "deployment.settings_changed"
 )
 export type AuditAction = typeof AuditAction.Type
 

@@ -28,6 +28,21 @@ export type Follow = typeof Follow.Type
 
 /** How a follow reads in a sentence: `range ^1.2` or `channel stable`. */
 export const describeFollow = (follow: Follow) => "range" in follow ? `range ${follow.range}` : `channel ${follow.channel}`
+ * What a send does while a reply of its conversation is still streaming:
+ * `reject` it (409 `reply_in_progress`), `queue` it (its reply starts when
+ * the previous one ends) or `interrupt` the running reply (stored as
+ * `cancelled`) and start the new one.
+ */
+export const ConcurrentSend = Schema.Literal("reject", "queue", "interrupt")
+export type ConcurrentSend = typeof ConcurrentSend.Type
+
+/** The strategy of a deployment that chose none: the contract gives 409 to the message limit alone. */
+export const defaultConcurrentSend: ConcurrentSend = "interrupt"
+
+/** The settings of a deployment, as the API shows and takes them. */
+export class DeploymentSettings extends Schema.Class<DeploymentSettings>("DeploymentSettings")({
+  concurrent_send: ConcurrentSend
+}) {}
 
 /** A deployment as stored. */
 export class DeploymentRecord extends Schema.Class<DeploymentRecord>("DeploymentRecord")({
@@ -50,7 +65,9 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   /** The range or channel this deployment follows, when it follows one. */
   follow: Schema.optional(Follow),
   /** The deployment this one replaced by following its range or channel forward. */
-  rolled_forward_from: Schema.optional(DeploymentId)
+  rolled_forward_from: Schema.optional(DeploymentId),
+  /** The deployment's strategy for a send while a reply streams; absent: `defaultConcurrentSend`. */
+  concurrent_send: Schema.optional(ConcurrentSend)
 }) {}
 
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
@@ -72,8 +89,14 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   /** Present on a deployment that follows a semver range or a channel of its agent. */
   follow: Schema.optional(Follow),
   /** Present on a deployment made by following: the deployment it rolled forward from. */
-  rolled_forward_from: Schema.optional(DeploymentId)
+  rolled_forward_from: Schema.optional(DeploymentId),
+  /** The deployment's settings (`PUT /deployments/{deploymentId}/settings`). */
+  settings: DeploymentSettings
 }) {}
+
+/** The settings of a stored deployment, the defaults filled in. */
+export const settingsOf = (record: DeploymentRecord): DeploymentSettings =>
+  new DeploymentSettings({ concurrent_send: record.concurrent_send ?? defaultConcurrentSend }, { disableValidation: true })
 
 /**
  * The API view of a stored deployment; with `hideEnv` (a caller outside the
@@ -93,7 +116,8 @@ export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
     spec: hideEnv ? withEnvHidden(record.spec) : record.spec,
     ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from }),
     ...(record.follow === undefined ? {} : { follow: record.follow }),
-    ...(record.rolled_forward_from === undefined ? {} : { rolled_forward_from: record.rolled_forward_from })
+    ...(record.rolled_forward_from === undefined ? {} : { rolled_forward_from: record.rolled_forward_from }),
+    settings: settingsOf(record)
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
   }, { disableValidation: true })
 

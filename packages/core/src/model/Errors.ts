@@ -313,6 +313,20 @@ export class MessageLimitReached extends Schema.TaggedError<MessageLimitReached>
   }
 }
 
+/**
+ * A send refused because a reply of the conversation is still streaming and
+ * the send's strategy (its own, or its deployment's) is `reject`.
+ */
+export class ReplyInProgress extends Schema.TaggedError<ReplyInProgress>()("ReplyInProgress", {
+  conversation: Schema.String
+}) {
+  readonly code = "reply_in_progress"
+  override get message() {
+    return `A reply of conversation ${this.conversation} is still streaming and this send rejects concurrent sends; ` +
+      "send again once it ends, cancel it, or send with concurrent_send \"queue\" or \"interrupt\"."
+  }
+}
+
 /** More files attached than a message may carry. */
 export class TooManyAttachments extends Schema.TaggedError<TooManyAttachments>()("TooManyAttachments", {
   count: Schema.Number,
@@ -368,6 +382,7 @@ export type DomainError =
   | TracesUnavailable
   | DeviceFlowError
   | MessageLimitReached
+  | ReplyInProgress
   | TooManyAttachments
   | VersionNotFound
   | NoMatchingVersion

@@ -127,11 +127,12 @@ export const deploymentRefusal = (
   principal: Principal,
   account: Account,
   deployment: string,
-  manage: boolean
+  manage: boolean,
+  action = "undeploying"
 ): Option.Option<DeploymentNotFound | PermissionDenied> => {
   if (!isMemberOf(principal, account.id)) return Option.some(new DeploymentNotFound({ deployment }))
   if (!manage) return Option.none()
-  const decided = roleIn(principal, account, managerRoles, "undeploying")
+  const decided = roleIn(principal, account, managerRoles, action)
   return decided.ok ? Option.none() : Option.some(decided.refusal)
 }
 

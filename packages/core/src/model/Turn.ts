@@ -2,8 +2,9 @@
  * The rules of starting a turn (a user message and the reply to it), as one
  * pure decision that every ConversationStore asks: the conversation is the
  * caller's on this deployment, a message sent again is not stored twice, a
- * terminal conversation takes nothing more, and the limit counts user
- * messages. The store reads the conversation (holding it until its
+ * terminal conversation takes nothing more, the limit counts user messages,
+ * and a turn that rejects concurrent sends is not taken while a reply
+ * streams. The store reads the conversation (holding it until its
  * transaction ends), asks `decide`, and writes what the answer says.
  */
 import { type DateTime, Option } from "effect"
@@ -27,6 +28,8 @@ export interface TurnInput {
   readonly lease: ReplyLease
   /** User messages a conversation takes before it is terminal. */
   readonly message_limit: number
+  /** Refuses the turn (`ReplyInProgress`) while a reply of the conversation is streaming (the `reject` strategy). */
+  readonly reject_if_streaming?: boolean | undefined
 }
 
 /** What came of starting a turn. */
@@ -39,6 +42,8 @@ export type TurnStart =
   | { readonly _tag: "NotOwner" }
   /** The conversation is terminal, or holds as many user messages as the limit. */
   | { readonly _tag: "LimitReached" }
+  /** A reply of the conversation is streaming and the turn rejects concurrent sends. */
+  | { readonly _tag: "ReplyInProgress" }
 
 /** Who is receiving a streaming reply, and until when that claim holds unless renewed. */
 export interface ReplyLease {
@@ -56,6 +61,11 @@ export interface Stored {
   readonly terminal: boolean
   /** The message the conversation holds with the turn's client_message_id; none when the turn has none. */
   readonly earlier: Option.Option<Message>
+  /**
+   * Whether a reply of the conversation is streaming. A store need read it
+   * only for a turn with `reject_if_streaming` (it may say false otherwise).
+   */
+  readonly streaming: boolean
 }
 
 /**
@@ -80,6 +90,7 @@ export type Decision = Accept | Refused
 
 const notOwner: Refused = { _tag: "NotOwner" }
 const limitReached: Refused = { _tag: "LimitReached" }
+const replyInProgress: Refused = { _tag: "ReplyInProgress" }
 
 const accept = (before: number, limit: number): Accept => ({
   _tag: "Accept",
@@ -94,7 +105,9 @@ const accept = (before: number, limit: number): Accept => ({
  * exist yet). In order: a conversation of another user or deployment
  * refuses it (`NotOwner`); one that already holds the turn's
  * client_message_id answers with that message (`Repeated`); a terminal one,
- * or one at the limit, refuses it (`LimitReached`); otherwise it is taken.
+ * or one at the limit, refuses it (`LimitReached`); one with a reply
+ * streaming refuses a turn that rejects concurrent sends
+ * (`ReplyInProgress`); otherwise it is taken.
  * A first message creates the conversation, unless the limit is below one.
  */
 export const decide = (turn: TurnInput, stored: Option.Option<Stored>): Decision => {
@@ -103,6 +116,7 @@ export const decide = (turn: TurnInput, stored: Option.Option<Stored>): Decision
   if (conversation.owner_id !== turn.owner_id || conversation.deployment_id !== turn.deployment_id) return notOwner
   if (Option.isSome(conversation.earlier)) return { _tag: "Repeated", message: conversation.earlier.value }
   if (conversation.terminal || conversation.user_messages >= turn.message_limit) return limitReached
+  if (turn.reject_if_streaming === true && conversation.streaming) return replyInProgress
   return accept(conversation.user_messages, turn.message_limit)
 }
 

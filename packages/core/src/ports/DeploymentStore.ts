@@ -1,11 +1,14 @@
 import { Context, type DateTime, Effect, type Option } from "effect"
-import type { DeploymentId, DeploymentRecord, Follow } from "../model/Deployment.js"
+import type { ConcurrentSend, DeploymentId, DeploymentRecord, Follow } from "../model/Deployment.js"
 import type { StorageError } from "../model/Errors.js"
 import type { AccountId, AgentName, BuildId } from "../model/Ids.js"
 
 /** Deployment records. */
 export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore")<DeploymentStore, {
-  /** Creates the record, or replaces the record with the same id. */
+  /**
+   * Creates the record, or replaces the record with the same id; a replaced
+   * record keeps its settings (they change only through `updateSettings`).
+   */
   readonly upsert: (record: {
     readonly id: DeploymentId
     readonly account_id: AccountId
@@ -23,7 +26,14 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     readonly follow?: Follow | undefined
     /** The deployment this one rolled forward from, by following. */
     readonly rolled_forward_from?: DeploymentId | undefined
+    /** The strategy for a send while a reply streams, when the deployment has one (a new record only). */
+    readonly concurrent_send?: ConcurrentSend | undefined
   }) => Effect.Effect<void, StorageError>
+  /** Sets a deployment's settings (none when no record has that id). */
+  readonly updateSettings: (
+    id: DeploymentId,
+    settings: { readonly concurrent_send: ConcurrentSend }
+  ) => Effect.Effect<void, StorageError>
   readonly findById: (id: DeploymentId) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>
   /** The most recent deployment into a namespace, live or not. */
   readonly findByNamespace: (namespace: string) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>

@@ -1,7 +1,7 @@
 /**
  * Deployment use cases: deploy and undeploy agents into cluster namespaces,
- * read the deployment history, read a deployment's ConfigMaps and restart
- * its pods.
+ * roll them back, change their settings, read the deployment history, read
+ * a deployment's ConfigMaps and restart its pods.
  */
 import { DateTime, Effect, Option } from "effect"
 import type { Account } from "../model/Account.js"
@@ -9,6 +9,7 @@ import * as Agent from "../model/Agent.js"
 import * as AgentSpec from "../model/AgentSpec.js"
 import * as Cluster from "../ports/Cluster.js"
 import {
+  type ConcurrentSend,
   DeploymentId,
   type DeploymentRecord,
   describeFollow,
@@ -17,6 +18,7 @@ import {
   labelValue,
   managedByValue,
   namespaceFor,
+  settingsOf,
   toView
 } from "../model/Deployment.js"
 import {
@@ -71,6 +73,11 @@ export interface RollbackTarget {
   readonly version?: SemVer | undefined
 }
 
+/** A change of a deployment's settings (`PUT /deployments/{deploymentId}/settings`). */
+export interface SettingsInput {
+  readonly concurrent_send: ConcurrentSend
+}
+
 /** Statuses a deployment record takes. */
 export const Status = {
   running: "running",
@@ -97,10 +104,18 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
 
     const accountNamed = (name: AccountName) => accounts.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
-    /** Tells the deploying account (and, for a roll forward, the publisher) that a deployment changed. */
-    const changed = (record: DeploymentRecord, now: DateTime.Utc) =>
+    /**
+     * Tells the deploying account (and, for a roll forward, the publisher)
+     * that a deployment changed; `withSettings` adds the settings (a settings change).
+     */
+    const changed = (record: DeploymentRecord, now: DateTime.Utc, withSettings = false) =>
       log.append(
-        deploymentChanged(record, record.rolled_forward_from === undefined ? [record.account_id] : [record.account_id, record.publisher_id]),
+        deploymentChanged(
+          record,
+          record.rolled_forward_from === undefined ? [record.account_id] : [record.account_id, record.publisher_id],
+          undefined,
+          withSettings ? { settings: { ...settingsOf(record) } } : {}
+        ),
         now
       )
 
@@ -202,7 +217,8 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         })
         const record = yield* tx.withTransaction(Effect.gen(function*() {
           const now = yield* DateTime.now
-          for (const previous of yield* store.liveInNamespace(namespace)) {
+          const live = yield* store.liveInNamespace(namespace)
+          for (const previous of live) {
             yield* store.markUndeployed(previous.id, Status.superseded, now)
           }
           yield* store.upsert({
@@ -218,7 +234,9 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
             spec: build.spec,
             rolled_back_from: origin.rolled_back_from,
             follow: origin.follow,
-            rolled_forward_from: origin.rolled_forward_from
+            rolled_forward_from: origin.rolled_forward_from,
+            // The namespace keeps its settings across deploys, rollbacks and roll forwards: the newest live deployment's.
+            concurrent_send: live[0]?.concurrent_send
           })
           const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
           yield* changed(stored, now)
@@ -305,11 +323,11 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
     const deploy = (principal: Principal, input: DeployInput) => place(principal, input)
 
     /** A deployment the caller may act on: the deploying account's members (managers when `manage`). */
-    const deploymentFor = (principal: Principal, id: DeploymentId, manage: boolean) =>
+    const deploymentFor = (principal: Principal, id: DeploymentId, manage: boolean, action?: string) =>
       Effect.gen(function*() {
         const record = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
         const account = yield* accounts.findById(record.account_id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        const refused = Policy.deploymentRefusal(principal, account, id, manage)
+        const refused = Policy.deploymentRefusal(principal, account, id, manage, action)
         if (Option.isSome(refused)) return yield* refused.value
         return record
       })
@@ -335,6 +353,35 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       }))
       yield* bus.publish([record.account_id])
       return viewFor(principal, ended)
+    })
+
+    /**
+     * Sets a deployment's settings (owner or admin of the deploying
+     * account). A change is audited and appends `deployment.changed` with
+     * the settings; the wake-up makes every process read the deployment
+     * again before its next send. Setting what is set changes nothing.
+     */
+    const updateSettings = Tracing.fn("Deployments.updateSettings")(function*(principal: Principal, id: DeploymentId, input: SettingsInput) {
+      const record = yield* deploymentFor(principal, id, true, "changing a deployment's settings")
+      const before = settingsOf(record)
+      if (before.concurrent_send === input.concurrent_send) return before
+      const stored = yield* tx.withTransaction(Effect.gen(function*() {
+        const now = yield* DateTime.now
+        yield* store.updateSettings(record.id, { concurrent_send: input.concurrent_send })
+        const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+        yield* changed(stored, now, true)
+        yield* audit(
+          accounts,
+          principal,
+          [record.account_id],
+          "deployment.settings_changed",
+          id,
+          `Set concurrent_send of ${id} to ${input.concurrent_send} (was ${before.concurrent_send}).`
+        )
+        return stored
+      }))
+      yield* bus.publish([record.account_id])
+      return settingsOf(stored)
     })
 
     /**
@@ -440,6 +487,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return { status: "restarting", pod }
     })
 
-    return { deploy, get, undeploy, rollback, rollForward, history, configMap, restartPod } as const
+    return { deploy, get, undeploy, rollback, rollForward, updateSettings, history, configMap, restartPod } as const
   })
 }) {}

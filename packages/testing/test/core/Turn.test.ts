@@ -1,7 +1,8 @@
 /**
  * The turn rules that every ConversationStore asks (`Turn.decide`): the
- * limit, whose conversation it is, a message sent again, and a terminal
- * conversation.
+ * limit, whose conversation it is, a message sent again, a terminal
+ * conversation, and a send that rejects concurrent sends while a reply
+ * streams.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Conversation, Deployment, Ids, type Ports, Turn } from "@hosting/core"
@@ -28,7 +29,8 @@ const turn = (overrides: Partial<Ports.TurnInput> = {}): Ports.TurnInput => ({
 
 /** An existing conversation of user-1 on dep-1 holding `count` user messages. */
 const stored = (count: number, overrides: Partial<Turn.Stored> = {}): Option.Option<Turn.Stored> =>
-  Option.some({ owner_id: "user-1", deployment_id: "dep-1", user_messages: count, terminal: false, earlier: Option.none(), ...overrides })
+  Option.some({ owner_id: "user-1", deployment_id: "dep-1", user_messages: count, terminal: false, earlier: Option.none(), streaming: false,
+    ...overrides })
 
 describe("Turn.decide", () => {
   it("a first message creates the conversation with one user message", () => {
@@ -65,6 +67,21 @@ describe("Turn.decide", () => {
     const again = turn({ client_message_id: Option.some("client-1") })
     expect(Turn.decide(again, stored(1, { earlier: Option.some(earlier) }))).toEqual({ _tag: "Repeated", message: earlier })
     expect(Turn.decide(again, stored(3, { earlier: Option.some(earlier), terminal: true }))).toEqual({ _tag: "Repeated", message: earlier })
+  })
+
+  it("reject (issue 28): a turn that rejects concurrent sends is refused while a reply streams, taken once none does", () => {
+    const rejecting = turn({ reject_if_streaming: true })
+    expect(Turn.decide(rejecting, stored(1, { streaming: true }))).toEqual({ _tag: "ReplyInProgress" })
+    expect(Turn.decide(rejecting, stored(1))).toEqual({ _tag: "Accept", before: 1, user_messages: 2, terminal: false })
+    // The other strategies are not refused by the store: the reply runner handles what streams.
+    expect(Turn.decide(turn(), stored(1, { streaming: true }))._tag).toBe("Accept")
+  })
+
+  it("reject (issue 28) comes after idempotency and the limit: a repeat answers, a terminal conversation says so", () => {
+    const earlier = message("msg-earlier", "user")
+    const again = turn({ reject_if_streaming: true, client_message_id: Option.some("client-1") })
+    expect(Turn.decide(again, stored(1, { earlier: Option.some(earlier), streaming: true }))).toEqual({ _tag: "Repeated", message: earlier })
+    expect(Turn.decide(turn({ reject_if_streaming: true }), stored(3, { streaming: true }))).toEqual({ _tag: "LimitReached" })
   })
 
   it("started: the store's answer counts the user messages before the turn", () => {

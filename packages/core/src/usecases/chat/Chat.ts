@@ -7,13 +7,14 @@
  */
 import { DateTime, Effect, Option, type Stream } from "effect"
 import { Attachment, type ConversationId, ConversationSummary, graphemeLength, graphemeSlice, maxTitleLength } from "../../model/Conversation.js"
-import type { DeploymentId } from "../../model/Deployment.js"
+import { type ConcurrentSend, defaultConcurrentSend, type DeploymentId } from "../../model/Deployment.js"
 import {
   AttachmentInvalid,
   ConversationNotFound,
   DeploymentNotFound,
   InvalidRequest,
   MessageLimitReached,
+  ReplyInProgress,
   TooManyAttachments
 } from "../../model/Errors.js"
 import type { UserId } from "../../model/Ids.js"
@@ -41,6 +42,8 @@ export interface SendInput {
   readonly attachments?: ReadonlyArray<{ readonly key: string }> | undefined
   /** Makes a retried send idempotent: the same answer, no second message. */
   readonly client_message_id?: string | undefined
+  /** What to do while a reply of the conversation streams; the deployment's setting when absent. */
+  readonly concurrent_send?: ConcurrentSend | undefined
 }
 
 /** The first title of a conversation: the start of its first message, or its first file's name. */
@@ -139,7 +142,11 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     /**
      * Sends a user message (interface.md send-message rules 1-7): stores the
      * user turn and an empty streaming reply in one transaction, then starts
-     * the reply in the background and answers at once.
+     * the reply in the background and answers at once. While a reply of the
+     * conversation streams, the send's strategy (its own, else its
+     * deployment's, else `interrupt`) decides: `interrupt` stops that reply,
+     * `queue` starts this one when it ends, `reject` refuses the send
+     * (`ReplyInProgress`) and stores nothing.
      */
     const send = Tracing.fn("Chat.send")(function*(
       principal: Principal,
@@ -171,13 +178,16 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
         title: firstTitle(content, attached),
         content,
         attachments: attached,
-        client_message_id: Option.fromNullable(input.client_message_id)
+        client_message_id: Option.fromNullable(input.client_message_id),
+        concurrent_send: input.concurrent_send ?? deployment.concurrent_send ?? defaultConcurrentSend
       }))
       switch (outcome._tag) {
         case "NotOwner":
           return yield* new ConversationNotFound({ conversation: conversationId })
         case "LimitReached":
           return yield* new MessageLimitReached({ limit: config.messageLimit })
+        case "ReplyInProgress":
+          return yield* new ReplyInProgress({ conversation: conversationId })
       }
       // Committed: the conversation is the caller's on this deployment, for good.
       knowOwner(conversationId, principal.user.id, deploymentId)

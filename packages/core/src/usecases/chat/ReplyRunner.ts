@@ -1,14 +1,16 @@
 /**
  * The reply runner: stores turns (in transactions shared with the turns
- * sent at the same time), runs each reply in a supervised fiber that
+ * sent at the same time), lets each turn's strategy decide what happens to
+ * a reply still streaming (`interrupt` stops it, `queue` waits for it,
+ * `reject` was refused by the store), runs each reply in a supervised fiber that
  * publishes every chunk as it arrives, keeps what arrived in storage (a
  * flush for all replies in flight every interval, their last writes in
  * group commits), and stops replies when asked. The replies' leases are
  * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`.
  */
-import { Clock, DateTime, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
+import { Clock, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option } from "effect"
 import { type Attachment, type ConversationId, Message, MessageId, type MessageStatus } from "../../model/Conversation.js"
-import type { DeploymentRecord } from "../../model/Deployment.js"
+import type { ConcurrentSend, DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
 import type { UserId } from "../../model/Ids.js"
 import { withoutNul } from "../../model/Text.js"
@@ -24,6 +26,13 @@ import * as Metrics from "../../runtime/Metrics.js"
 import * as Leases from "./Leases.js"
 import * as TurnTraces from "./TurnTraces.js"
 
+/**
+ * How often a queued reply reads storage for the replies it waits for, in
+ * case the bus missed their end (their process died, or a bus across
+ * processes dropped the event).
+ */
+const queueRecheck = Duration.seconds(1)
+
 /** Options for a record built here from values already checked: the schema does not check them again. */
 const built = { disableValidation: true } as const
 
@@ -38,12 +47,14 @@ export interface NewTurn {
   readonly attachments: ReadonlyArray<Attachment>
   /** Makes a retried send idempotent: the same answer, no second message. */
   readonly client_message_id: Option.Option<string>
+  /** What the turn does to a reply of the conversation still streaming. */
+  readonly concurrent_send: ConcurrentSend
 }
 
 /** What came of a turn: its user message (stored now, or earlier with the same client_message_id), or a refusal. */
 export type TurnOutcome =
   | { readonly _tag: "Stored"; readonly message: Message }
-  | Extract<TurnStart, { readonly _tag: "NotOwner" | "LimitReached" }>
+  | Extract<TurnStart, { readonly _tag: "NotOwner" | "LimitReached" | "ReplyInProgress" }>
 
 interface RunningReply {
   readonly conversation: ConversationId
@@ -77,12 +88,20 @@ export const make = Effect.gen(function*() {
   const config = yield* ChatConfig
 
   const running = new Map<ConversationId, RunningReply>()
+  /** The queued replies of each conversation: stored, waiting for the replies of earlier turns to end. */
+  const queued = new Map<ConversationId, Set<RunningReply>>()
+  const queuedOf = (conversation: ConversationId): ReadonlyArray<RunningReply> => [...(queued.get(conversation) ?? [])]
+  const dequeue = (reply: RunningReply) => {
+    const waiting = queued.get(reply.conversation)
+    if (waiting?.delete(reply) === true && waiting.size === 0) queued.delete(reply.conversation)
+  }
 
   // Made before the replies' set, so that it closes after they stop at shutdown, with the traces of their ends.
   const turnTraces = yield* TurnTraces.make
   const replies = yield* FiberSet.make<void>()
 
-  const leases = yield* Leases.make(() => running.size > 0)
+  // A queued reply's lease is renewed too: the reply it waits for may run on another process.
+  const leases = yield* Leases.make(() => running.size > 0 || queued.size > 0)
 
   const scope = yield* Effect.scope
   // Turns and the last writes of replies that arrive together share a transaction.
@@ -146,9 +165,21 @@ export const make = Effect.gen(function*() {
 
   const publish = (conversation: ConversationId, event: ReplyBus.ReplyEvent) => Effect.sync(() => bus.publish(conversation, event))
 
-  /** Runs one reply: streams from the agent, publishes every chunk, stores it at the end (the flusher stores it meanwhile). */
-  const runReply = (reply: RunningReply, deployment: DeploymentRecord, history: ReadonlyArray<Message>, turn: Message) => {
+  /**
+   * Runs one reply: streams from the agent, publishes every chunk, stores it
+   * at the end (the flusher stores it meanwhile). `before` comes first and
+   * gives the conversation before the turn: at once, or once the replies
+   * that a queued reply waits for have ended.
+   */
+  const runReply = (
+    reply: RunningReply,
+    deployment: DeploymentRecord,
+    before: Effect.Effect<ReadonlyArray<Message>, StorageError>,
+    turn: Message
+  ) => {
     let outcome: TraceStatus = "error"
+    /** When the reply started, for its trace: a queued reply starts once it stops waiting. */
+    let startNanos = 0n
     const end = (status: MessageStatus, error: string) =>
       finish(reply, status).pipe(
         Effect.zipRight(publish(reply.conversation, { _tag: "Failed", message_id: reply.message_id, error })),
@@ -162,7 +193,7 @@ export const make = Effect.gen(function*() {
       reply.content += chunk
       bus.publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk, at: Date.now() })
     }
-    const stream = runtime.reply({ deployment, history, message: turn }, delta)
+    const stream = (history: ReadonlyArray<Message>) => runtime.reply({ deployment, history, message: turn }, delta)
     // A cancel taken by another process arrives on the bus; this process stops the reply itself.
     const cancelRequests = Effect.gen(function*() {
       const requests = yield* ReplyBus.subscribe(bus, reply.conversation)
@@ -174,7 +205,9 @@ export const make = Effect.gen(function*() {
       if (reply.fiber !== undefined) yield* Fiber.interruptFork(reply.fiber)
     })
     const receive = Effect.gen(function*() {
-      yield* stream
+      const history = yield* before
+      startNanos = yield* Clock.currentTimeNanos
+      yield* stream(history)
       yield* finish(reply, "complete")
       outcome = "ok"
       yield* publish(reply.conversation, { _tag: "Completed", message_id: reply.message_id, content: reply.content })
@@ -193,6 +226,7 @@ export const make = Effect.gen(function*() {
         return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
       }),
       Effect.ensuring(Effect.suspend(() => {
+        dequeue(reply)
         if (running.get(reply.conversation) === reply) {
           running.delete(reply.conversation)
           Metrics.add(Metrics.repliesInFlight, -1)
@@ -200,8 +234,10 @@ export const make = Effect.gen(function*() {
         return Deferred.succeed(reply.done, undefined)
       })),
       (run) =>
-        Effect.flatMap(Clock.currentTimeNanos, (startNanos) =>
-          run.pipe(Effect.ensuring(Effect.suspend(() => Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome), keepFlushing))))),
+        Effect.flatMap(Clock.currentTimeNanos, (now) => {
+          startNanos = now
+          return run.pipe(Effect.ensuring(Effect.suspend(() => Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome), keepFlushing))))
+        }),
       Effect.uninterruptible
     )
   }
@@ -234,20 +270,108 @@ export const make = Effect.gen(function*() {
    */
   const startReply = (reply: RunningReply, run: Effect.Effect<void>) =>
     Effect.gen(function*() {
-      const previous = running.get(reply.conversation)
-      const superseded = previous !== undefined && previous.turn > reply.turn
-      if (superseded || starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
-      if (!superseded) {
-        if (!running.has(reply.conversation)) Metrics.add(Metrics.repliesInFlight, 1)
-        running.set(reply.conversation, reply)
+      const later = running.get(reply.conversation)
+      if (later !== undefined && later.turn > reply.turn) {
+        // Superseded: the later turn stopped every earlier reply when it started.
+        admit(reply)
+        return yield* fork(reply, run)
       }
+      const previous = admit(reply)
+      yield* fork(reply, run)
+      // The replies of earlier turns stop: the one in flight, and those queued behind it.
+      for (const waiting of queuedOf(reply.conversation)) if (waiting.turn < reply.turn) yield* stopAndAwait(waiting)
+      if (previous !== undefined) yield* stopAndAwait(previous)
+    })
+
+  /**
+   * Makes a reply the conversation's reply in flight, unless a later turn's
+   * reply is already (then it is to stop). Gives the reply it takes over
+   * from, to be stopped.
+   */
+  const admit = (reply: RunningReply): RunningReply | undefined => {
+    const previous = running.get(reply.conversation)
+    const superseded = previous !== undefined && previous.turn > reply.turn
+    if (superseded || starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
+    if (superseded) return undefined
+    if (!running.has(reply.conversation)) Metrics.add(Metrics.repliesInFlight, 1)
+    running.set(reply.conversation, reply)
+    return previous
+  }
+
+  /** Forks a reply's fiber where nothing interrupts it (the fiber starts uninterruptible, see runReply). */
+  const fork = (reply: RunningReply, run: Effect.Effect<void>) =>
+    Effect.gen(function*() {
       yield* leases.keepRenewing
       yield* keepFlushing
-      // Forked where nothing interrupts (the fiber starts uninterruptible, see runReply); a stop asked
-      // for before the fiber was there takes effect now.
       reply.fiber = yield* Effect.uninterruptible(FiberSet.run(replies, run))
+      // A stop asked for before the fiber was there takes effect now.
       if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
-      if (!superseded && previous !== undefined) yield* stopAndAwait(previous)
+    })
+
+  /**
+   * Waits until the replies `earlier` (of the conversation's earlier turns)
+   * have ended, wherever they run: their ends arrive on the bus, and
+   * storage is read again now and then in case one was missed. A cancel of
+   * the queued reply meanwhile stops it. Gives the conversation before the
+   * turn, with those replies as they ended.
+   */
+  const awaitEarlier = (reply: RunningReply, earlier: ReadonlyArray<MessageId>, turn: Message) =>
+    Effect.scoped(Effect.gen(function*() {
+      const pending = new Set(earlier)
+      // Listening before storage is read: an end between the two is not missed.
+      const events = yield* ReplyBus.subscribe(bus, reply.conversation)
+      const read = Effect.map(conversations.messages(reply.conversation), (messages) => {
+        for (const m of messages) if (m.status !== "streaming") pending.delete(m.message_id)
+        return messages
+      })
+      let messages = yield* read
+      while (pending.size > 0) {
+        const event = yield* Effect.timeoutOption(events.take, queueRecheck)
+        if (Option.isNone(event)) {
+          messages = yield* read
+          continue
+        }
+        switch (event.value._tag) {
+          case "Completed":
+          case "Failed":
+            pending.delete(event.value.message_id)
+            break
+          case "CancelRequested":
+            if (event.value.message_id === reply.message_id) {
+              reply.cancelled = true
+              return yield* Effect.interrupt
+            }
+        }
+        if (pending.size === 0) messages = yield* conversations.messages(reply.conversation)
+      }
+      const at = messages.findIndex((m) => m.message_id === turn.message_id)
+      return at < 0 ? messages : messages.slice(0, at)
+    }))
+
+  /**
+   * Queues the reply of a stored turn behind the replies `earlier`: its
+   * fiber waits for them to end, then makes it the conversation's reply in
+   * flight and runs it with the conversation as they left it. Until then it
+   * is stored as streaming (empty) and its lease is renewed; a stop (a
+   * cancel, a later turn that interrupts) ends it as cancelled.
+   */
+  const enqueue = (reply: RunningReply, deployment: DeploymentRecord, earlier: ReadonlyArray<MessageId>, turn: Message) =>
+    Effect.suspend(() => {
+      const waiting = queued.get(reply.conversation) ?? new Set<RunningReply>()
+      waiting.add(reply)
+      queued.set(reply.conversation, waiting)
+      if (starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
+      const before = Effect.gen(function*() {
+        const history = yield* awaitEarlier(reply, earlier, turn)
+        dequeue(reply)
+        const previous = admit(reply)
+        if (reply.cancelled) return yield* Effect.interrupt
+        yield* keepFlushing
+        // Ended already (it was awaited); stopping it changes nothing but keeps the order certain.
+        if (previous !== undefined) yield* stopAndAwait(previous)
+        return history
+      })
+      return fork(reply, runReply(reply, deployment, before, turn))
     })
 
   /**
@@ -291,7 +415,8 @@ export const make = Effect.gen(function*() {
             client_message_id: input.client_message_id,
             reply,
             lease: { owner: leases.owner, expires_at: yield* leases.end },
-            message_limit: config.messageLimit
+            message_limit: config.messageLimit,
+            reject_if_streaming: input.concurrent_send === "reject"
           })
           // Refusals are answers, not failures: a failure would roll back the other turns of the group.
           if (turn._tag !== "Started") return turn
@@ -302,6 +427,7 @@ export const make = Effect.gen(function*() {
         switch (outcome._tag) {
           case "NotOwner":
           case "LimitReached":
+          case "ReplyInProgress":
             return outcome
           case "Repeated":
             return { _tag: "Stored" as const, message: outcome.message }
@@ -319,7 +445,13 @@ export const make = Effect.gen(function*() {
           done: yield* Deferred.make<void>()
         }
         const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
-        yield* startReply(reply, runReply(reply, input.deployment, history, outcome.message))
+        // The replies of earlier turns that were streaming when this turn was stored: a queued reply waits for them.
+        const earlier = history.flatMap((m) => m.role === "assistant" && m.status === "streaming" ? [m.message_id] : [])
+        if (input.concurrent_send === "queue" && earlier.length > 0) {
+          yield* enqueue(reply, input.deployment, earlier, outcome.message)
+        } else {
+          yield* startReply(reply, runReply(reply, input.deployment, Effect.succeed(history), outcome.message))
+        }
         return { _tag: "Stored" as const, message: outcome.message }
       }).pipe(Effect.ensuring(Effect.sync(() => {
         if (--entry.turns === 0) starting.delete(conversationId)

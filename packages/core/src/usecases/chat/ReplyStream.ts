@@ -120,8 +120,12 @@ export const make = (current: (message: Message, conversation: ConversationId) =
     const missing = (id: ConversationId, messageId: MessageId, from: number, to: number) =>
       Effect.gen(function*() {
         for (let attempt = 0; attempt < 10; attempt++) {
-          const stored = yield* conversations.latestReply(id)
-          if (Option.isSome(stored) && stored.value.message_id === messageId && stored.value.content.length >= to) {
+          const latest = Option.filter(yield* conversations.latestReply(id), (m) => m.message_id === messageId)
+          // Not the latest: a reply that queued turns wait behind (the snapshot showed the newest of those).
+          const stored = Option.isSome(latest)
+            ? latest
+            : Option.fromNullable((yield* conversations.messages(id)).find((m) => m.message_id === messageId))
+          if (Option.isSome(stored) && stored.value.content.length >= to) {
             return Option.some(stored.value.content.slice(from, to))
           }
           yield* Effect.sleep(config.flushInterval)
