@@ -283,6 +283,9 @@ const releases = Effect.gen(function*() {
   yield* sql`ALTER TABLE deployments ADD COLUMN rolled_forward_from TEXT`
   // Publishing and moving a channel look for the live deployments of the agent that follow something.
   yield* sql`CREATE INDEX deployments_following ON deployments (publisher_id, agent_name) WHERE follow IS NOT NULL AND undeployed_at IS NULL`
+})
+
+/**
  * Issue 28: a deployment's settings; for now its strategy for a send while a
  * reply streams (null: the default, `interrupt`).
  */

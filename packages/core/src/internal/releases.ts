@@ -69,7 +69,8 @@ export const resolve = (agents: AgentStore["Type"], agent: Agent.AgentRecord, se
 export const deploymentChanged = (
   record: DeploymentRecord,
   accounts: ReadonlyArray<AccountId>,
-  warning?: string
+  warning?: string,
+  extra: Readonly<Record<string, unknown>> = {}
 ): ReadonlyArray<NewEvent> =>
   [...new Set(accounts)].map((account_id) => ({
     account_id,
@@ -83,7 +84,8 @@ export const deploymentChanged = (
       ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from }),
       ...(record.follow === undefined ? {} : { follow: describeFollow(record.follow) }),
       ...(record.rolled_forward_from === undefined ? {} : { rolled_forward_from: record.rolled_forward_from }),
-      ...(warning === undefined ? {} : { warning })
+      ...(warning === undefined ? {} : { warning }),
+      ...extra
     }
   }))
 

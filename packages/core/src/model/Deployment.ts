@@ -28,6 +28,8 @@ export type Follow = typeof Follow.Type
 
 /** How a follow reads in a sentence: `range ^1.2` or `channel stable`. */
 export const describeFollow = (follow: Follow) => "range" in follow ? `range ${follow.range}` : `channel ${follow.channel}`
+
+/**
  * What a send does while a reply of its conversation is still streaming:
  * `reject` it (409 `reply_in_progress`), `queue` it (its reply starts when
  * the previous one ends) or `interrupt` the running reply (stored as
