@@ -51,6 +51,8 @@ export interface ApiErrorByTag {
   readonly VersionNotFound: ApiErrors.NotFound
   readonly DeploymentNotFound: ApiErrors.NotFound
   readonly NothingToRollBack: ApiErrors.Conflict
+  readonly SecretNotFound: ApiErrors.NotFound
+  readonly SecretsMissing: ApiErrors.Conflict
   readonly ConfigMapNotFound: ApiErrors.NotFound
   readonly PodNotFound: ApiErrors.NotFound
   readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.InternalError
@@ -102,6 +104,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "DeploymentNotFound":
     case "ConfigMapNotFound":
     case "PodNotFound":
+    case "SecretNotFound":
     case "ConversationNotFound":
     case "FileNotFound":
       return new ApiErrors.NotFound({ error: error.code, details: error.message })
@@ -109,6 +112,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
       return new ApiErrors.OAuthError({ error: error.code, details: error.details, error_description: error.details })
     case "MessageLimitReached":
     case "NothingToRollBack":
+    case "SecretsMissing":
     case "FileComplete":
     case "AccountExists":
     case "LastOwner":

@@ -18,7 +18,9 @@ export const AuditAction = Schema.Literal(
   "token.revoked",
   "agent.published",
   "deployment.created",
-  "deployment.undeployed"
+  "deployment.undeployed",
+  "secret.set",
+  "secret.deleted"
 )
 export type AuditAction = typeof AuditAction.Type
 

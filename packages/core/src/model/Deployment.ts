@@ -3,8 +3,9 @@
  * published one of another account) in a cluster namespace.
  */
 import { Schema } from "effect"
-import { withEnvHidden } from "./Agent.js"
+import { hiddenEnvValue, withEnvHidden } from "./Agent.js"
 import { AccountId, AccountName, AgentName, BuildId } from "./Ids.js"
+import { EnvOverrides, overridesHidden } from "./Secret.js"
 
 /** Identifier of a deployment. */
 export const DeploymentId = Schema.String.pipe(
@@ -32,7 +33,9 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   undeployed_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** The deployment this one rolled back, when it was made by a rollback. */
-  rolled_back_from: Schema.optional(DeploymentId)
+  rolled_back_from: Schema.optional(DeploymentId),
+  /** The env the deploy set over the spec's: plain values, and for secrets only the reference (never a value). */
+  env: Schema.optional(EnvOverrides)
 }) {}
 
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
@@ -50,14 +53,21 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   undeployed_at: Schema.NullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
   /** Present on a deployment made by a rollback: the deployment it rolled back. */
-  rolled_back_from: Schema.optional(DeploymentId)
+  rolled_back_from: Schema.optional(DeploymentId),
+  /**
+   * Present when the deploy set env over the spec's: name to plain value or
+   * `{ secret: NAME }`; outside the deploying account every value is hidden.
+   */
+  env: Schema.optional(EnvOverrides)
 }) {}
 
 /**
  * The API view of a stored deployment; with `hideEnv` (a caller outside the
- * agent's account, see Agent.withEnvHidden), without the values of the spec's `env`.
+ * agent's account, see Agent.withEnvHidden), without the values of the spec's `env`;
+ * with `hideOverrides` (a caller outside the deploying account), without the
+ * values of the deploy's own `env`.
  */
-export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
+export const toView = (record: DeploymentRecord, hideEnv = false, hideOverrides = false): Deployment =>
   new Deployment({
     id: record.id,
     account: record.account,
@@ -69,7 +79,8 @@ export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
     deployed_at: record.deployed_at,
     undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
     spec: hideEnv ? withEnvHidden(record.spec) : record.spec,
-    ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from })
+    ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from }),
+    ...(record.env === undefined ? {} : { env: hideOverrides ? overridesHidden(record.env, hiddenEnvValue) : record.env })
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
   }, { disableValidation: true })
 

@@ -2,6 +2,7 @@ import { Context, type DateTime, Effect, type Option } from "effect"
 import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
 import type { StorageError } from "../model/Errors.js"
 import type { AccountId, AgentName, BuildId } from "../model/Ids.js"
+import type { EnvOverrides } from "../model/Secret.js"
 
 /** Deployment records. */
 export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore")<DeploymentStore, {
@@ -19,6 +20,8 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     readonly spec: Readonly<Record<string, unknown>>
     /** The deployment a rollback made this one from. */
     readonly rolled_back_from?: DeploymentId | undefined
+    /** The env the deploy set over the spec's (secret references, never values). */
+    readonly env?: EnvOverrides | undefined
   }) => Effect.Effect<void, StorageError>
   readonly findById: (id: DeploymentId) => Effect.Effect<Option.Option<DeploymentRecord>, StorageError>
   /** The most recent deployment into a namespace, live or not. */

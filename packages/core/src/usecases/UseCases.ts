@@ -11,6 +11,7 @@ import { Events } from "./Events.js"
 import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
 import * as PrincipalCache from "./PrincipalCache.js"
+import { Secrets } from "./Secrets.js"
 import { Setup } from "./Setup.js"
 import { SingleSignOn } from "./SingleSignOn.js"
 import { Tokens } from "./Tokens.js"
@@ -27,6 +28,7 @@ export const layer = Layer.mergeAll(
   Accounts.Default,
   Events.Default,
   Deployments.Default,
+  Secrets.Default,
   Chat.Default,
   Files.Default,
   Traces.Default,
