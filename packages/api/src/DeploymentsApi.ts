@@ -5,7 +5,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Cluster, Deployment, Ids } from "@hosting/core"
+import { Cluster, Deployment, Ids, Secret } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
@@ -40,7 +40,9 @@ export const HistoryResponse = Schema.Struct({
 export const DeployRequest = Schema.Struct({
   build_id: Schema.optional(Ids.BuildId),
   version: Schema.optional(Ids.SemVer),
-  into: Schema.optional(Ids.AccountName)
+  into: Schema.optional(Ids.AccountName),
+  /** Env over the spec's: a plain value, or `{ secret: NAME }` of the deploying account. */
+  env: Schema.optional(Secret.EnvOverrides)
 })
 
 /** Where a rollback goes: a build or version of the deployment's history, or (neither) the build before it. */
@@ -62,16 +64,26 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   .add(
     HttpApiEndpoint.post("deploy")`/agents/${account}/${name}/deployments`
       .annotate(RequiredScope, "deploy")
-      .annotate(BodyLimit, 16 * KiB)
+      // `env` may carry up to 100 values of up to 32 KiB each; the limit bounds them together.
+      .annotate(BodyLimit, 256 * KiB)
       .setPayload(DeployRequest)
       .addSuccess(Deployment.Deployment, { status: 201 })
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
+      .addError(Conflict)
       .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Summary,
         "Deploy a build, a published version, or the latest published version (owner or admin of the deploying account)"
+      )
+      .annotate(
+        OpenApi.Description,
+        "`env` sets environment variables over the spec's `env`: a plain value, or `{ \"secret\": NAME }` to read a " +
+          "secret of the deploying account (PUT /accounts/{account}/secrets/{name}). Secret values go into a Kubernetes " +
+          "Secret the workload reads, never into the ConfigMap or the record; the record keeps `env` as given. A secret " +
+          "the deploying account lacks (referred to here or in the spec) answers 409 `secret_missing` naming it, and " +
+          "nothing is deployed."
       )
   )
   .add(

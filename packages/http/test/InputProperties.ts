@@ -70,6 +70,7 @@ const contextFor = Effect.gen(function*() {
     cmname: "helper-config",
     pod: yield* podOf(namespace),
     tokenId: (yield* personalTokenOf(token)).id,
+    secret: "API_KEY",
     invitationId: (yield* invitationOf(w)).id,
     code: (yield* invitationOf(w)).code
   }
@@ -91,8 +92,10 @@ const validPayload = (id: string, c: Context): unknown => {
     case "accounts.setMember":
     case "accounts.invite":
       return { role: "member" }
+    case "accounts.setSecret":
+      return { value: "a secret value" }
     case "deployments.deploy":
-      return {}
+      return { env: { MODE: "fast" } }
     case "chat.setTitle":
       return { title: "A title" }
     case "chat.send":
