@@ -493,6 +493,40 @@ describeInBrowser("the dashboard in Chromium", () => {
     // The page reads it again: the choice stays, and saving the same again is not offered.
     await expect.poll(() => settings.getByRole("button", { name: "Save" }).isDisabled()).toBe(true)
     expect(await choice.inputValue()).toBe("queue")
+  })
+
+  it("sets a secret on the account page (the value write-only), lists it by name, and a deploy shows the secret it reads (issue 28)", async () => {
+    await open("/accounts/acme")
+    const secrets = page.getByRole("region", { name: "Secrets", exact: true })
+    await secrets.getByText("No secrets yet.").waitFor()
+    await secrets.getByLabel("Name").fill("not valid")
+    await secrets.getByLabel("Value").fill("x")
+    await secrets.getByRole("button", { name: "Save secret" }).click()
+    expect(await secrets.getByLabel("Name").getAttribute("aria-invalid")).toBe("true")
+    const value = `sk-dashboard-${Date.now()}`
+    await secrets.getByLabel("Name").fill("OPENAI_KEY")
+    await secrets.getByLabel("Value").fill(value)
+    await secrets.getByRole("button", { name: "Save secret" }).click()
+    await expect.poll(() => secrets.textContent()).toContain("Created the secret OPENAI_KEY")
+    await secrets.locator('tr[data-secret="OPENAI_KEY"]').waitFor()
+    // Write-only: the field is empty again and the value is nowhere on the page.
+    expect(await secrets.getByLabel("Value").inputValue()).toBe("")
+    expect(await page.content()).not.toContain(value)
+
+    const deployed = await api(server, "POST", "/agents/acme/helper/deployments", "alice-token", {
+      version: "1.1.0",
+      env: { MODE: "slow", API_KEY: { secret: "OPENAI_KEY" } }
+    })
+    expect(deployed.status).toBe(201)
+    await open(`/agents/acme/helper/deployments?deployment=${(deployed.body as { id: string }).id}`)
+    const env = page.getByRole("region", { name: "Env set by the deploy", exact: true })
+    await expect.poll(() => env.textContent()).toContain("secret OPENAI_KEY")
+    expect(await page.content()).not.toContain(value)
+
+    await open("/accounts/acme")
+    await secrets.locator('tr[data-secret="OPENAI_KEY"]').getByRole("button", { name: "Delete the secret OPENAI_KEY" }).click()
+    await expect.poll(() => secrets.textContent()).toContain("Deleted the secret OPENAI_KEY")
+    await secrets.getByText("No secrets yet.").waitFor()
   }, 60_000)
 
   it("renames the account (owner): the page and the navigation follow the new name", async () => {

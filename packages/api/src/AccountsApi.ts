@@ -5,7 +5,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Account, Audit, Ids, Text } from "@hosting/core"
+import { Account, Audit, Ids, Secret, Text } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
@@ -16,6 +16,7 @@ const account = HttpApiSchema.param("account", Ids.AccountName)
 const user = HttpApiSchema.param("user", Ids.UserId)
 const invitationId = HttpApiSchema.param("invitationId", Text.Text.pipe(Schema.minLength(1), Schema.maxLength(100)))
 const invitationCode = HttpApiSchema.param("code", Text.Text.pipe(Schema.minLength(1), Schema.maxLength(200)))
+const secret = HttpApiSchema.param("secret", Secret.SecretName)
 
 export const MeResponse = Schema.Struct({
   user: Schema.Struct({ id: Schema.String, name: Schema.String }),
@@ -102,6 +103,20 @@ export const AuditPage = Schema.Struct({
   limit: Schema.Int,
   offset: Schema.Int
 })
+
+/** A secret's value: write-only, never answered. */
+export const SetSecretRequest = Schema.Struct({ value: Secret.SecretValue })
+
+export const SetSecretResponse = Schema.Struct({
+  name: Secret.SecretName,
+  /** True when the account had no secret of that name before. */
+  created: Schema.Boolean,
+  updated_at: Schema.DateTimeUtc
+})
+
+export const SecretsResponse = Schema.Struct({ secrets: Schema.Array(Secret.SecretSummary) })
+
+export const DeleteSecretResponse = Schema.Struct({ message: Schema.String, name: Secret.SecretName })
 
 export const EventsParams = Schema.Struct({ last_event_id: Schema.optional(Text.Text.pipe(Schema.maxLength(64))) })
 
@@ -263,6 +278,51 @@ export class AccountsApi extends HttpApiGroup.make("accounts")
         OpenApi.Description,
         "Who did what and when: account creation and rename, members and roles, invitations, tokens that reach " +
           "the account, publishing and deploying. Paged with `limit` and `offset`, as traces are."
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("secrets")`/accounts/${account}/secrets`
+      .addSuccess(SecretsResponse)
+      .addError(BadRequest)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The account's secrets: names and times, never values (members)")
+      .annotate(
+        OpenApi.Description,
+        "Sorted by name. No route ever answers a secret's value. To anyone who is not a member the account has " +
+          "none to show: 404 `account_not_found`, as for an account that does not exist."
+      )
+  )
+  .add(
+    HttpApiEndpoint.put("setSecret")`/accounts/${account}/secrets/${secret}`
+      .annotate(RequiredScope, "deploy")
+      .annotate(BodyLimit, 512 * KiB)
+      .setPayload(SetSecretRequest)
+      .addSuccess(SetSecretResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Set a secret of the account: create it or replace its value (owners and admins)")
+      .annotate(
+        OpenApi.Description,
+        "The name is environment-variable style (`^[A-Z_][A-Z0-9_]{0,127}$`); the value 1 byte to 64 KiB of text " +
+          "without NUL. Write-only: the answer, the audit log and the events name the secret, never its value. A " +
+          "deployment reads it at deploy (`{ secret: NAME }` in the spec's `env` or in the deploy's `env`): changing " +
+          "a secret changes no running deployment until it is deployed again."
+      )
+  )
+  .add(
+    HttpApiEndpoint.del("removeSecret")`/accounts/${account}/secrets/${secret}`
+      .annotate(RequiredScope, "deploy")
+      .annotate(BodyLimit, 16 * KiB)
+      .addSuccess(DeleteSecretResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "Delete a secret of the account (owners and admins)")
+      .annotate(
+        OpenApi.Description,
+        "404 `secret_not_found` when the account has no secret of that name. Running deployments keep the value " +
+          "they were deployed with; a later deploy that refers to it fails with 409 `secret_missing`."
       )
   )
   .add(

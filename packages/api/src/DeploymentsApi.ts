@@ -5,7 +5,7 @@ import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Cluster, Deployment, Ids } from "@hosting/core"
+import { Cluster, Deployment, Ids, Secret } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
@@ -45,7 +45,9 @@ export const DeployRequest = Schema.Struct({
   channel: Schema.optional(Ids.ChannelName),
   /** Keep following the range or channel (or, with neither, `latest`): roll forward when it moves. */
   follow: Schema.optional(Schema.Boolean),
-  into: Schema.optional(Ids.AccountName)
+  into: Schema.optional(Ids.AccountName),
+  /** Env over the spec's: a plain value, or `{ secret: NAME }` of the deploying account. */
+  env: Schema.optional(Secret.EnvOverrides)
 })
 
 /** Where a rollback goes: a build or version of the deployment's history, or (neither) the build before it. */
@@ -72,7 +74,8 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
   .add(
     HttpApiEndpoint.post("deploy")`/agents/${account}/${name}/deployments`
       .annotate(RequiredScope, "deploy")
-      .annotate(BodyLimit, 16 * KiB)
+      // `env` may carry up to 100 values of up to 32 KiB each; the limit bounds them together.
+      .annotate(BodyLimit, 256 * KiB)
       .setPayload(DeployRequest)
       .addSuccess(Deployment.Deployment, { status: 201 })
       .addError(BadRequest)
@@ -90,6 +93,14 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
           "A range picks its newest published version that is not yanked (404 `no_matching_version` naming the range); " +
           "a yanked version is refused (409 `version_yanked`). With `follow`, the deployment rolls forward when a newer " +
           "match is published or the channel moves."
+      )
+      .annotate(
+        OpenApi.Description,
+        "`env` sets environment variables over the spec's `env`: a plain value, or `{ \"secret\": NAME }` to read a " +
+          "secret of the deploying account (PUT /accounts/{account}/secrets/{name}). Secret values go into a Kubernetes " +
+          "Secret the workload reads, never into the ConfigMap or the record; the record keeps `env` as given. A secret " +
+          "the deploying account lacks (referred to here or in the spec) answers 409 `secret_missing` naming it, and " +
+          "nothing is deployed."
       )
   )
   .add(

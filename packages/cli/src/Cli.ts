@@ -17,6 +17,7 @@ import * as EventsCommand from "./EventsCommand.js"
 import * as ExitCode from "./ExitCode.js"
 import * as FilesCommand from "./FilesCommand.js"
 import * as Output from "./Output.js"
+import * as SecretsCommand from "./SecretsCommand.js"
 import * as Session from "./Session.js"
 import * as TokensCommand from "./TokensCommand.js"
 import * as TracesCommand from "./TracesCommand.js"
@@ -32,6 +33,7 @@ export const command = Session.root.pipe(
     TokensCommand.setup,
     AccountsCommand.me,
     AccountsCommand.command,
+    SecretsCommand.command,
     TokensCommand.command,
     AgentsCommand.command,
     DeploymentsCommand.command,

@@ -2,9 +2,10 @@
  * `hosting deployments history|create|get|settings|rollback|delete|configmap|restart`.
  */
 import { Args, Command, Options } from "@effect/cli"
-import { Deployment, Ids } from "@hosting/core"
+import { Deployment, Ids, SchemaIssues, Secret } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
+import { usageError } from "./ExitCode.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
 
@@ -33,10 +34,33 @@ const one = (deployment: Deployment.Deployment) =>
     ...(deployment.rolled_back_from === undefined ? [] : [["rolled back from", deployment.rolled_back_from] as const]),
     ...(deployment.follow === undefined ? [] : [["follows", Deployment.describeFollow(deployment.follow)] as const]),
     ...(deployment.rolled_forward_from === undefined ? [] : [["rolled forward from", deployment.rolled_forward_from] as const]),
-    ["concurrent send", deployment.settings.concurrent_send]
+    ["concurrent send", deployment.settings.concurrent_send],
+    ...(deployment.env === undefined ? [] : [["env", envText(deployment.env)] as const])
   ])
 
 const settingsFields = (settings: Deployment.DeploymentSettings) => Output.fields([["concurrent send", settings.concurrent_send]])
+
+/** The env a deploy set, for people: `NAME=value`, a secret as `NAME=(secret SECRET)`. */
+const envText = (env: Secret.EnvOverrides) =>
+  Object.entries(env).map(([name, value]) => typeof value === "string" ? `${name}=${value}` : `${name}=(secret ${value.secret})`).join(" ")
+
+/** `NAME=VALUE` of the repeated `--env` and `--env-secret` options, as the deploy's `env`. */
+const envOf = (plain: ReadonlyArray<string>, secrets: ReadonlyArray<string>) =>
+  Effect.gen(function*() {
+    const env: Record<string, string | { secret: string }> = {}
+    for (const [option, entries] of [["--env", plain], ["--env-secret", secrets]] as const) {
+      for (const entry of entries) {
+        const at = entry.indexOf("=")
+        if (at < 1) return yield* usageError(`${option} takes NAME=${option === "--env" ? "value" : "SECRET"}, got "${entry}"`)
+        const name = entry.slice(0, at)
+        if (Object.hasOwn(env, name)) return yield* usageError(`${name} is given twice`)
+        env[name] = option === "--env" ? entry.slice(at + 1) : { secret: entry.slice(at + 1) }
+      }
+    }
+    return yield* Schema.decodeUnknown(Secret.EnvOverrides)(env).pipe(
+      Effect.mapError((error) => usageError(`the env is not valid: ${SchemaIssues.formatParseError(error, "env")}`))
+    )
+  })
 
 const history = Command.make("history", { agent: Arguments.agent }, ({ agent }) =>
   Effect.gen(function*() {
@@ -61,16 +85,26 @@ const create = Command.make("create", {
     Options.withDescription("The account that deploys (default: the agent's own)"),
     Options.withSchema(Arguments.accountName),
     Options.optional
+  ),
+  env: Options.text("env").pipe(
+    Options.withDescription("NAME=value: an environment variable over the spec's; repeatable"),
+    Options.repeated
+  ),
+  envSecret: Options.text("env-secret").pipe(
+    Options.withDescription("NAME=SECRET: an environment variable read from a secret of the deploying account; repeatable"),
+    Options.repeated
   )
-}, ({ agent, buildId, channel, follow, into }) =>
+}, ({ agent, buildId, channel, env, envSecret, follow, into }) =>
   Effect.gen(function*() {
+    const overrides = yield* envOf(env, envSecret)
     const session = yield* Session.current
     const payload = {
       ...Option.match(buildId, { onNone: () => ({}), onSome: (build_id) => ({ build_id }) }),
       ...(agent.version === undefined ? {} : { version: agent.version }),
       ...Option.match(channel, { onNone: () => ({}), onSome: (c) => ({ channel: c }) }),
       ...(follow ? { follow } : {}),
-      ...Option.match(into, { onNone: () => ({}), onSome: (a) => ({ into: a }) })
+      ...Option.match(into, { onNone: () => ({}), onSome: (a) => ({ into: a }) }),
+      ...(Object.keys(overrides).length === 0 ? {} : { env: overrides })
     }
     const deployed = yield* session.client.deployments.deploy({ path: { account: agent.account, name: agent.name }, payload })
     if (session.json) return yield* Output.json(deployed)

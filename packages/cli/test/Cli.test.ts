@@ -320,6 +320,42 @@ describe("hosting (the CLI)", () => {
     }
   }, timeout)
 
+  it("secrets: set from stdin, a file or --value, list shows names never values, delete; members may list, not set", async () => {
+    const value = `sk-${"x".repeat(8)}-${Date.now()}`
+    const fromStdin = await runCli(["secrets", "set", "OPENAI_KEY", "--account", "acme"], { ...alice(), input: `${value}\n` })
+    expect(fromStdin.code, fromStdin.stderr).toBe(0)
+    expect(fromStdin.stdout).toContain("Created the secret OPENAI_KEY of acme.")
+    const file = join(dir, "pem.txt")
+    writeFileSync(file, "-----BEGIN KEY-----\nabc\n-----END KEY-----\n")
+    // With one account, --account may be left out.
+    const fromFile = await runCli(["secrets", "set", "A_PEM", "--from-file", file], alice())
+    expect(fromFile.code, fromFile.stderr).toBe(0)
+    const fromOption = await runCli(["secrets", "set", "OPENAI_KEY", "--value", `${value}-2`, "--json"], alice())
+    expect(JSON.parse(fromOption.stdout)).toMatchObject({ name: "OPENAI_KEY", created: false })
+
+    const listed = await runCli(["secrets", "list", "--account", "acme"], as("bob-token"))
+    expect(listed.code, listed.stderr).toBe(0)
+    expect(listed.stdout).toMatch(/^SECRET\s+CREATED\s+UPDATED\n/)
+    expect(listed.stdout).toMatch(/^A_PEM\s/m)
+    expect(listed.stdout).toMatch(/^OPENAI_KEY\s/m)
+    expect(JSON.stringify([fromStdin, fromFile, fromOption, listed])).not.toContain(value)
+
+    const refused = await runCli(["secrets", "set", "OPENAI_KEY", "--account", "acme", "--value", "x"], as("bob-token"))
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain("forbidden")
+    const badName = await runCli(["secrets", "set", "lower", "--account", "acme", "--value", "x"], alice())
+    expect(badName.code).toBe(1)
+    expect(badName.stderr).toContain("secret name")
+    const empty = await runCli(["secrets", "set", "EMPTY", "--account", "acme"], { ...alice(), input: "\n" })
+    expect(empty.code).toBe(1)
+
+    const deleted = await runCli(["secrets", "delete", "A_PEM", "--account", "acme"], alice())
+    expect(deleted.code, deleted.stderr).toBe(0)
+    const again = await runCli(["secrets", "delete", "A_PEM", "--account", "acme"], alice())
+    expect(again.code).not.toBe(0)
+    expect(again.stderr).toContain("secret_not_found")
+  }, timeout)
+
   // Last: deploying the agent again ends the fixtures' dep-1, which the tests above use.
   it("deployments: create, history, configmap, restart, rollback and delete", async () => {
     const created = await runCli(["deployments", "create", "acme/helper@1.0.0", "--json"], alice())
@@ -341,6 +377,15 @@ describe("hosting (the CLI)", () => {
     const rolled = /^Rolled (\S+) back to build b-1 as (dep-\S+)\.$/m.exec(back.stdout)
     expect(rolled?.[1]).toBe(deployment.id)
     expect(back.stdout).toMatch(new RegExp(`^rolled back from:\\s+${deployment.id}$`, "m"))
+    // Env over the spec's: a plain value and a secret of the deploying account (set by the secrets test); a missing one is 409.
+    const missing = await runCli(["deployments", "create", "acme/helper@1.0.0", "--env-secret", "KEY=NOT_SET"], alice())
+    expect(missing.code).not.toBe(0)
+    expect(missing.stderr).toContain("secret_missing")
+    const badEnv = await runCli(["deployments", "create", "acme/helper@1.0.0", "--env", "no-equals"], alice())
+    expect(badEnv.code).toBe(1)
+    const withEnv = await runCli(["deployments", "create", "acme/helper@1.0.0", "--env", "MODE=slow", "--env-secret", "API_KEY=OPENAI_KEY"], alice())
+    expect(withEnv.code, withEnv.stderr).toBe(0)
+    expect(withEnv.stdout).toMatch(/^env:\s+MODE=slow API_KEY=\(secret OPENAI_KEY\)$/m)
     const badVersion = await runCli(["deployments", "rollback", deployment.id, "--to-version", "one"], alice())
     expect(badVersion.code).not.toBe(0)
     expect(badVersion.stderr).toContain("version")

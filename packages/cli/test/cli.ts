@@ -22,6 +22,8 @@ export interface Options {
   readonly configDir: string
   readonly env?: Record<string, string>
   readonly cwd?: string
+  /** Written to the command's stdin, which is then closed (by default stdin is closed at once). */
+  readonly input?: string
 }
 
 const environment = (options: Options) => {
@@ -38,8 +40,9 @@ export const spawnCli = (args: ReadonlyArray<string>, options: Options) => {
   const child: ChildProcess = spawn(process.execPath, ["--import", tsx, "--conditions=@hosting/source", bin, ...args], {
     env: environment(options),
     cwd: options.cwd ?? process.cwd(),
-    stdio: ["ignore", "pipe", "pipe"]
+    stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"]
   })
+  if (options.input !== undefined) child.stdin!.end(options.input)
   let stdout = ""
   let stderr = ""
   /** Each piece of stdout as it arrived, for checks that output streams. */

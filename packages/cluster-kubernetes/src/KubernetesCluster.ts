@@ -1,7 +1,7 @@
 /**
  * The Cluster port on Kubernetes, over `@kubernetes/client-node`: one
- * namespace per account, a ConfigMap for the agent's files and an apps/v1
- * Deployment per workload. Every write is create-or-replace, so a deploy can
+ * namespace per account, a ConfigMap for the agent's files, an Opaque Secret
+ * for the values of its secrets, and an apps/v1 Deployment per workload. Every write is create-or-replace, so a deploy can
  * be retried; every client error becomes a `ClusterError` whose message is
  * safe to show and whose cause keeps the raw error for the log.
  */
@@ -262,6 +262,34 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
       Effect.withSpan("KubernetesCluster.readConfigMap", { attributes: { namespace, name } })
     )
 
+  const applySecret: Cluster.Cluster["Type"]["applySecret"] = (secret, labels) => {
+    const { name, namespace } = secret
+    const body = secretOf(secret, labels)
+    return createOrReplace(
+      call((o) => core.createNamespacedSecret({ namespace, body }, o)),
+      call((o) => core.replaceNamespacedSecret({ namespace, name, body }, o))
+    ).pipe(
+      // The cluster's message about a Secret never holds its data; the cause (the raw error) goes to the log only.
+      Effect.mapError(toClusterError(`write the Secret "${name}" in namespace "${namespace}"`)),
+      Effect.withSpan("KubernetesCluster.applySecret", { attributes: { namespace, name } })
+    )
+  }
+
+  const readSecret: Cluster.Cluster["Type"]["readSecret"] = (namespace, name) =>
+    orNone(call((o) => core.readNamespacedSecret({ namespace, name }, o))).pipe(
+      Effect.map(Option.map((found): Cluster.Secret => ({ namespace, name, data: secretData(found) }))),
+      Effect.mapError(toClusterError(`read the Secret "${name}" in namespace "${namespace}"`)),
+      Effect.withSpan("KubernetesCluster.readSecret", { attributes: { namespace, name } })
+    )
+
+  const removeSecret: Cluster.Cluster["Type"]["removeSecret"] = (namespace, name) =>
+    call((o) => core.deleteNamespacedSecret({ namespace, name }, o)).pipe(
+      Effect.as(true),
+      Effect.catchIf(hasStatus(404), () => Effect.succeed(false)),
+      Effect.mapError(toClusterError(`delete the Secret "${name}" in namespace "${namespace}"`)),
+      Effect.withSpan("KubernetesCluster.removeSecret", { attributes: { namespace, name } })
+    )
+
   const applyWorkload: Cluster.Cluster["Type"]["applyWorkload"] = (workload) => {
     const body = deploymentOf(workload)
     const { namespace, name } = workload
@@ -287,13 +315,21 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
 
   const readWorkload: Cluster.Cluster["Type"]["readWorkload"] = (namespace, name) =>
     orNone(call((o) => apps.readNamespacedDeployment({ namespace, name }, o))).pipe(
-      Effect.map(Option.map((deployment): Cluster.WorkloadStatus => ({
-        namespace,
-        name,
-        image: agentContainer(deployment)?.image ?? "",
-        replicas: deployment.spec?.replicas ?? 1,
-        labels: { ...deployment.metadata?.labels }
-      }))),
+      Effect.map(Option.map((deployment): Cluster.WorkloadStatus => {
+        const env = agentContainer(deployment)?.env ?? []
+        return {
+          namespace,
+          name,
+          image: agentContainer(deployment)?.image ?? "",
+          replicas: deployment.spec?.replicas ?? 1,
+          labels: { ...deployment.metadata?.labels },
+          env: Object.fromEntries(env.flatMap((e) => e.value === undefined ? [] : [[e.name, e.value]])),
+          secretEnv: Object.fromEntries(env.flatMap((e) => {
+            const ref = e.valueFrom?.secretKeyRef
+            return ref?.name === undefined ? [] : [[e.name, { name: ref.name, key: ref.key }]]
+          }))
+        }
+      })),
       Effect.mapError(toClusterError(`read the Deployment "${name}" in namespace "${namespace}"`)),
       Effect.withSpan("KubernetesCluster.readWorkload", { attributes: { namespace, name } })
     )
@@ -347,6 +383,9 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
     ensureNamespace,
     applyConfigMap,
     readConfigMap,
+    applySecret,
+    readSecret,
+    removeSecret,
     applyWorkload,
     readWorkload,
     listPods,
@@ -374,13 +413,39 @@ export const serviceOf = (workload: Cluster.Workload): k8s.V1Service | undefined
     })
   })
 
+/** The Opaque Secret of a port's Secret: its values base64 in `data`, as the API server keeps them. */
+export const secretOf = (secret: Cluster.Secret, labels: Cluster.Metadata): k8s.V1Secret => ({
+  apiVersion: "v1",
+  kind: "Secret",
+  type: "Opaque",
+  metadata: { name: secret.name, namespace: secret.namespace, labels: { ...labels } },
+  data: Object.fromEntries(
+    Object.entries(secret.data).map(([key, value]) => [key, Buffer.from(Redacted.value(value), "utf8").toString("base64")])
+  )
+})
+
+/** The values of a Secret read from the cluster (`stringData` is write-only there, but a server may echo it). */
+const secretData = (secret: k8s.V1Secret): Cluster.Secret["data"] => ({
+  ...Object.fromEntries(
+    Object.entries(secret.data ?? {}).map(([key, value]) => [key, Redacted.make(Buffer.from(value, "base64").toString("utf8"))])
+  ),
+  ...Object.fromEntries(Object.entries(secret.stringData ?? {}).map(([key, value]) => [key, Redacted.make(value)]))
+})
+
 /** The apps/v1 Deployment that runs a workload. */
 export const deploymentOf = (workload: Cluster.Workload): k8s.V1Deployment => {
   const labels = { ...workload.labels, [WorkloadLabel]: workload.name }
   const annotations = { ...workload.annotations }
   // Sorted so that the same workload always yields the same pod template and
   // re-applying it does not start a rollout.
-  const env = Object.keys(workload.env).sort().map((name) => ({ name, value: workload.env[name]! }))
+  // A name both literal and from a Secret is the Secret's: the port never puts a secret's value in the template.
+  const secretEnv = workload.secretEnv ?? {}
+  const env: Array<k8s.V1EnvVar> = [...new Set([...Object.keys(workload.env), ...Object.keys(secretEnv)])].sort().map((name) => {
+    const ref = secretEnv[name]
+    return ref === undefined
+      ? { name, value: workload.env[name]! }
+      : { name, valueFrom: { secretKeyRef: { name: ref.name, key: ref.key } } }
+  })
   return {
     apiVersion: "apps/v1",
     kind: "Deployment",

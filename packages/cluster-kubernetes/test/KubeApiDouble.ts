@@ -270,6 +270,23 @@ const validate = (info: ResourceInfo, object: KubeObject): Array<FieldError> => 
       }
     }
   }
+  if (info.plural === "secrets") {
+    // As the API server checks a Secret: keys as a ConfigMap's, `data` values base64, `stringData` values strings.
+    for (const field of ["data", "stringData"] as const) {
+      const data = object[field]
+      if (data === undefined) continue
+      if (!isRecord(data)) {
+        errors.push({ field, reason: "FieldValueInvalid", message: "Invalid value" })
+        continue
+      }
+      for (const [key, value] of Object.entries(data)) {
+        if (!configKey.test(key)) errors.push({ field: `${field}[${key}]`, reason: "FieldValueInvalid", message: `Invalid value: "${key}": a valid config key must consist of alphanumeric characters, '-', '_' or '.'` })
+        if (typeof value !== "string" || (field === "data" && !/^[A-Za-z0-9+/]*={0,2}$/.test(value))) {
+          errors.push({ field: `${field}[${key}]`, reason: "FieldValueInvalid", message: "Invalid value: must be a base64 string" })
+        }
+      }
+    }
+  }
   if (info.plural === "pods") errors.push(...validatePodSpec(object["spec"], "spec"))
   if (info.plural === "deployments") {
     const spec = object["spec"]
@@ -418,6 +435,18 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
     [...objects.entries()].filter(([k]) => k.startsWith(`${plural}/${namespace}/`)).map(([, o]) => o)
 
   const put = (info: ResourceInfo, object: KubeObject) => {
+    // The API server keeps a Secret's `stringData` as base64 `data` and never answers it.
+    if (info.plural === "secrets") {
+      const text = object["stringData"] as Record<string, string> | undefined
+      if (text !== undefined) {
+        object["data"] = {
+          ...(object["data"] as Record<string, string> | undefined),
+          ...Object.fromEntries(Object.entries(text).map(([k, v]) => [k, Buffer.from(v, "utf8").toString("base64")]))
+        }
+        delete object["stringData"]
+      }
+      object["type"] ??= "Opaque"
+    }
     objects.set(key(info.plural, object.metadata.namespace ?? "", object.metadata.name), object)
   }
 

@@ -51,6 +51,9 @@ const everyMethod = (cluster: Cluster.Cluster["Type"], ns: string) => ({
   ensureNamespace: cluster.ensureNamespace(ns, labels),
   applyConfigMap: cluster.applyConfigMap(new Cluster.ConfigMap({ namespace: ns, name: "cfg", data: { A: "1" } }), labels),
   readConfigMap: cluster.readConfigMap(ns, "cfg"),
+  applySecret: cluster.applySecret({ namespace: ns, name: "helper-secrets", data: { A: Redacted.make("1") } }, labels),
+  readSecret: cluster.readSecret(ns, "helper-secrets"),
+  removeSecret: cluster.removeSecret(ns, "helper-secrets"),
   applyWorkload: cluster.applyWorkload(workload(ns)),
   readWorkload: cluster.readWorkload(ns, "helper"),
   listPods: cluster.listPods(ns),
@@ -226,6 +229,36 @@ describe("KubernetesCluster against the API server double", () => {
       })
       const [pod] = yield* cluster.listPods(ns)
       expect(double.stored("pods", ns, pod!.name)?.metadata.labels).toMatchObject({ ...labels, ...selectorLabel })
+    }))
+
+  it.scoped("a Secret is an Opaque Secret with its values base64 in data; the container reads it by secretKeyRef, never by value", () =>
+    Effect.gen(function*() {
+      const { cluster, double } = yield* setup()
+      const ns = StorageSuite.uniqueName("ns")
+      const value = `sk-${randomUUID()}\nsecond line ✓`
+      yield* cluster.ensureNamespace(ns, labels)
+      yield* cluster.applySecret({ namespace: ns, name: "helper-secrets", data: { API_KEY: Redacted.make(value) } }, labels)
+      const secret = double.stored("secrets", ns, "helper-secrets")!
+      expect([secret.kind, secret["type"], secret.metadata.labels, secret["stringData"]]).toEqual(["Secret", "Opaque", labels, undefined])
+      expect(secret["data"]).toEqual({ API_KEY: Buffer.from(value, "utf8").toString("base64") })
+      // A name both literal and from a Secret reads the Secret.
+      yield* cluster.applyWorkload(workload(ns, {
+        env: { MODE: "fast", API_KEY: "a literal that must not win" },
+        secretEnv: { API_KEY: { name: "helper-secrets", key: "API_KEY" } }
+      }))
+      const stored = double.stored("deployments", ns, "helper")!
+      const container = (stored["spec"] as { template: { spec: { containers: Array<{ env: unknown }> } } }).template.spec.containers[0]!
+      expect(container.env).toEqual([
+        { name: "API_KEY", valueFrom: { secretKeyRef: { name: "helper-secrets", key: "API_KEY" } } },
+        { name: "MODE", value: "fast" }
+      ])
+      expect(JSON.stringify(double.storedAll("deployments"))).not.toContain(value)
+      expect(JSON.stringify(double.storedAll("configmaps"))).not.toContain(value)
+      // Replacing keeps only the new data; the request that carried it is the Secret's own.
+      yield* cluster.applySecret({ namespace: ns, name: "helper-secrets", data: { OTHER: Redacted.make("2") } }, labels)
+      expect(double.stored("secrets", ns, "helper-secrets")!["data"]).toEqual({ OTHER: Buffer.from("2").toString("base64") })
+      expect(double.requests.filter((r) => r.path.startsWith(`/api/v1/namespaces/${ns}/secrets`)).map((r) => r.method))
+        .toEqual(["POST", "POST", "PUT"])
     }))
 
   it.scoped("a workload without a port gets a container without ports", () =>

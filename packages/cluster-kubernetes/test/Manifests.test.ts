@@ -104,6 +104,7 @@ const mountOf = (container: Container, mountPath: string) => container.volumeMou
 const adapterRules = [
   { apiGroups: [""], resources: ["namespaces"], verbs: ["get", "create", "patch", "delete"] },
   { apiGroups: [""], resources: ["configmaps"], verbs: ["get", "create", "update"] },
+  { apiGroups: [""], resources: ["secrets"], verbs: ["create", "update", "delete"] },
   { apiGroups: [""], resources: ["services"], verbs: ["create", "patch"] },
   { apiGroups: [""], resources: ["pods"], verbs: ["list", "delete"] },
   { apiGroups: ["apps"], resources: ["deployments"], verbs: ["get", "create", "update"] }

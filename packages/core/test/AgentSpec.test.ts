@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { AgentSpec } from "@hosting/core"
+import { Agent, AgentSpec } from "@hosting/core"
 import { Effect } from "effect"
 
 const agent = { name: "helper", registry: "https://ghcr.io/acme/" }
@@ -22,6 +22,18 @@ describe("AgentSpec", () => {
       expect(yield* codes("name: helper\ndescription: d\nport: 0\n")).toEqual(["invalid_port@port"])
       expect(yield* codes("name: helper\ndescription: d\nenv:\n  N: 1\n")).toEqual(["invalid_env_value@env.N"])
       expect(yield* codes("name: helper\ndescription: d\nenv: [1]\n")).toEqual(["invalid_type@env"])
+    }))
+
+  it.effect("an env entry { secret: NAME } is a reference to a secret, not a warning; a malformed one is warned about", () =>
+    Effect.gen(function*() {
+      const yaml = "name: helper\ndescription: d\nenv:\n  API_KEY: { secret: OPENAI_KEY }\n  MODE: fast\n" +
+        "  LOWER: { secret: openai }\n  EXTRA: { secret: A, other: 1 }\n"
+      expect(yield* codes(yaml)).toEqual(["invalid_secret_ref@env.LOWER", "invalid_secret_ref@env.EXTRA"])
+      const spec = yield* AgentSpec.parse(yaml)
+      expect(Agent.secretRefsOf(spec)).toEqual({ API_KEY: "OPENAI_KEY" })
+      expect(Agent.envOf(spec)).toEqual({ MODE: "fast" })
+      // Outside the agent's account a reference is hidden like any value: names only.
+      expect(Agent.withEnvHidden(spec)["env"]).toEqual({ API_KEY: "(hidden)", MODE: "(hidden)", LOWER: "(hidden)", EXTRA: "(hidden)" })
     }))
 
   it("env values that look like credentials are warned about: key formats under any name, random strings under secret names", () => {

@@ -2,8 +2,8 @@
  * Handlers of the account routes.
  */
 import { HostingApi } from "@hosting/api"
-import { Accounts, Events, Principal } from "@hosting/core"
-import { Effect, Option } from "effect"
+import { Accounts, Events, Principal, Secrets } from "@hosting/core"
+import { Effect, Option, Redacted } from "effect"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as ApiApp from "./ApiApp.js"
 import * as PublicUrl from "./PublicUrl.js"
@@ -20,6 +20,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.gr
   Effect.gen(function*() {
     const accounts = yield* Accounts.Accounts
     const events = yield* Events.Events
+    const secrets = yield* Secrets.Secrets
     const base = Effect.map(HttpServerRequest.HttpServerRequest, (request) => PublicUrl.baseOf(request, options))
     return handlers
       .handle("me", () => Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.me(principal))))
@@ -74,6 +75,21 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.gr
         ))
       .handle("audit", ({ path, urlParams }) =>
         Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.auditLog(principal, path.account, urlParams))))
+      .handle("secrets", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(secrets.list(principal, path.account))).pipe(
+          Effect.map((list) => ({ secrets: list }))
+        ))
+      .handle("setSecret", ({ path, payload }) =>
+        // Redacted from here on: no log, span or error of the use case can show the value.
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) =>
+          handle(secrets.set(principal, path.account, path.secret, Redacted.make(payload.value)))))
+      .handle("removeSecret", ({ path }) =>
+        Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(secrets.remove(principal, path.account, path.secret))).pipe(
+          Effect.map(({ name }) => ({
+            message: `Deleted the secret ${name} of ${path.account}; running deployments keep the value they were deployed with.`,
+            name
+          }))
+        ))
       .handle("events", ({ path, urlParams, headers }) =>
         Effect.gen(function*() {
           const principal = yield* Principal.CurrentPrincipal

@@ -54,6 +54,8 @@ export interface ApiErrorByTag {
   readonly VersionYanked: ApiErrors.Conflict
   readonly DeploymentNotFound: ApiErrors.NotFound
   readonly NothingToRollBack: ApiErrors.Conflict
+  readonly SecretNotFound: ApiErrors.NotFound
+  readonly SecretsMissing: ApiErrors.Conflict
   readonly ConfigMapNotFound: ApiErrors.NotFound
   readonly PodNotFound: ApiErrors.NotFound
   readonly ClusterError: ApiErrors.ServiceUnavailable | ApiErrors.Conflict | ApiErrors.InternalError
@@ -108,6 +110,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "DeploymentNotFound":
     case "ConfigMapNotFound":
     case "PodNotFound":
+    case "SecretNotFound":
     case "ConversationNotFound":
     case "FileNotFound":
       return new ApiErrors.NotFound({ error: error.code, details: error.message })
@@ -117,6 +120,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "ReplyInProgress":
     case "NothingToRollBack":
     case "VersionYanked":
+    case "SecretsMissing":
     case "FileComplete":
     case "AccountExists":
     case "LastOwner":

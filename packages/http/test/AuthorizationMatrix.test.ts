@@ -54,6 +54,7 @@ import {
   registered,
   registration,
   send,
+  secretOf,
   sessionOf,
   world,
   type World,
@@ -206,6 +207,21 @@ const matrix: Record<string, Entry> = {
     expect: row(401, 401, 401, 403, 403, 403, 200, 403)
   },
   "accounts.audit": { request: (_, w, c) => bare(c, "GET", `/accounts/${w.team.account}/audit?limit=5`), expect: managers(200) },
+  // Issue 28: members list the names; owners and admins write; to anyone else the account has none to show (404).
+  "accounts.secrets": {
+    setup: (w) => Effect.as(secretOf(w), {}),
+    request: (_, w, c) => bare(c, "GET", `/accounts/${w.team.account}/secrets`),
+    expect: members(200, 404)
+  },
+  "accounts.setSecret": {
+    request: (_, w, c) => withJson(c, "PUT", `/accounts/${w.team.account}/secrets/API_KEY`, { value: "a value" }),
+    expect: managers(200, 404)
+  },
+  "accounts.removeSecret": {
+    setup: (w) => Effect.as(secretOf(w), {}),
+    request: (_, w, c) => bare(c, "DELETE", `/accounts/${w.team.account}/secrets/API_KEY`),
+    expect: managers(200, 404)
+  },
   "accounts.invite": {
     request: (_, w, c) => withJson(c, "POST", `/accounts/${w.team.account}/invitations`, { role: "member", email: "new@example.com" }),
     expect: managers(201)

@@ -71,6 +71,7 @@ const contextFor = Effect.gen(function*() {
     cmname: "helper-config",
     pod: yield* podOf(namespace),
     tokenId: (yield* personalTokenOf(token)).id,
+    secret: "API_KEY",
     invitationId: (yield* invitationOf(w)).id,
     code: (yield* invitationOf(w)).code,
     channel: "stable",
@@ -99,8 +100,10 @@ const validPayload = (id: string, c: Context): unknown => {
     case "accounts.setMember":
     case "accounts.invite":
       return { role: "member" }
+    case "accounts.setSecret":
+      return { value: "a secret value" }
     case "deployments.deploy":
-      return {}
+      return { env: { MODE: "fast" } }
     case "deployments.updateSettings":
       return { concurrent_send: "queue" }
     case "chat.setTitle":

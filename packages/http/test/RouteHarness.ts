@@ -486,6 +486,10 @@ export const deployed = (w: World) =>
     return { deployment: record.id, namespace: record.namespace }
   })
 
+/** The secret API_KEY of the team, set by its owner. */
+export const secretOf = (w: World) =>
+  call(w.team.tokens.owner, "PUT", `/accounts/${w.team.account}/secrets/API_KEY`, { value: "the value" }, 200)
+
 /** `helper` deployed twice by its own account, b-1 (1.0.0) then b-2 (2.0.0): the second deployment, which can roll back to b-1. */
 export const redeployed = (w: World) =>
   Effect.gen(function*() {

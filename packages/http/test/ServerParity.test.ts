@@ -1064,6 +1064,38 @@ const routeCases: Record<string, RouteCase> = {
       step("valid", "the outsider leaves", () => bare("DELETE", `/accounts/${account}/members/${userId("outsider")}`, bearer(tokenOf("outsider"))))
     ]
   },
+  // Issue 28: secrets are written and deleted by managers, listed by members, and nobody else's (404).
+  "accounts.setSecret": {
+    steps: [
+      step("unauthenticated", "set a secret without a credential", () => withJson("PUT", `/accounts/${account}/secrets/API_KEY`, { value: "v" }, {})),
+      step("bad", "set a secret with a schema error", () => withJson("PUT", `/accounts/${account}/secrets/API_KEY`, { value: 5 })),
+      step("bad", "set a secret with an empty value", () => withJson("PUT", `/accounts/${account}/secrets/API_KEY`, { value: "" })),
+      step("bad", "set a secret of an invalid name", () => withJson("PUT", `/accounts/${account}/secrets/api_key`, { value: "v" })),
+      step("valid", "set a secret", () => withJson("PUT", `/accounts/${account}/secrets/API_KEY`, { value: "parity-secret-value" })),
+      step("valid", "set it again", () => withJson("PUT", `/accounts/${account}/secrets/API_KEY`, { value: "parity-secret-value-2" })),
+      step("valid", "a member sets a secret (forbidden)", () =>
+        withJson("PUT", `/accounts/${account}/secrets/API_KEY`, { value: "v" }, bearer(tokenOf("member")))),
+      step("valid", "an outsider sets a secret (no such account for them)", () =>
+        withJson("PUT", `/accounts/${account}/secrets/API_KEY`, { value: "v" }, bearer(tokenOf("outsider"))))
+    ]
+  },
+  "accounts.secrets": {
+    steps: [
+      step("unauthenticated", "secrets without a credential", () => get(`/accounts/${account}/secrets`)),
+      step("valid", "secrets as a member", () => get(`/accounts/${account}/secrets`, bearer(tokenOf("member")))),
+      step("valid", "secrets as an outsider", () => get(`/accounts/${account}/secrets`, bearer(tokenOf("outsider")))),
+      step("bad", "secrets of an invalid account name", () => get("/accounts/Not_An%20Account/secrets", owner))
+    ]
+  },
+  "accounts.removeSecret": {
+    steps: [
+      step("unauthenticated", "delete a secret without a credential", () => bare("DELETE", `/accounts/${account}/secrets/API_KEY`)),
+      step("bad", "delete a secret of an invalid name", () => bare("DELETE", `/accounts/${account}/secrets/api-key`, owner)),
+      step("valid", "a member deletes a secret (forbidden)", () => bare("DELETE", `/accounts/${account}/secrets/API_KEY`, bearer(tokenOf("member")))),
+      step("valid", "delete a secret", () => bare("DELETE", `/accounts/${account}/secrets/API_KEY`, owner)),
+      step("valid", "delete it again", () => bare("DELETE", `/accounts/${account}/secrets/API_KEY`, owner))
+    ]
+  },
   "accounts.withdraw": {
     steps: [
       step("unauthenticated", "withdraw without a credential", (s) => bare("DELETE", `/accounts/${account}/invitations/${s["invitation"]}`)),

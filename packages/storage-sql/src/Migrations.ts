@@ -295,6 +295,24 @@ const deploymentSettings = Effect.gen(function*() {
     CHECK (concurrent_send IN ('reject', 'queue', 'interrupt'))`
 })
 
+/**
+ * Issue 28: the secrets of an account (written and deleted by its owners and
+ * admins, never read back by an API), and the env a deploy set over the spec's
+ * (JSON: plain values and secret references, never a secret's value).
+ */
+const accountSecrets = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE account_secrets (
+    account_id TEXT NOT NULL REFERENCES accounts(id),
+    name TEXT NOT NULL,
+    value TEXT NOT NULL,
+    created_at TEXT NOT NULL,
+    updated_at TEXT NOT NULL,
+    PRIMARY KEY (account_id, name)
+  )`
+  yield* sql`ALTER TABLE deployments ADD COLUMN env TEXT`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -309,7 +327,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0010_access_tokens": accessTokens,
   "0011_deployment_rollbacks": deploymentRollbacks,
   "0012_releases": releases,
-  "0013_deployment_settings": deploymentSettings
+  "0013_deployment_settings": deploymentSettings,
+  "0014_account_secrets": accountSecrets
 }
 
 const table = "hosting_migrations"

@@ -2,8 +2,8 @@
  * AccountStore on @effect/sql.
  */
 import { SqlClient } from "@effect/sql"
-import { Account, type Audit, Ids, Ports } from "@hosting/core"
-import { DateTime, Effect, Layer, Option } from "effect"
+import { Account, type Audit, Ids, Ports, Secret } from "@hosting/core"
+import { DateTime, Effect, Layer, Option, Redacted } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface AccountRow {
@@ -187,6 +187,7 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       yield* sql`DELETE FROM agents WHERE account_id = ${accountId}`
       yield* sql`DELETE FROM memberships WHERE account_id = ${accountId}`
       yield* sql`DELETE FROM invitations WHERE account_id = ${accountId}`
+      yield* sql`DELETE FROM account_secrets WHERE account_id = ${accountId}`
       yield* sql`DELETE FROM audit_log WHERE account_id = ${accountId}`
       yield* sql`DELETE FROM events WHERE account_id = ${accountId}`
       yield* sql`DELETE FROM accounts WHERE id = ${accountId}`
@@ -197,6 +198,45 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
         ready: f.status === "ready"
       })))
     }).pipe(storageError("SqlAccountStore.deleteAccount"))
+
+  const putSecret: Ports.AccountStore["Type"]["putSecret"] = (input) =>
+    Effect.gen(function*() {
+      const now = timeText(input.now)
+      const existing = yield* sql<{ name: string }>`SELECT name FROM account_secrets
+        WHERE account_id = ${input.account_id} AND name = ${input.name}`
+      yield* sql`INSERT INTO account_secrets (account_id, name, value, created_at, updated_at)
+        VALUES (${input.account_id}, ${input.name}, ${Redacted.value(input.value)}, ${now}, ${now})
+        ON CONFLICT (account_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
+      return { created: existing.length === 0 }
+    }).pipe(storageError("SqlAccountStore.putSecret"))
+
+  const secretsOf = (accountId: Ids.AccountId) =>
+    sql<{ name: string; created_at: string; updated_at: string }>`SELECT name, created_at, updated_at FROM account_secrets
+      WHERE account_id = ${accountId} ORDER BY name`.pipe(
+      Effect.map((rows) =>
+        rows.map((row) =>
+          new Secret.SecretSummary({
+            name: Secret.SecretName.make(row.name, trusted),
+            created_at: timeOf(row.created_at),
+            updated_at: timeOf(row.updated_at)
+          }, trusted)
+        )
+      ),
+      storageError("SqlAccountStore.secretsOf")
+    )
+
+  const secretValues: Ports.AccountStore["Type"]["secretValues"] = (accountId, names) =>
+    names.length === 0 ? Effect.succeed(new Map()) : sql<{ name: string; value: string }>`SELECT name, value FROM account_secrets
+      WHERE account_id = ${accountId} AND ${sql.in("name", names)}`.pipe(
+      Effect.map((rows) => new Map(rows.map((row) => [Secret.SecretName.make(row.name, trusted), Redacted.make(row.value)] as const))),
+      storageError("SqlAccountStore.secretValues")
+    )
+
+  const removeSecret = (accountId: Ids.AccountId, name: Secret.SecretName) =>
+    sql<{ name: string }>`DELETE FROM account_secrets WHERE account_id = ${accountId} AND name = ${name} RETURNING name`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlAccountStore.removeSecret")
+    )
 
   const recordAudit: Ports.AccountStore["Type"]["recordAudit"] = (entries) =>
     entries.length === 0 ? Effect.void : sql`INSERT INTO audit_log ${
@@ -294,6 +334,10 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     linkIdentity,
     liveDeployments,
     deleteAccount,
+    putSecret,
+    secretsOf,
+    secretValues,
+    removeSecret,
     recordAudit,
     auditOf,
     addInvitation,

@@ -23,6 +23,7 @@ interface DeploymentRow {
   readonly follow: string | null
   readonly rolled_forward_from: string | null
   readonly concurrent_send: Deployment.ConcurrentSend | null
+  readonly env: string | null
 }
 
 const toRecord = (row: DeploymentRow) =>
@@ -42,7 +43,8 @@ const toRecord = (row: DeploymentRow) =>
     ...(row.rolled_back_from === null ? {} : { rolled_back_from: Deployment.DeploymentId.make(row.rolled_back_from, trusted) }),
     ...(row.follow === null ? {} : { follow: JSON.parse(row.follow) as Deployment.Follow }),
     ...(row.rolled_forward_from === null ? {} : { rolled_forward_from: Deployment.DeploymentId.make(row.rolled_forward_from, trusted) }),
-    ...(row.concurrent_send === null ? {} : { concurrent_send: row.concurrent_send })
+    ...(row.concurrent_send === null ? {} : { concurrent_send: row.concurrent_send }),
+    ...(row.env === null ? {} : { env: JSON.parse(row.env) })
   }, trusted)
 
 export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
@@ -50,20 +52,20 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
 
   const upsert: Ports.DeploymentStore["Type"]["upsert"] = (r) =>
     sql`INSERT INTO deployments (id, account_id, publisher_id, agent_name, build_id, namespace, status, deployed_at, undeployed_at, spec,
-        rolled_back_from, follow, rolled_forward_from, concurrent_send)
+        rolled_back_from, follow, rolled_forward_from, concurrent_send, env)
       VALUES (${r.id}, ${r.account_id}, ${r.publisher_id}, ${r.agent_name}, ${r.build_id}, ${r.namespace}, ${r.status},
         ${timeText(r.deployed_at)}, ${Option.getOrNull(Option.map(r.undeployed_at, timeText))}, ${JSON.stringify(r.spec)},
         ${r.rolled_back_from ?? null}, ${r.follow === undefined ? null : JSON.stringify(r.follow)}, ${r.rolled_forward_from ?? null},
-        ${r.concurrent_send ?? null})
+        ${r.concurrent_send ?? null}, ${r.env === undefined ? null : JSON.stringify(r.env)})
       ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, publisher_id = excluded.publisher_id,
         agent_name = excluded.agent_name, build_id = excluded.build_id, namespace = excluded.namespace,
         status = excluded.status, deployed_at = excluded.deployed_at, undeployed_at = excluded.undeployed_at,
         spec = excluded.spec, rolled_back_from = excluded.rolled_back_from, follow = excluded.follow,
-        rolled_forward_from = excluded.rolled_forward_from`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
+        rolled_forward_from = excluded.rolled_forward_from, env = excluded.env`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
 
   const select = sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
       d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from, d.follow, d.rolled_forward_from,
-      d.concurrent_send
+      d.concurrent_send, d.env
     FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
 
   const findById = (id: Deployment.DeploymentId) =>

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Cluster } from "@hosting/core"
-import { Effect, type Layer, Option } from "effect"
+import { Effect, type Layer, Option, Redacted } from "effect"
 import { uniqueName } from "./StorageSuite.js"
 
 /** Labels of the sample workload. */
@@ -80,6 +80,41 @@ export const run = <E>(name: string, layer: Layer.Layer<Cluster.Cluster, E>) => 
           expect(Option.isNone(yield* cluster.readWorkload(ns, "other"))).toBe(true)
         }))
 
+      it.effect("a Secret reads back as applied; applying again replaces its data; removing answers whether it was there", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          const values = (secret: Option.Option<Cluster.Secret>) =>
+            Option.map(secret, (s) => [s.namespace, s.name, Object.fromEntries(Object.entries(s.data).map(([k, v]) => [k, Redacted.value(v)]))])
+          expect(Option.isNone(yield* cluster.readSecret(ns, "helper-secrets"))).toBe(true)
+          expect(yield* cluster.removeSecret(ns, "helper-secrets")).toBe(false)
+          yield* cluster.ensureNamespace(ns, labels)
+          const data = { API_KEY: Redacted.make("sk-one\nline ✓"), OTHER: Redacted.make("2") }
+          yield* cluster.applySecret({ namespace: ns, name: "helper-secrets", data }, labels)
+          expect(values(yield* cluster.readSecret(ns, "helper-secrets"))).toEqual(
+            Option.some([ns, "helper-secrets", { API_KEY: "sk-one\nline ✓", OTHER: "2" }])
+          )
+          yield* cluster.applySecret({ namespace: ns, name: "helper-secrets", data: { API_KEY: Redacted.make("sk-two") } }, labels)
+          expect(values(yield* cluster.readSecret(ns, "helper-secrets"))).toEqual(Option.some([ns, "helper-secrets", { API_KEY: "sk-two" }]))
+          expect(yield* cluster.removeSecret(ns, "helper-secrets")).toBe(true)
+          expect(Option.isNone(yield* cluster.readSecret(ns, "helper-secrets"))).toBe(true)
+          expect(yield* cluster.removeSecret(ns, "helper-secrets")).toBe(false)
+        }))
+
+      it.effect("a workload's env reads back: literal values, and references to keys of Secrets (never their values)", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          yield* cluster.ensureNamespace(ns, labels)
+          yield* cluster.applySecret({ namespace: ns, name: "helper-secrets", data: { API_KEY: Redacted.make("sk-one") } }, labels)
+          yield* cluster.applyWorkload(workload(ns, { secretEnv: { API_KEY: { name: "helper-secrets", key: "API_KEY" } } }))
+          const status = Option.getOrThrow(yield* cluster.readWorkload(ns, "helper"))
+          expect(status.env).toEqual({ MODE: "fast" })
+          expect(status.secretEnv).toEqual({ API_KEY: { name: "helper-secrets", key: "API_KEY" } })
+          yield* cluster.applyWorkload(workload(ns))
+          expect(Option.getOrThrow(yield* cluster.readWorkload(ns, "helper")).secretEnv).toEqual({})
+        }))
+
       it.effect("deleting a pod answers true once it existed, false when there is no such pod", () =>
         Effect.gen(function*() {
           const cluster = yield* Cluster.Cluster
@@ -99,10 +134,12 @@ export const run = <E>(name: string, layer: Layer.Layer<Cluster.Cluster, E>) => 
           const ns = uniqueName("ns")
           yield* cluster.ensureNamespace(ns, labels)
           yield* cluster.applyConfigMap(new Cluster.ConfigMap({ namespace: ns, name: "cfg", data: { A: "1" } }), labels)
+          yield* cluster.applySecret({ namespace: ns, name: "helper-secrets", data: { A: Redacted.make("1") } }, labels)
           yield* cluster.applyWorkload(workload(ns))
           yield* cluster.removeNamespace(ns)
           yield* cluster.removeNamespace(ns)
           expect(Option.isNone(yield* cluster.readConfigMap(ns, "cfg"))).toBe(true)
+          expect(Option.isNone(yield* cluster.readSecret(ns, "helper-secrets"))).toBe(true)
           expect(Option.isNone(yield* cluster.readWorkload(ns, "helper"))).toBe(true)
           expect(yield* cluster.listPods(ns)).toEqual([])
         }))

@@ -10,6 +10,7 @@ import { Effect, Layer, Option } from "effect"
 interface Space {
   labels: Cluster.Metadata
   configMaps: Map<string, Cluster.ConfigMap>
+  secrets: Map<string, Cluster.Secret>
   workloads: Map<string, Cluster.WorkloadStatus>
   pods: Map<string, Cluster.Pod & { readonly owner: string | undefined }>
 }
@@ -30,7 +31,7 @@ export const make = (seed: Seed = {}) =>
     const space = (name: string) => {
       let s = spaces.get(name)
       if (s === undefined) {
-        s = { labels: {}, configMaps: new Map(), workloads: new Map(), pods: new Map() }
+        s = { labels: {}, configMaps: new Map(), secrets: new Map(), workloads: new Map(), pods: new Map() }
         spaces.set(name, s)
       }
       return s
@@ -61,6 +62,12 @@ export const make = (seed: Seed = {}) =>
           space(configMap.namespace).configMaps.set(configMap.name, new Cluster.ConfigMap({ ...configMap, data: { ...configMap.data } }))
         }),
       readConfigMap: (namespace, name) => Effect.sync(() => Option.fromNullable(spaces.get(namespace)?.configMaps.get(name))),
+      applySecret: (secret) =>
+        Effect.sync(() => {
+          space(secret.namespace).secrets.set(secret.name, { namespace: secret.namespace, name: secret.name, data: { ...secret.data } })
+        }),
+      readSecret: (namespace, name) => Effect.sync(() => Option.fromNullable(spaces.get(namespace)?.secrets.get(name))),
+      removeSecret: (namespace, name) => Effect.sync(() => spaces.get(namespace)?.secrets.delete(name) ?? false),
       applyWorkload: (workload) =>
         Effect.sync(() => {
           const s = space(workload.namespace)
@@ -69,7 +76,9 @@ export const make = (seed: Seed = {}) =>
             name: workload.name,
             image: workload.image,
             replicas: workload.replicas,
-            labels: { ...workload.labels }
+            labels: { ...workload.labels },
+            env: { ...workload.env },
+            secretEnv: { ...workload.secretEnv }
           }
           s.workloads.set(workload.name, status)
           reconcile(s, workload.namespace, status)

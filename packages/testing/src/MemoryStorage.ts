@@ -4,8 +4,8 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, type Token, Trace, Turn } from "@hosting/core"
-import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option } from "effect"
+import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, Secret, type Token, Trace, Turn } from "@hosting/core"
+import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option, type Redacted } from "effect"
 
 interface State {
   users: Map<string, Account.User>
@@ -23,6 +23,13 @@ interface State {
   instanceAdmins: Set<string>
   setupCodes: Set<string>
   invitations: Map<string, Ports.Invitation>
+  secrets: Map<string, {
+    account_id: Ids.AccountId
+    name: Secret.SecretName
+    value: Redacted.Redacted<string>
+    created_at: DateTime.Utc
+    updated_at: DateTime.Utc
+  }>
   audit: Array<Ports.AuditEntry>
   identities: Map<string, Ids.UserId>
   accounts: Map<string, Account.Account>
@@ -52,6 +59,7 @@ const emptyState = (): State => ({
   instanceAdmins: new Set(),
   setupCodes: new Set(),
   invitations: new Map(),
+  secrets: new Map(),
   audit: [],
   identities: new Map(),
   accounts: new Map(),
@@ -76,6 +84,7 @@ const copy = (s: State): State => ({
   instanceAdmins: new Set(s.instanceAdmins),
   setupCodes: new Set(s.setupCodes),
   invitations: new Map(s.invitations),
+  secrets: new Map(s.secrets),
   audit: [...s.audit],
   identities: new Map(s.identities),
   accounts: new Map(s.accounts),
@@ -197,11 +206,40 @@ export const make = Effect.gen(function*() {
         for (const id of agents) state.agents.delete(id)
         for (const [key, m] of state.memberships) if (m.account_id === accountId) state.memberships.delete(key)
         for (const [key, i] of state.invitations) if (i.account_id === accountId) state.invitations.delete(key)
+        for (const [key, secret] of state.secrets) if (secret.account_id === accountId) state.secrets.delete(key)
         state.audit = state.audit.filter((e) => e.account_id !== accountId)
         state.events = state.events.filter((e) => e.account_id !== accountId)
         state.accounts.delete(accountId)
         return Option.some(files.map(([, f]) => ({ deployment_id: f.deployment_id as string, owner_id: f.owner_id, key: f.key, ready: f.status === "ready" })))
       }),
+    putSecret: (input) =>
+      Effect.sync(() => {
+        const key = membershipKey(input.account_id, input.name)
+        const existing = state.secrets.get(key)
+        state.secrets.set(key, {
+          account_id: input.account_id,
+          name: input.name,
+          value: input.value,
+          created_at: existing?.created_at ?? input.now,
+          updated_at: input.now
+        })
+        return { created: existing === undefined }
+      }),
+    secretsOf: (accountId) =>
+      Effect.sync(() =>
+        [...state.secrets.values()]
+          .filter((secret) => secret.account_id === accountId)
+          .sort((a, b) => a.name < b.name ? -1 : a.name > b.name ? 1 : 0)
+          .map(({ created_at, name, updated_at }) => new Secret.SecretSummary({ name, created_at, updated_at }))
+      ),
+    secretValues: (accountId, names) =>
+      Effect.sync(() =>
+        new Map(names.flatMap((name) => {
+          const found = state.secrets.get(membershipKey(accountId, name))
+          return found === undefined ? [] : [[name, found.value] as const]
+        }))
+      ),
+    removeSecret: (accountId, name) => Effect.sync(() => state.secrets.delete(membershipKey(accountId, name))),
     recordAudit: (entries) =>
       Effect.sync(() => {
         for (const entry of entries) state.audit.push({ ...entry, id: state.audit.length + 1 })

@@ -4,8 +4,8 @@
  * (unique names), so the suite runs on a shared database.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Account, Agent, Conversation, Deployment, File, Ids, Ports, Trace } from "@hosting/core"
-import { DateTime, Effect, Layer, Option } from "effect"
+import { Account, Agent, Conversation, Deployment, File, Ids, Ports, Secret, Trace } from "@hosting/core"
+import { DateTime, Effect, Layer, Option, Redacted } from "effect"
 
 /** What the suite needs: every storage port. */
 export type StoragePorts = Ports.StoragePorts
@@ -307,6 +307,36 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(first.entries[0]!.id).toBeGreaterThan(first.entries[1]!.id)
             expect((yield* accounts.auditOf(account.id, { limit: 2, offset: 2 })).entries.map((e) => e.target)).toEqual(["user-1"])
             expect((yield* accounts.auditOf(other.id, { limit: 10, offset: 0 })).entries.map((e) => e.target)).toEqual(["user-4"])
+          }))
+      })
+
+      describe("AccountStore: secrets", () => {
+        it.effect("a secret is set, replaced and deleted per account; listed by name with its times, its value read only by name", () =>
+          Effect.gen(function*() {
+            const accounts = yield* Ports.AccountStore
+            const account = yield* newAccount()
+            const other = yield* newAccount()
+            const name = (text: string) => Secret.SecretName.make(text)
+            const put = (account_id: Ids.AccountId, secret: string, value: string, iso: string) =>
+              accounts.putSecret({ account_id, name: name(secret), value: Redacted.make(value), now: at(iso) })
+            expect(yield* put(account.id, "API_KEY", "first\nline two ✓", "2026-11-01T10:00:00.000Z")).toEqual({ created: true })
+            expect(yield* put(account.id, "API_KEY", "second", "2026-11-02T10:00:00.000Z")).toEqual({ created: false })
+            yield* put(account.id, "A_TOKEN", "a", "2026-11-03T10:00:00.000Z")
+            yield* put(other.id, "API_KEY", "theirs", "2026-11-04T10:00:00.000Z")
+            const listed = yield* accounts.secretsOf(account.id)
+            expect(listed.map((s) => [s.name, DateTime.formatIso(s.created_at), DateTime.formatIso(s.updated_at)])).toEqual([
+              ["API_KEY", "2026-11-01T10:00:00.000Z", "2026-11-02T10:00:00.000Z"],
+              ["A_TOKEN", "2026-11-03T10:00:00.000Z", "2026-11-03T10:00:00.000Z"]
+            ])
+            const values = yield* accounts.secretValues(account.id, [name("API_KEY"), name("MISSING")])
+            expect([...values].map(([k, v]) => [k, Redacted.value(v)])).toEqual([["API_KEY", "second"]])
+            expect((yield* accounts.secretValues(account.id, [])).size).toBe(0)
+            expect(yield* accounts.removeSecret(account.id, name("API_KEY"))).toBe(true)
+            expect(yield* accounts.removeSecret(account.id, name("API_KEY"))).toBe(false)
+            expect((yield* accounts.secretsOf(account.id)).map((s) => s.name)).toEqual(["A_TOKEN"])
+            expect([...(yield* accounts.secretValues(other.id, [name("API_KEY")])).values()].map(Redacted.value)).toEqual(["theirs"])
+            expect(Option.isSome(yield* accounts.deleteAccount(other.id))).toBe(true)
+            expect(yield* accounts.secretsOf(other.id)).toEqual([])
           }))
       })
 
@@ -677,13 +707,19 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
               undeployed_at: Option.some(at("2026-11-02T10:00:00.000Z"))
             })
             const found = Option.getOrThrow(yield* deployments.findById(id))
-            expect([found.status, found.account, found.publisher, found.agent_name, found.spec]).toEqual([
+            expect([found.status, found.account, found.publisher, found.agent_name, found.spec, found.env]).toEqual([
               "running",
               deployer.name,
               publisher.name,
               agentName,
-              { replicas: 1 }
+              { replicas: 1 },
+              undefined
             ])
+            // The env a deploy set over the spec's: plain values and secret references.
+            const env = { MODE: "fast", API_KEY: { secret: Secret.SecretName.make("OPENAI_KEY") } }
+            const withEnv = Deployment.DeploymentId.make(uniqueName("dep"))
+            yield* deployments.upsert({ ...base, id: withEnv, account_id: deployer.id, undeployed_at: Option.some(at("2026-11-01T11:00:00.000Z")), env })
+            expect(Option.getOrThrow(yield* deployments.findById(withEnv)).env).toEqual(env)
             expect(yield* deployments.accountsDeploying(publisher.id, agentName)).toEqual([deployer.id])
             expect(yield* deployments.accountsDeploying(publisher.id, Ids.AgentName.make(uniqueName("other")))).toEqual([])
           }))

@@ -2,7 +2,8 @@
  * An account: its members and their roles, renaming it (owner or admin), its
  * agents, and its build events live from the account event stream. Owners
  * and admins also manage members, invitations (account/Invitations.tsx) and
- * read the audit log; owners may delete the account (account/DeleteAccount.tsx).
+ * secrets (account/Secrets.tsx: members see the names) and read the audit
+ * log; owners may delete the account (account/DeleteAccount.tsx).
  *
  * Events are hints to refetch (docs/events.md): an `agent.build` event makes
  * the page read that agent again from the API; a `ready` with `resync: true`
@@ -24,6 +25,7 @@ import { AuditLog } from "./account/AuditLog"
 import { DeleteAccount } from "./account/DeleteAccount"
 import { Invitations } from "./account/Invitations"
 import { Members } from "./account/Members"
+import { Secrets } from "./account/Secrets"
 
 /** One agent of the account as the page shows it. */
 interface AgentRow {
@@ -265,6 +267,7 @@ export const AccountPage = ({ account }: { readonly account: string }) => {
       <Members account={account} members={data?.members} myRole={myRole} onChanged={changed} />
       {manage && <RenameForm account={account} />}
       {manage && <Invitations account={account} myRole={myRole} onChanged={changed} />}
+      <Secrets account={account} manage={manage} onChanged={changed} />
       <section aria-labelledby="agents-heading" class="card">
         <h2 id="agents-heading">Agents</h2>
         {agents === undefined ? <Loading /> : agents.length === 0 ? (

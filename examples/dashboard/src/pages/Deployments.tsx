@@ -244,6 +244,33 @@ const Settings = ({ deployment, done }: { readonly deployment: Deployment.Deploy
   )
 }
 
+/** The env the deploy set over the spec's: plain values, and for secrets the name of the secret (never its value). */
+const DeployEnv = ({ env }: { readonly env: NonNullable<Deployment.Deployment["env"]> }) => (
+  <section aria-labelledby="deploy-env-heading" class="card">
+    <h3 id="deploy-env-heading">Env set by the deploy</h3>
+    <TableWrap label="Env set by the deploy table">
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Name</th>
+            <th scope="col">Value</th>
+          </tr>
+        </thead>
+        <tbody>
+          {Object.entries(env).map(([name, value]) => (
+            <tr key={name}>
+              <th scope="row">
+                <code>{name}</code>
+              </th>
+              <td>{typeof value === "string" ? <code>{value}</code> : <span>secret <code>{value.secret}</code></span>}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableWrap>
+  </section>
+)
+
 export const DeploymentsPage = ({ account, name, selected }: { readonly account: string; readonly name: string; readonly selected: string | null }) => {
   const history = useResource(
     (signal) => call((client) => client.deployments.history({ path: { account: id.account(account), name: id.agent(name) } }), signal),
@@ -330,6 +357,7 @@ export const DeploymentsPage = ({ account, name, selected }: { readonly account:
           <h2 id="selected-heading">
             Deployment <code>{chosen.id}</code>
           </h2>
+          {chosen.env !== undefined && <DeployEnv env={chosen.env} />}
           <div class="grid-2">
             <ConfigMapViewer deployment={chosen} />
             <PodRestart deployment={chosen} />

@@ -3,6 +3,7 @@
  */
 import { type DateTime, Option, Schema } from "effect"
 import { AccountId, AccountName, AgentId, AgentName, BuildId, ChannelName, compareSemVerDescending, SemVer } from "./Ids.js"
+import { isSecretRef, type SecretName } from "./Secret.js"
 
 /** One finding of the specification checks: never fatal, shown to the publisher. */
 export class ValidationWarning extends Schema.Class<ValidationWarning>("ValidationWarning")({
@@ -150,6 +151,19 @@ export const envOf = (spec: SpecMap): Record<string, string> => {
   const env = spec["env"]
   if (env === null || typeof env !== "object" || Array.isArray(env)) return {}
   return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => typeof e[1] === "string"))
+}
+
+/**
+ * The entries of a spec's `env` that refer to a secret (`{ secret: NAME }`):
+ * env name to secret name. Malformed references are left out (registration
+ * warned about them).
+ */
+export const secretRefsOf = (spec: SpecMap): Record<string, SecretName> => {
+  const env = spec["env"]
+  if (env === null || typeof env !== "object" || Array.isArray(env)) return {}
+  return Object.fromEntries(
+    Object.entries(env).flatMap(([name, value]) => isSecretRef(value) ? [[name, value.secret]] : [])
+  )
 }
 
 /** What a caller outside the agent's account sees instead of each `env` value. */

@@ -7,6 +7,7 @@ import { Effect } from "effect"
 import { parseDocument, stringify } from "yaml"
 import { ValidationWarning, type SpecMap } from "./Agent.js"
 import { SpecInvalid } from "./Errors.js"
+import { isSecretRef } from "./Secret.js"
 
 /** Top-level keys the platform understands. Anything else is reported as unknown. */
 export const knownKeys: ReadonlyArray<string> = [
@@ -90,8 +91,8 @@ const registryPrefix = (registry: string) => registry.replace(/^[a-z]+:\/\//i, "
 /**
  * The documented checks (docs/agent-spec.md): missing name or description,
  * a name that differs from the agent's, unknown top-level keys, an image
- * outside the registry, a port out of range, env values that are not strings
- * or that look like credentials.
+ * outside the registry, a port out of range, env values that are neither
+ * strings nor `{ secret: NAME }`, or that look like credentials.
  */
 export const validate = (
   spec: SpecMap,
@@ -134,17 +135,30 @@ export const validate = (
   const env = spec["env"]
   if (env !== undefined) {
     if (env === null || typeof env !== "object" || Array.isArray(env)) {
-      warnings.push(warning("invalid_type", "env", "env should be a mapping of names to string values."))
+      warnings.push(warning("invalid_type", "env", "env should be a mapping of names to string values or { secret: NAME }."))
     } else {
       for (const [key, value] of Object.entries(env)) {
-        if (typeof value !== "string") {
-          warnings.push(warning("invalid_env_value", `env.${key}`, `env.${key} should be a string; quote it in YAML.`))
+        if (isSecretRef(value)) continue
+        if (typeof value === "object" && value !== null && !Array.isArray(value) && "secret" in value) {
+          warnings.push(warning(
+            "invalid_secret_ref",
+            `env.${key}`,
+            `env.${key} should be { secret: NAME } alone, NAME in upper-case letters, digits and underscores (like API_KEY); ` +
+              "it is left out of the agent's environment."
+          ))
+        } else if (typeof value !== "string") {
+          warnings.push(warning(
+            "invalid_env_value",
+            `env.${key}`,
+            `env.${key} should be a string (quote it in YAML) or { secret: NAME }.`
+          ))
         } else if (looksLikeCredential(key, value)) {
           warnings.push(warning(
             "env_credential",
             `env.${key}`,
             `env.${key} looks like a credential; every member of the account and every deployment of the agent receive ` +
-              "the spec. Use a secret instead: take the value out of the spec and give it to the running agent as a secret."
+              `the spec. Use a secret instead: write \`${key}: { secret: ${key} }\` and set the secret in each deploying ` +
+              "account (hosting secrets set)."
           ))
         }
       }

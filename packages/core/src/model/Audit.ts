@@ -23,7 +23,9 @@ export const AuditAction = Schema.Literal(
   "agent.channel_removed",
   "deployment.created",
   "deployment.undeployed",
-  "deployment.settings_changed"
+  "deployment.settings_changed",
+  "secret.set",
+  "secret.deleted"
 )
 export type AuditAction = typeof AuditAction.Type
 

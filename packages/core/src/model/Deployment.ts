@@ -3,8 +3,9 @@
  * published one of another account) in a cluster namespace.
  */
 import { Schema } from "effect"
-import { withEnvHidden } from "./Agent.js"
+import { hiddenEnvValue, withEnvHidden } from "./Agent.js"
 import { AccountId, AccountName, AgentName, BuildId, ChannelName, VersionRange } from "./Ids.js"
+import { EnvOverrides, overridesHidden } from "./Secret.js"
 
 /** Identifier of a deployment. */
 export const DeploymentId = Schema.String.pipe(
@@ -69,7 +70,9 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   /** The deployment this one replaced by following its range or channel forward. */
   rolled_forward_from: Schema.optional(DeploymentId),
   /** The deployment's strategy for a send while a reply streams; absent: `defaultConcurrentSend`. */
-  concurrent_send: Schema.optional(ConcurrentSend)
+  concurrent_send: Schema.optional(ConcurrentSend),
+  /** The env the deploy set over the spec's: plain values, and for secrets only the reference (never a value). */
+  env: Schema.optional(EnvOverrides)
 }) {}
 
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
@@ -93,7 +96,12 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   /** Present on a deployment made by following: the deployment it rolled forward from. */
   rolled_forward_from: Schema.optional(DeploymentId),
   /** The deployment's settings (`PUT /deployments/{deploymentId}/settings`). */
-  settings: DeploymentSettings
+  settings: DeploymentSettings,
+  /**
+   * Present when the deploy set env over the spec's: name to plain value or
+   * `{ secret: NAME }`; outside the deploying account every value is hidden.
+   */
+  env: Schema.optional(EnvOverrides)
 }) {}
 
 /** The settings of a stored deployment, the defaults filled in. */
@@ -102,9 +110,11 @@ export const settingsOf = (record: DeploymentRecord): DeploymentSettings =>
 
 /**
  * The API view of a stored deployment; with `hideEnv` (a caller outside the
- * agent's account, see Agent.withEnvHidden), without the values of the spec's `env`.
+ * agent's account, see Agent.withEnvHidden), without the values of the spec's `env`;
+ * with `hideOverrides` (a caller outside the deploying account), without the
+ * values of the deploy's own `env`.
  */
-export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
+export const toView = (record: DeploymentRecord, hideEnv = false, hideOverrides = false): Deployment =>
   new Deployment({
     id: record.id,
     account: record.account,
@@ -119,7 +129,8 @@ export const toView = (record: DeploymentRecord, hideEnv = false): Deployment =>
     ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from }),
     ...(record.follow === undefined ? {} : { follow: record.follow }),
     ...(record.rolled_forward_from === undefined ? {} : { rolled_forward_from: record.rolled_forward_from }),
-    settings: settingsOf(record)
+    settings: settingsOf(record),
+    ...(record.env === undefined ? {} : { env: hideOverrides ? overridesHidden(record.env, hiddenEnvValue) : record.env })
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
   }, { disableValidation: true })
 

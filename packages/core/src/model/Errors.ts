@@ -158,12 +158,41 @@ export class NothingToRollBack extends Schema.TaggedError<NothingToRollBack>()("
   }
 }
 
+/** No deployment with that id (or namespace), or not one the caller may see. */
 export class DeploymentNotFound extends Schema.TaggedError<DeploymentNotFound>()("DeploymentNotFound", {
   deployment: Schema.String
 }) {
   readonly code = "deployment_not_found"
   override get message() {
     return `Deployment ${this.deployment} does not exist.`
+  }
+}
+
+/** The account keeps no secret of that name. */
+export class SecretNotFound extends Schema.TaggedError<SecretNotFound>()("SecretNotFound", {
+  account: Schema.String,
+  name: Schema.String
+}) {
+  readonly code = "secret_not_found"
+  override get message() {
+    return `Account ${this.account} has no secret named ${this.name}.`
+  }
+}
+
+/**
+ * A deploy refers (in the spec's `env` or in its own) to secrets the
+ * deploying account does not keep; nothing was deployed.
+ */
+export class SecretsMissing extends Schema.TaggedError<SecretsMissing>()("SecretsMissing", {
+  account: Schema.String,
+  names: Schema.Array(Schema.String)
+}) {
+  readonly code = "secret_missing"
+  override get message() {
+    const several = this.names.length > 1
+    return `Account ${this.account} has no secret${several ? "s" : ""} named ${this.names.join(", ")}, which this deployment ` +
+      `refers to; nothing was deployed. Set ${several ? "them" : "it"} (PUT /accounts/${this.account}/secrets/{name}, or ` +
+      `hosting secrets set) and deploy again.`
   }
 }
 
@@ -390,6 +419,8 @@ export type DomainError =
   | ChannelNotFound
   | DeploymentNotFound
   | NothingToRollBack
+  | SecretNotFound
+  | SecretsMissing
   | ConfigMapNotFound
   | PodNotFound
   | ClusterError

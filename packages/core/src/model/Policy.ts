@@ -6,7 +6,7 @@
  */
 import { Effect, Option } from "effect"
 import type { Account, Membership } from "./Account.js"
-import { DeploymentNotFound, PermissionDenied } from "./Errors.js"
+import { AccountNotFound, DeploymentNotFound, PermissionDenied } from "./Errors.js"
 import type { AccountId, AccountName, AgentName, Role, UserId } from "./Ids.js"
 import { membershipIn, type Principal } from "./Principal.js"
 
@@ -99,6 +99,29 @@ export const requireMember = (principal: Principal, account: Account, action: st
  * ConfigMap): shown to members of the agent's account, hidden from others.
  */
 export const seesAgentEnv = (principal: Principal, publisherId: AccountId): boolean => isMemberOf(principal, publisherId)
+
+/**
+ * The values of a deployment's own env (what its deploy set over the
+ * spec's): shown to members of the deploying account, hidden from others.
+ */
+export const seesDeploymentEnv = (principal: Principal, accountId: AccountId): boolean => isMemberOf(principal, accountId)
+
+/**
+ * An account's secrets: members list their names, owners and admins set
+ * and delete them; to anyone else the account has none to show (404, the
+ * answer for an account that does not exist), so that a secret's name never
+ * reaches outside its account.
+ */
+export const secretsRefusal = (
+  principal: Principal,
+  account: Account,
+  manage: boolean
+): Option.Option<AccountNotFound | PermissionDenied> => {
+  if (!isMemberOf(principal, account.id)) return Option.some(new AccountNotFound({ account: account.name }))
+  if (!manage) return Option.none()
+  const decided = roleIn(principal, account, managerRoles, "setting or deleting its secrets")
+  return decided.ok ? Option.none() : Option.some(decided.refusal)
+}
 
 /** A deployment as the rules below see it: the deploying account, by id and name. */
 export interface DeploymentOfAccount {

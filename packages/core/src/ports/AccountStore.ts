@@ -1,8 +1,9 @@
-import { Context, type DateTime, Effect, type Option } from "effect"
+import { Context, type DateTime, Effect, type Option, type Redacted } from "effect"
 import type { Account, Member, Membership, User } from "../model/Account.js"
 import type { StorageError } from "../model/Errors.js"
 import type { AuditAction } from "../model/Audit.js"
 import type { AccountId, AccountName, Role, UserId } from "../model/Ids.js"
+import type { SecretName, SecretSummary } from "../model/Secret.js"
 
 /** An invitation to join an account, waiting for its invitee. */
 export interface Invitation {
@@ -92,7 +93,7 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
   readonly liveDeployments: (accountId: AccountId) => Effect.Effect<ReadonlyArray<string>, StorageError>
   /**
    * Deletes an account and everything of it: its members, invitations,
-   * audit log and events; its agents and their builds; every deployment by
+   * secrets, audit log and events; its agents and their builds; every deployment by
    * it or of its agents (with their conversations, messages, files and
    * traces). Answers the files that were stored, so that their objects can
    * go too; none when there was no such account.
@@ -101,6 +102,26 @@ export class AccountStore extends Context.Tag("@hosting/core/AccountStore")<Acco
     Option.Option<ReadonlyArray<{ readonly deployment_id: string; readonly owner_id: UserId; readonly key: string; readonly ready: boolean }>>,
     StorageError
   >
+  /**
+   * Sets a secret of the account (creates it, or replaces its value);
+   * answers whether it was created. The value is never read back but by
+   * `secretValues`.
+   */
+  readonly putSecret: (input: {
+    readonly account_id: AccountId
+    readonly name: SecretName
+    readonly value: Redacted.Redacted<string>
+    readonly now: DateTime.Utc
+  }) => Effect.Effect<{ readonly created: boolean }, StorageError>
+  /** The account's secrets by name (never their values), sorted by name. */
+  readonly secretsOf: (accountId: AccountId) => Effect.Effect<ReadonlyArray<SecretSummary>, StorageError>
+  /** The values of those of the named secrets the account keeps (a deploy's, to put in the cluster). */
+  readonly secretValues: (
+    accountId: AccountId,
+    names: ReadonlyArray<SecretName>
+  ) => Effect.Effect<ReadonlyMap<SecretName, Redacted.Redacted<string>>, StorageError>
+  /** Deletes a secret of the account; `false` when it has none of that name. */
+  readonly removeSecret: (accountId: AccountId, name: SecretName) => Effect.Effect<boolean, StorageError>
   /** The user an identity of an OpenID provider (`iss`, `sub`) is linked to, if any. */
   readonly findIdentity: (issuer: string, subject: string) => Effect.Effect<Option.Option<UserId>, StorageError>
   /** Links an identity of an OpenID provider to a user; `false` when it was linked already (nothing changed). */

@@ -2,7 +2,7 @@
  * The cluster port: what the platform asks of Kubernetes (or its fake).
  * Every operation is idempotent, so a deploy can be retried safely.
  */
-import { Context, type Effect, type Option, Schema } from "effect"
+import { Context, type Effect, type Option, type Redacted, Schema } from "effect"
 
 /** Labels and annotations put on every object, so an operator can see who owns it. */
 export type Metadata = Readonly<Record<string, string>>
@@ -14,6 +14,24 @@ export class ConfigMap extends Schema.Class<ConfigMap>("ConfigMap")({
   data: Schema.Record({ key: Schema.String, value: Schema.String })
 }) {}
 
+/**
+ * A Secret's identity and data (key to value). The values are redacted so
+ * that no log or error shows them; the adapter reveals them to the cluster
+ * only.
+ */
+export interface Secret {
+  readonly namespace: string
+  readonly name: string
+  readonly data: Readonly<Record<string, Redacted.Redacted<string>>>
+}
+
+/** An environment variable read from a key of a Secret of the workload's namespace. */
+export interface SecretKeyRef {
+  /** The Secret's name. */
+  readonly name: string
+  readonly key: string
+}
+
 /** The workload that runs a build: one Kubernetes Deployment. */
 export interface Workload {
   readonly namespace: string
@@ -24,6 +42,8 @@ export interface Workload {
   readonly port: Option.Option<number>
   /** Environment of the container: literal values. */
   readonly env: Readonly<Record<string, string>>
+  /** Environment of the container read from Secrets (`valueFrom.secretKeyRef`), never literal values. */
+  readonly secretEnv?: Readonly<Record<string, SecretKeyRef>> | undefined
   /** ConfigMap mounted into the container (its keys become files under /etc/agent). */
   readonly configMap: string
   readonly labels: Metadata
@@ -37,6 +57,10 @@ export interface WorkloadStatus {
   readonly image: string
   readonly replicas: number
   readonly labels: Metadata
+  /** The container's literal environment. */
+  readonly env: Readonly<Record<string, string>>
+  /** The container's environment read from Secrets. */
+  readonly secretEnv: Readonly<Record<string, SecretKeyRef>>
 }
 
 /** A pod as the cluster reports it. */
@@ -66,6 +90,11 @@ export class Cluster extends Context.Tag("@hosting/core/Cluster")<Cluster, {
   /** Creates or replaces a ConfigMap. */
   readonly applyConfigMap: (configMap: ConfigMap, labels: Metadata) => Effect.Effect<void, ClusterError>
   readonly readConfigMap: (namespace: string, name: string) => Effect.Effect<Option.Option<ConfigMap>, ClusterError>
+  /** Creates or replaces a Secret (type Opaque) with exactly this data. */
+  readonly applySecret: (secret: Secret, labels: Metadata) => Effect.Effect<void, ClusterError>
+  readonly readSecret: (namespace: string, name: string) => Effect.Effect<Option.Option<Secret>, ClusterError>
+  /** Deletes a Secret; `false` when there was no such Secret (or namespace). */
+  readonly removeSecret: (namespace: string, name: string) => Effect.Effect<boolean, ClusterError>
   /** Creates or replaces the workload of a build. */
   readonly applyWorkload: (workload: Workload) => Effect.Effect<void, ClusterError>
   readonly readWorkload: (namespace: string, name: string) => Effect.Effect<Option.Option<WorkloadStatus>, ClusterError>

@@ -2,6 +2,7 @@ import { Context, type DateTime, Effect, type Option } from "effect"
 import type { ConcurrentSend, DeploymentId, DeploymentRecord, Follow } from "../model/Deployment.js"
 import type { StorageError } from "../model/Errors.js"
 import type { AccountId, AgentName, BuildId } from "../model/Ids.js"
+import type { EnvOverrides } from "../model/Secret.js"
 
 /** Deployment records. */
 export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore")<DeploymentStore, {
@@ -28,6 +29,8 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     readonly rolled_forward_from?: DeploymentId | undefined
     /** The strategy for a send while a reply streams, when the deployment has one (a new record only). */
     readonly concurrent_send?: ConcurrentSend | undefined
+    /** The env the deploy set over the spec's (secret references, never values). */
+    readonly env?: EnvOverrides | undefined
   }) => Effect.Effect<void, StorageError>
   /** Sets a deployment's settings (none when no record has that id). */
   readonly updateSettings: (

@@ -3,7 +3,7 @@
  * roll them back, change their settings, read the deployment history, read
  * a deployment's ConfigMaps and restart its pods.
  */
-import { DateTime, Effect, Option } from "effect"
+import { DateTime, Effect, Option, type Redacted } from "effect"
 import type { Account } from "../model/Account.js"
 import * as Agent from "../model/Agent.js"
 import * as AgentSpec from "../model/AgentSpec.js"
@@ -31,8 +31,10 @@ import {
   NothingToRollBack,
   VersionYanked,
   PodNotFound,
+  SecretsMissing,
   VersionNotFound
 } from "../model/Errors.js"
+import type { EnvOverrides, SecretName } from "../model/Secret.js"
 import { EventBus } from "../ports/EventBus.js"
 import { type AccountId, type AccountName, type AgentName, type BuildId, type ChannelName, latestChannel, type SemVer, type VersionRange } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
@@ -58,6 +60,8 @@ export interface DeployInput {
   readonly follow?: boolean | undefined
   /** The deploying account; the agent's own account when absent. */
   readonly into?: AccountName | undefined
+  /** Env set over the spec's: plain values, or references to secrets of the deploying account. */
+  readonly env?: EnvOverrides | undefined
 }
 
 /** How a new deployment came about, beside what it runs. */
@@ -65,6 +69,8 @@ interface Origin {
   readonly rolled_back_from?: DeploymentId | undefined
   readonly follow?: Follow | undefined
   readonly rolled_forward_from?: DeploymentId | undefined
+  /** Env set over the spec's (a deploy's own, or the one a rollback or roll forward carries on). */
+  readonly env?: EnvOverrides | undefined
 }
 
 /** Where a rollback goes: a build or version of the deployment's history, or (neither) the build before it. */
@@ -88,8 +94,28 @@ export const Status = {
 /** Name of the ConfigMap that carries the agent's spec and environment. */
 export const configMapName = (agent: AgentName) => `${agent}-config`
 
+/** Name of the Secret that carries the values of the secrets a deployment refers to. */
+export const secretName = (agent: AgentName) => `${agent}-secrets`
+
 /** The key of the agent's ConfigMap that holds the spec's YAML text. */
 const specFile = "agent.yaml"
+
+/**
+ * The environment of a deployment: the spec's `env`, with the deploy's own
+ * entries in place of those of the same name. Plain values on one side;
+ * on the other, env name to the name of the secret it reads.
+ */
+export const environmentOf = (spec: Agent.SpecMap, overrides: EnvOverrides = {}) => {
+  const plain: Record<string, string> = { ...Agent.envOf(spec) }
+  const secrets: Record<string, SecretName> = { ...Agent.secretRefsOf(spec) }
+  for (const [name, value] of Object.entries(overrides)) {
+    delete plain[name]
+    delete secrets[name]
+    if (typeof value === "string") plain[name] = value
+    else secrets[name] = value.secret
+  }
+  return { plain, secrets }
+}
 
 export class Deployments extends Effect.Service<Deployments>()("@hosting/core/Deployments", {
   effect: Effect.gen(function*() {
@@ -119,9 +145,13 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         now
       )
 
-    /** A deployment as the caller sees it: the values of the agent's `env` only for members of the agent's account. */
+    /**
+     * A deployment as the caller sees it: the values of the agent's `env` only
+     * for members of the agent's account, those of the deploy's own env only
+     * for members of the deploying account.
+     */
     const viewFor = (principal: Principal, record: DeploymentRecord) =>
-      toView(record, !Policy.seesAgentEnv(principal, record.publisher_id))
+      toView(record, !Policy.seesAgentEnv(principal, record.publisher_id), !Policy.seesDeploymentEnv(principal, record.account_id))
 
     /** What the input asks to follow, checked against what it names. */
     const followOf = (input: DeployInput) =>
@@ -192,11 +222,26 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           [labelKeys.build]: labelValue(build.build_id),
           [labelKeys.deployment]: labelValue(id)
         }
-        const env = Agent.envOf(build.spec)
+        const overrides = origin.env !== undefined && Object.keys(origin.env).length > 0 ? origin.env : undefined
+        const { plain: env, secrets } = environmentOf(build.spec, overrides)
+        // The secrets come from the deploying account; one it lacks stops the deploy before the cluster is touched.
+        const wanted = [...new Set(Object.values(secrets))].sort()
+        const values = wanted.length === 0 ? new Map<SecretName, Redacted.Redacted<string>>() : yield* accounts.secretValues(target.id, wanted)
+        const missing = wanted.filter((name) => !values.has(name))
+        if (missing.length > 0) return yield* new SecretsMissing({ account: target.name, names: missing })
+        const secretEnv = Object.fromEntries(Object.keys(secrets).map((name) => [name, { name: secretName(agent.name), key: name }]))
         const port = build.spec["port"]
         const replicas = build.spec["replicas"]
         // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
         yield* cluster.ensureNamespace(namespace, labels)
+        // A copy of the values at this deploy: changing a secret later changes no running deployment until it is deployed again.
+        if (wanted.length > 0) {
+          yield* cluster.applySecret({
+            namespace,
+            name: secretName(agent.name),
+            data: Object.fromEntries(Object.entries(secrets).map(([name, secret]) => [name, values.get(secret)!]))
+          }, labels)
+        }
         yield* cluster.applyConfigMap(
           new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { [specFile]: build.spec_content, ...env } }),
           labels
@@ -208,6 +253,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           replicas: typeof replicas === "number" && Number.isInteger(replicas) && replicas >= 0 && replicas <= 20 ? replicas : 1,
           port: typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65536 ? Option.some(port) : Option.none(),
           env,
+          secretEnv,
           configMap: configMapName(agent.name),
           labels,
           annotations: {
@@ -215,6 +261,8 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
             "hosting.dev/version": Option.getOrElse(build.version, () => "")
           }
         })
+        // Removed only once no workload reads it: values of an earlier deploy do not linger in the namespace.
+        if (wanted.length === 0) yield* cluster.removeSecret(namespace, secretName(agent.name))
         const record = yield* tx.withTransaction(Effect.gen(function*() {
           const now = yield* DateTime.now
           const live = yield* store.liveInNamespace(namespace)
@@ -236,7 +284,8 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
             follow: origin.follow,
             rolled_forward_from: origin.rolled_forward_from,
             // The namespace keeps its settings across deploys, rollbacks and roll forwards: the newest live deployment's.
-            concurrent_send: live[0]?.concurrent_send
+            concurrent_send: live[0]?.concurrent_send,
+            env: overrides
           })
           const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
           yield* changed(stored, now)
@@ -255,7 +304,9 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
             "deployment.created",
             id,
             `${how} ${publisher.name}/${agent.name} build ${build.build_id}` +
-              `${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}${following}.`
+              `${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}${following}.` +
+              // Names only: the values (and which secret each reads) stay on the record, for the account's members.
+              (overrides === undefined ? "" : ` Env set by the deploy: ${Object.keys(overrides).sort().join(", ")}.`)
           )
           return stored
         }))
@@ -281,7 +332,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       if (crossAccount && Agent.publishedOf(yield* agents.listBuilds(agent.id)).length === 0) return yield* notFound
       const follow = yield* followOf(input)
       const build = yield* chooseBuild(agent, input, crossAccount)
-      const record = yield* apply(principal, target, publisher, agent, build, { rolled_back_from: rolledBackFrom, follow })
+      const record = yield* apply(principal, target, publisher, agent, build, { rolled_back_from: rolledBackFrom, follow, env: input.env })
       return viewFor(principal, record)
     })
 
@@ -308,7 +359,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           { id: record.publisher_id, name: record.publisher },
           agent.value,
           next.value,
-          { follow, rolled_forward_from: record.id }
+          { follow, rolled_forward_from: record.id, env: record.env }
         ).pipe(
           Effect.tap((created) => Effect.sync(() => made.push(created))),
           Effect.catchAll((error) =>
@@ -419,7 +470,15 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       }
       return yield* place(
         principal,
-        { account: record.publisher, name: record.agent_name, build_id: chosen.build_id, version: target.version, into: record.account },
+        // The build with the env it was deployed with; its secrets are read as they are now.
+        {
+          account: record.publisher,
+          name: record.agent_name,
+          build_id: chosen.build_id,
+          version: target.version,
+          into: record.account,
+          env: chosen.env
+        },
         record.id
       )
     })

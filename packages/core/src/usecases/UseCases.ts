@@ -12,6 +12,7 @@ import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
 import * as PrincipalCache from "./PrincipalCache.js"
 import { Releases } from "./Releases.js"
+import { Secrets } from "./Secrets.js"
 import { Setup } from "./Setup.js"
 import { SingleSignOn } from "./SingleSignOn.js"
 import { Tokens } from "./Tokens.js"
@@ -28,6 +29,7 @@ export const layer = Layer.mergeAll(
   Releases.Default.pipe(Layer.provideMerge(Layer.merge(Catalog.Default, Deployments.Default))),
   Accounts.Default,
   Events.Default,
+  Secrets.Default,
   Chat.Default,
   Files.Default,
   Traces.Default,
