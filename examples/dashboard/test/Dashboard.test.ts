@@ -529,6 +529,36 @@ describeInBrowser("the dashboard in Chromium", () => {
     await secrets.getByText("No secrets yet.").waitFor()
   }, 60_000)
 
+  it("sets a channel, yanks a version and deploys through the channel, following it, on the agent page (issue 28)", async () => {
+    await open("/agents/acme/helper")
+    const channels = page.getByRole("region", { name: "Channels", exact: true })
+    await expect.poll(() => channels.textContent()).toContain("(implicit)")
+    await channels.getByLabel("Channel").fill("Not A Name")
+    await channels.getByRole("button", { name: "Set channel" }).click()
+    expect(await channels.getByLabel("Channel").getAttribute("aria-invalid")).toBe("true")
+    await channels.getByLabel("Channel").fill("stable")
+    await channels.getByLabel("Version").selectOption("1.0.0")
+    await channels.getByRole("button", { name: "Set channel" }).click()
+    await channels.getByRole("button", { name: "Remove channel stable" }).waitFor()
+
+    const newest = page.getByRole("article", { name: /Version 1\.1\.0 b-2/ })
+    await newest.getByLabel("Yank 1.1.0: why?").fill("leaks memory")
+    await newest.getByRole("button", { name: "Yank" }).click()
+    await expect.poll(() => newest.textContent()).toContain("leaks memory")
+    const listed = await api(server, "GET", "/agents/acme/helper/channels", "alice-token")
+    expect((listed.body as { channels: Array<{ name: string; version: string }> }).channels.map((c) => `${c.name}=${c.version}`))
+      .toEqual(["latest=1.0.0", "stable=1.0.0"])
+
+    const deploy = page.getByRole("region", { name: "Deploy", exact: true })
+    await deploy.getByLabel("Build").selectOption({ label: "Channel stable (1.0.0)" })
+    await deploy.getByLabel(/Follow it/).check()
+    await deploy.getByRole("button", { name: "Deploy" }).click()
+    await expect.poll(() => deploy.getByRole("status").textContent()).toContain("following its channel stable")
+
+    await newest.getByRole("button", { name: "Undo the yank of 1.1.0" }).click()
+    await newest.getByLabel("Yank 1.1.0: why?").waitFor()
+  }, 60_000)
+
   it("renames the account (owner): the page and the navigation follow the new name", async () => {
     await open("/accounts/acme")
     const rename = page.getByRole("region", { name: "Rename", exact: true })

@@ -356,6 +356,36 @@ describe("hosting (the CLI)", () => {
     expect(again.stderr).toContain("secret_not_found")
   }, timeout)
 
+  it("releases: yank and unyank a version, set and list channels, deploy a range that follows and rolls forward (issue 28)", async () => {
+    const spec = join(dir, "scout.yaml")
+    writeFileSync(spec, "name: scout\ndescription: Finds things\n")
+    for (const [build, version] of [["b-1", "1.0.0"], ["b-2", "1.1.0"]] as const) {
+      expect((await runCli(["agents", "register", "acme/scout", "--build-id", build, "--registry", "ghcr.io/acme", "--spec", spec], alice())).code).toBe(0)
+      expect((await runCli(["agents", "publish", `acme/scout@${version}`, "--build-id", build], alice())).code).toBe(0)
+    }
+    const yanked = await runCli(["agents", "yank", "acme/scout@1.1.0", "--reason", "leaks memory"], alice())
+    expect(yanked).toMatchObject({ code: 0 })
+    expect(yanked.stdout.split("\n")[0]).toBe("acme/scout@1.1.0 (build b-2) is yanked: leaks memory")
+    const set = await runCli(["agents", "channels", "set", "acme/scout@1.0.0", "stable"], alice())
+    expect(set).toMatchObject({ code: 0, stdout: "Channel stable of acme/scout names 1.0.0 (build b-1).\n" })
+    const refused = await runCli(["agents", "channels", "set", "acme/scout@1.1.0", "beta"], alice())
+    expect(refused.code).not.toBe(0)
+    expect(refused.stderr).toContain("version_yanked")
+    const listed = await runCli(["agents", "channels", "list", "acme/scout"], as())
+    expect(listed.stdout).toMatch(/^CHANNEL\s+VERSION\s+BUILD\s+UPDATED\s+YANKED\n/)
+    expect(listed.stdout).toMatch(/^latest\s+1\.0\.0\s+b-1\s+\(implicit\)/m)
+    expect(listed.stdout).toMatch(/^stable\s+1\.0\.0\s+b-1\s/m)
+    // A range skips the yanked 1.1.0 and, followed, moves to it once the yank is undone.
+    const created = await runCli(["deployments", "create", "acme/scout@^1", "--follow"], alice())
+    expect(created.code, created.stderr).toBe(0)
+    const made = /^Deployed acme\/scout build b-1 as (dep-\S+), following its range \^1\.$/m.exec(created.stdout)
+    expect(made, created.stdout).not.toBeNull()
+    expect((await runCli(["agents", "unyank", "acme/scout@1.1.0"], alice())).stdout).toBe("acme/scout@1.1.0 (build b-2) is not yanked.\n")
+    const history = JSON.parse((await runCli(["deployments", "history", "acme/scout", "--json"], alice())).stdout)
+    expect(history.deployments[0]).toMatchObject({ build_id: "b-2", follow: { range: "^1" }, rolled_forward_from: made![1] })
+    expect(history.deployments[1]).toMatchObject({ id: made![1], status: "superseded" })
+  }, timeout * 2)
+
   // Last: deploying the agent again ends the fixtures' dep-1, which the tests above use.
   it("deployments: create, history, configmap, restart, rollback and delete", async () => {
     const created = await runCli(["deployments", "create", "acme/helper@1.0.0", "--json"], alice())
