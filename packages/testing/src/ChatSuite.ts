@@ -68,17 +68,20 @@ const endBound = Duration.seconds(5)
 const numRuns = Math.max(1, Number(process.env["HOSTING_CHAT_ROUNDS"] ?? 12))
 const seed = Number(process.env["HOSTING_CHAT_SEED"] ?? Math.floor(Math.random() * 2 ** 31))
 
-/** The messages of a conversation once no reply of it is streaming, or as they are `endBound` after the round. */
-const settled = (conversation: Conversation.ConversationId) =>
+/** The messages of a conversation once no reply of it is streaming, or as they are `bound` later (the chat suites' wait). */
+export const settledWithin = (conversation: Conversation.ConversationId, bound: Duration.Duration) =>
   Effect.gen(function*() {
     const store = yield* Ports.ConversationStore
-    const deadline = Date.now() + Duration.toMillis(endBound)
+    const deadline = Date.now() + Duration.toMillis(bound)
     while (true) {
       const messages = yield* store.messages(conversation)
       if (Date.now() > deadline || messages.every((m) => m.status !== "streaming")) return messages
       yield* Effect.sleep("20 millis")
     }
   })
+
+/** The messages of a conversation once no reply of it is streaming, or as they are `endBound` after the round. */
+const settled = (conversation: Conversation.ConversationId) => settledWithin(conversation, endBound)
 
 /** Runs one round and checks what it left. */
 const check = (principal: Principal.Principal, deployment: Deployment.DeploymentId, ops: ReadonlyArray<Operation>) =>

@@ -10,6 +10,7 @@ import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { AgentRuntime, Chat, Conversation, type Deployment, Deployments, Ports } from "@hosting/core"
 import { Cause, Duration, Effect, Exit, Layer, Option, Stream } from "effect"
 import * as EchoAgent from "./EchoAgent.js"
+import { settledWithin } from "./ChatSuite.js"
 import * as Seed from "./Seed.js"
 import type { StoragePorts } from "./StorageSuite.js"
 import * as TestServices from "./TestServices.js"
@@ -54,16 +55,7 @@ const words = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `$
 const newConversation = () => Conversation.ConversationId.make(globalThis.crypto.randomUUID())
 
 /** The messages of a conversation once no reply of it streams (or as they are after `endBound`). */
-const settled = (conversation: Conversation.ConversationId) =>
-  Effect.gen(function*() {
-    const store = yield* Ports.ConversationStore
-    const deadline = Date.now() + Duration.toMillis(endBound)
-    while (true) {
-      const messages = yield* store.messages(conversation)
-      if (Date.now() > deadline || messages.every((m) => m.status !== "streaming")) return messages
-      yield* Effect.sleep("20 millis")
-    }
-  })
+const settled = (conversation: Conversation.ConversationId) => settledWithin(conversation, endBound)
 
 const errorTag = <A, E>(exit: Exit.Exit<A, E>) =>
   Exit.isSuccess(exit) ? "ok" : Option.getOrElse(Option.map(Cause.failureOption(exit.cause), (e) => (e as { _tag: string })._tag), () => Cause.pretty(exit.cause))

@@ -5,6 +5,7 @@
  * deploying it by version, range or channel, optionally following it.
  */
 import type { Agent } from "@hosting/core"
+import type { ComponentChildren } from "preact"
 import { useMemo, useState } from "preact/hooks"
 import * as id from "../api/ids"
 import { call } from "../api/runtime"
@@ -88,6 +89,34 @@ const PublishForm = ({ account, name, build, onPublished }: {
   )
 }
 
+/** A labelled text field checked on submit: when `invalid`, it says so and shows `children` as its error. */
+const CheckedField = ({ id: field, label, value, placeholder, invalid, onInput, children }: {
+  readonly id: string
+  readonly label: string
+  readonly value: string
+  readonly placeholder: string
+  readonly invalid: boolean
+  readonly onInput: (value: string) => void
+  readonly children: ComponentChildren
+}) => (
+  <div>
+    <label for={field}>{label}</label>
+    <input
+      id={field}
+      value={value}
+      placeholder={placeholder}
+      aria-invalid={invalid}
+      aria-describedby={invalid ? `${field}-error` : undefined}
+      onInput={(event) => onInput(event.currentTarget.value)}
+    />
+    {invalid && (
+      <p id={`${field}-error`} class="field-error">
+        {children}
+      </p>
+    )}
+  </div>
+)
+
 const DeployForm = ({ account, name, versions, channels }: {
   readonly account: string
   readonly name: string
@@ -160,22 +189,9 @@ const DeployForm = ({ account, name, versions, channels }: {
             </select>
           </div>
           {what === "range" && (
-            <div>
-              <label for="deploy-range">Range</label>
-              <input
-                id="deploy-range"
-                value={range}
-                placeholder="^1.2"
-                aria-invalid={invalid}
-                aria-describedby={invalid ? "deploy-range-error" : undefined}
-                onInput={(event) => setRange(event.currentTarget.value)}
-              />
-              {invalid && (
-                <p id="deploy-range-error" class="field-error">
-                  A version or semver range, for example 1.4.0, ^1.2, ~1.4.0 or &gt;=1 &lt;2.
-                </p>
-              )}
-            </div>
+            <CheckedField id="deploy-range" label="Range" value={range} placeholder="^1.2" invalid={invalid} onInput={setRange}>
+              A version or semver range, for example 1.4.0, ^1.2, ~1.4.0 or &gt;=1 &lt;2.
+            </CheckedField>
           )}
           <div>
             <label for="deploy-into">Into account</label>
@@ -337,17 +353,9 @@ const ChannelsCard = ({ account, name, channels, versions, manage, onChanged }: 
           }}
         >
           <div class="fields">
-            <div>
-              <label for="channel-name">Channel</label>
-              <input
-                id="channel-name"
-                value={channel}
-                placeholder="stable"
-                aria-invalid={invalid}
-                aria-describedby={invalid ? "channel-name-error" : undefined}
-                onInput={(event) => setChannel(event.currentTarget.value)}
-              />
-            </div>
+            <CheckedField id="channel-name" label="Channel" value={channel} placeholder="stable" invalid={invalid} onInput={setChannel}>
+              A channel is lowercase letters, digits and hyphens, starting with a letter; latest is implicit.
+            </CheckedField>
             <div>
               <label for="channel-version">Version</label>
               <select id="channel-version" value={version || installable[0]?.version} onChange={(event) => setVersion(event.currentTarget.value)}>
@@ -359,11 +367,6 @@ const ChannelsCard = ({ account, name, channels, versions, manage, onChanged }: 
               </select>
             </div>
           </div>
-          {invalid && (
-            <p id="channel-name-error" class="field-error">
-              A channel is lowercase letters, digits and hyphens, starting with a letter; latest is implicit.
-            </p>
-          )}
           <button type="submit" class="primary" disabled={set.busy}>
             {set.busy ? "Moving…" : "Set channel"}
           </button>
