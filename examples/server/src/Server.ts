@@ -15,6 +15,7 @@ import {
   Ports,
   PrincipalCache,
   ReplyBus,
+  Rollouts,
   Setup,
   Traces,
   UseCases
@@ -235,7 +236,8 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
     // The setup code is offered once the fixtures (users among them) are in.
     offerSetup(config).pipe(Layer.provide(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty)),
     Events.retention,
-    Files.expirySweep
+    Files.expirySweep,
+    Rollouts.poller
   ).pipe(
     Layer.provideMerge(UseCases.layer),
     Layer.provideMerge(Layer.succeed(Files.FilesConfig, {
@@ -258,6 +260,10 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       sharedStorage: config.database._tag === "Postgres"
     })),
     Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces })),
+    Layer.provideMerge(Layer.succeed(Rollouts.RolloutsConfig, {
+      ...Rollouts.RolloutsConfig.defaultValue(),
+      interval: Duration.millis(config.rolloutPollMs)
+    })),
     Layer.provideMerge(Layer.succeed(PrincipalCache.PrincipalCacheConfig, {
       ...PrincipalCache.PrincipalCacheConfig.defaultValue(),
       ttl: Duration.millis(config.authCacheMs)

@@ -60,6 +60,8 @@ export interface ServerConfig {
   readonly uploadGraceMs: number
   /** Interval of the sweep of expired file reservations. */
   readonly fileSweepMs: number
+  /** Interval of the reads of live deployments' rollouts in the cluster. */
+  readonly rolloutPollMs: number
   /** Most connections to Postgres per process. */
   readonly databasePoolSize: number
   /** The API's public base URL, for links it hands out (device login); derived from each request when unset. */
@@ -256,6 +258,7 @@ const settings: Config.Config<ServerConfig> = Config.all({
   uploadExpiryMs: int("HOSTING_UPLOAD_EXPIRY_MS", 900_000, 1000, 604_800_000),
   uploadGraceMs: int("HOSTING_UPLOAD_GRACE_MS", 900_000, 0, 604_800_000),
   fileSweepMs: int("HOSTING_FILE_SWEEP_MS", 300_000, 100, 86_400_000),
+  rolloutPollMs: int("HOSTING_ROLLOUT_POLL_MS", 5000, 100, 3_600_000),
   // The event and reply buses hold one pooled connection each for their notifications: a pool of two or
   // less would leave none for queries, and the start would wait for one forever.
   databasePoolSize: int("HOSTING_DATABASE_POOL_SIZE", 10, 3, 1000),

@@ -9,13 +9,17 @@ import { usageError } from "./ExitCode.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
 
+/** A status with the cluster's reason beside it, when it gave one: `failed (ImagePullBackOff)`. */
+const statusText = (deployment: Deployment.Deployment) =>
+  deployment.status_reason === undefined ? deployment.status : `${deployment.status} (${deployment.status_reason})`
+
 const deploymentsTable = (deployments: ReadonlyArray<Deployment.Deployment>) =>
   Output.table([
     { header: "ID", value: (d) => d.id },
     { header: "ACCOUNT", value: (d) => d.account },
     { header: "AGENT", value: (d) => d.agent },
     { header: "BUILD", value: (d) => d.build_id },
-    { header: "STATUS", value: (d) => (d.undeployed_at === null ? d.status : "undeployed") },
+    { header: "STATUS", value: (d) => (d.undeployed_at === null ? statusText(d) : "undeployed") },
     { header: "NAMESPACE", value: (d) => d.namespace },
     { header: "DEPLOYED", value: (d) => Output.date(d.deployed_at) },
     { header: "UNDEPLOYED", value: (d) => Output.date(d.undeployed_at) }
@@ -27,7 +31,8 @@ const one = (deployment: Deployment.Deployment) =>
     ["account", deployment.account],
     ["agent", deployment.agent],
     ["build", deployment.build_id],
-    ["status", deployment.status],
+    ["status", statusText(deployment)],
+    ...(deployment.status_message === undefined ? [] : [["status message", deployment.status_message] as const]),
     ["namespace", deployment.namespace],
     ["deployed", Output.date(deployment.deployed_at)],
     ["undeployed", Output.date(deployment.undeployed_at)],

@@ -334,6 +334,32 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
       Effect.withSpan("KubernetesCluster.readWorkload", { attributes: { namespace, name } })
     )
 
+  /** The pods a Deployment selects that run its current image: a rollout's new pods, not those of an earlier template. */
+  const currentPods = (namespace: string, deployment: k8s.V1Deployment) => {
+    const matchLabels = deployment.spec?.selector.matchLabels ?? {}
+    const labelSelector = Object.entries(matchLabels).map(([key, value]) => `${key}=${value}`).join(",")
+    const image = agentContainer(deployment)?.image
+    return call((o) => core.listNamespacedPod({ namespace, labelSelector }, o)).pipe(
+      Effect.map((list) => list.items.filter((pod) => podImage(pod) === image))
+    )
+  }
+
+  const rolloutStatus: Cluster.Cluster["Type"]["rolloutStatus"] = (namespace, name) =>
+    orNone(call((o) => apps.readNamespacedDeployment({ namespace, name }, o))).pipe(
+      Effect.flatMap(Option.match({
+        onNone: () => Effect.succeed(Option.none<Cluster.Rollout>()),
+        onSome: (deployment) => {
+          const rollout = rolloutOf(deployment)
+          // The Deployment says a rollout goes on, or ran out of time; its pods say why, when they cannot start.
+          return rollout.state === "progressing" || rollout.state === "failed"
+            ? Effect.map(currentPods(namespace, deployment), (pods) => Option.some(withPodReason(rollout, pods)))
+            : Effect.succeed(Option.some(rollout))
+        }
+      })),
+      Effect.mapError(toClusterError(`read the rollout of the Deployment "${name}" in namespace "${namespace}"`)),
+      Effect.withSpan("KubernetesCluster.rolloutStatus", { attributes: { namespace, name } })
+    )
+
   const listPods: Cluster.Cluster["Type"]["listPods"] = (namespace) =>
     call((o) => core.listNamespacedPod({ namespace }, o)).pipe(
       Effect.map((list) =>
@@ -388,10 +414,81 @@ const fromKubeConfig = (kubeConfig: k8s.KubeConfig, timeouts: Timeouts): Cluster
     removeSecret,
     applyWorkload,
     readWorkload,
+    rolloutStatus,
     listPods,
     deletePod,
     removeNamespace
   })
+}
+
+/** The image of a pod's agent container. */
+const podImage = (pod: k8s.V1Pod) => {
+  const containers = pod.spec?.containers ?? []
+  return (containers.find((c) => c.name === containerName) ?? containers[0])?.image
+}
+
+/**
+ * Reasons a container waits for that a rollout does not get over by waiting:
+ * an image that cannot be pulled or named, a container that keeps crashing or
+ * cannot be made. Kubernetes itself only gives up at the progress deadline.
+ */
+export const failingWaitReasons: ReadonlySet<string> = new Set([
+  "ErrImagePull",
+  "ImagePullBackOff",
+  "ErrImageNeverPull",
+  "InvalidImageName",
+  "CrashLoopBackOff",
+  "CreateContainerConfigError",
+  "CreateContainerError",
+  "RunContainerError"
+])
+
+// Messages come from the cluster and may be long (a registry's whole answer): kept to a readable length.
+const shortMessage = (message: string | undefined) => {
+  const text = message?.trim()
+  return text === undefined || text === "" ? undefined : text.length > 500 ? `${text.slice(0, 500)}…` : text
+}
+
+/**
+ * A Deployment's rollout from its status, as `kubectl rollout status` reads
+ * it: `pending` until the controller has seen the latest spec
+ * (observedGeneration), `failed` once the Progressing condition says
+ * ProgressDeadlineExceeded or ReplicaFailure is true, `available` when every
+ * replica is updated and available and no old one is left, `progressing`
+ * otherwise.
+ */
+export const rolloutOf = (deployment: k8s.V1Deployment): Cluster.Rollout => {
+  const status = deployment.status
+  const generation = deployment.metadata?.generation ?? 0
+  if (status === undefined || (status.observedGeneration ?? 0) < generation) return { state: "pending" }
+  const conditions = status.conditions ?? []
+  const progressing = conditions.find((c) => c.type === "Progressing")
+  if (progressing?.reason === "ProgressDeadlineExceeded") {
+    return { state: "failed", reason: "ProgressDeadlineExceeded", message: shortMessage(progressing.message) }
+  }
+  const replicaFailure = conditions.find((c) => c.type === "ReplicaFailure" && c.status === "True")
+  if (replicaFailure !== undefined) {
+    return { state: "failed", reason: replicaFailure.reason ?? "ReplicaFailure", message: shortMessage(replicaFailure.message) }
+  }
+  const desired = deployment.spec?.replicas ?? 1
+  const updated = status.updatedReplicas ?? 0
+  const complete = updated >= desired && (status.replicas ?? 0) <= updated && (status.availableReplicas ?? 0) >= desired
+  return { state: complete ? "available" : "progressing" }
+}
+
+/**
+ * A rollout that goes on, or failed, with the reason of a pod that cannot
+ * start (its container waiting for a reason in `failingWaitReasons`): that
+ * makes it failed, with the pod's reason and message, which say more than a
+ * deadline.
+ */
+export const withPodReason = (rollout: Cluster.Rollout, pods: ReadonlyArray<k8s.V1Pod>): Cluster.Rollout => {
+  for (const pod of pods) {
+    const statuses = [...(pod.status?.initContainerStatuses ?? []), ...(pod.status?.containerStatuses ?? [])]
+    const waiting = statuses.map((s) => s.state?.waiting).find((w) => w?.reason !== undefined && failingWaitReasons.has(w.reason))
+    if (waiting !== undefined) return { state: "failed", reason: waiting.reason, message: shortMessage(waiting.message) }
+  }
+  return rollout
 }
 
 /**

@@ -87,6 +87,17 @@ export interface KubeApiDouble {
   readonly outage: (on: boolean) => void
   /** While on, requests get no answer (until the client gives up or the double stops). */
   readonly stall: (on: boolean) => void
+  /** Sets the status of a stored Deployment, as its controller would (until the next write to it). */
+  readonly setDeploymentStatus: (namespace: string, name: string, status: Record<string, unknown>) => void
+  /** Sets the status of a stored pod, as its kubelet would. */
+  readonly setPodStatus: (namespace: string, name: string, status: Record<string, unknown>) => void
+  /**
+   * Makes the current rollout of every Deployment in the namespace stick as a
+   * real one does when its pods cannot start: the pods Pending with their
+   * container waiting for `reason` (`ImagePullBackOff`), the Deployment
+   * without available replicas. A later change of the template rolls out anew.
+   */
+  readonly failRollout: (namespace: string, reason: string, message: string) => void
   readonly close: () => Promise<void>
 }
 
@@ -489,13 +500,56 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
       })
     }
     // Pods run the moment they exist here, so the rollout is always complete.
+    const at = now()
     deployment["status"] = {
       observedGeneration: deployment.metadata.generation,
       replicas,
       updatedReplicas: replicas,
       readyReplicas: replicas,
-      availableReplicas: replicas
+      availableReplicas: replicas,
+      conditions: [
+        { type: "Available", status: "True", reason: "MinimumReplicasAvailable", message: "Deployment has minimum availability.", lastUpdateTime: at, lastTransitionTime: at },
+        { type: "Progressing", status: "True", reason: "NewReplicaSetAvailable", message: `ReplicaSet "${deployment.metadata.name}-${hash}" has successfully progressed.`, lastUpdateTime: at, lastTransitionTime: at }
+      ]
     }
+  }
+
+  /** A rollout that cannot go on: its current pods wait for `reason`, the Deployment has none available. */
+  const stickRollout = (deployment: KubeObject, reason: string, message: string) => {
+    const namespace = deployment.metadata.namespace!
+    const spec = deployment["spec"] as { replicas?: number; template: unknown }
+    const replicas = spec.replicas ?? 1
+    const hash = templateHash(spec.template)
+    for (const pod of inNamespace("pods", namespace)) {
+      if (pod.metadata.labels?.["pod-template-hash"] !== hash || !pod.metadata.ownerReferences?.some((ref) => ref.uid === deployment.metadata.uid)) continue
+      const containers = ((pod["spec"] as { containers?: Array<{ name: string; image: string }> }).containers ?? [])
+      pod["status"] = {
+        phase: "Pending",
+        startTime: now(),
+        containerStatuses: containers.map((c) => ({
+          name: c.name,
+          image: c.image,
+          imageID: "",
+          ready: false,
+          started: false,
+          restartCount: 0,
+          state: { waiting: { reason, message } }
+        }))
+      }
+      pod.metadata.resourceVersion = nextVersion()
+    }
+    const at = now()
+    deployment["status"] = {
+      observedGeneration: deployment.metadata.generation,
+      replicas,
+      updatedReplicas: replicas,
+      unavailableReplicas: replicas,
+      conditions: [
+        { type: "Available", status: "False", reason: "MinimumReplicasUnavailable", message: "Deployment does not have minimum availability.", lastUpdateTime: at, lastTransitionTime: at },
+        { type: "Progressing", status: "True", reason: "ReplicaSetUpdated", message: `ReplicaSet "${deployment.metadata.name}-${hash}" is progressing.`, lastUpdateTime: at, lastTransitionTime: at }
+      ]
+    }
+    deployment.metadata.resourceVersion = nextVersion()
   }
 
   const removeNamespaceContent = (namespace: string) => {
@@ -798,6 +852,21 @@ export const start = async (options: Options = {}): Promise<KubeApiDouble> => {
     },
     stall: (on) => {
       stalled = on
+    },
+    setDeploymentStatus: (namespace, name, status) => {
+      const deployment = objects.get(key("deployments", namespace, name))
+      if (deployment === undefined) throw new Error(`setDeploymentStatus: no Deployment ${namespace}/${name}`)
+      deployment["status"] = copy(status)
+      deployment.metadata.resourceVersion = nextVersion()
+    },
+    setPodStatus: (namespace, name, status) => {
+      const pod = objects.get(key("pods", namespace, name))
+      if (pod === undefined) throw new Error(`setPodStatus: no pod ${namespace}/${name}`)
+      pod["status"] = copy(status)
+      pod.metadata.resourceVersion = nextVersion()
+    },
+    failRollout: (namespace, reason, message) => {
+      for (const deployment of inNamespace("deployments", namespace)) stickRollout(deployment, reason, message)
     },
     close: () =>
       new Promise<void>((resolve, reject) => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { KubernetesCluster } from "@hosting/cluster-kubernetes"
 import { Cluster } from "@hosting/core"
-import { ClusterSuite, StorageSuite } from "@hosting/testing"
+import { ClusterSuite, RolloutControl, StorageSuite } from "@hosting/testing"
 import { ApiException } from "@kubernetes/client-node"
 import { Config, ConfigProvider, Effect, Layer, Option, Redacted } from "effect"
 import { randomUUID } from "node:crypto"
@@ -18,7 +18,13 @@ ClusterSuite.run(
   "kubernetes (API double)",
   Layer.unwrapScoped(Effect.map(
     KubeApiDouble.make({ token }),
-    (double) => KubernetesCluster.layer({ server: double.url, token: Redacted.make(token) })
+    (double) =>
+      Layer.merge(
+        KubernetesCluster.layer({ server: double.url, token: Redacted.make(token) }),
+        Layer.succeed(RolloutControl.RolloutControl, {
+          failRollout: (namespace, reason, message) => Effect.sync(() => double.failRollout(namespace, reason, message))
+        })
+      )
   ))
 )
 
@@ -56,6 +62,7 @@ const everyMethod = (cluster: Cluster.Cluster["Type"], ns: string) => ({
   removeSecret: cluster.removeSecret(ns, "helper-secrets"),
   applyWorkload: cluster.applyWorkload(workload(ns)),
   readWorkload: cluster.readWorkload(ns, "helper"),
+  rolloutStatus: cluster.rolloutStatus(ns, "helper"),
   listPods: cluster.listPods(ns),
   deletePod: cluster.deletePod(ns, "helper-abcde"),
   removeNamespace: cluster.removeNamespace(ns)
@@ -259,6 +266,114 @@ describe("KubernetesCluster against the API server double", () => {
       expect(double.stored("secrets", ns, "helper-secrets")!["data"]).toEqual({ OTHER: Buffer.from("2").toString("base64") })
       expect(double.requests.filter((r) => r.path.startsWith(`/api/v1/namespaces/${ns}/secrets`)).map((r) => r.method))
         .toEqual(["POST", "POST", "PUT"])
+    }))
+
+  it.scoped("a rollout reads the Deployment (GET) and, while it is not available, its pods by the Deployment's selector", () =>
+    Effect.gen(function*() {
+      const { cluster, double } = yield* setup()
+      const ns = StorageSuite.uniqueName("ns")
+      yield* cluster.ensureNamespace(ns, labels)
+      yield* cluster.applyWorkload(workload(ns))
+      const before = double.requests.length
+      expect(yield* cluster.rolloutStatus(ns, "helper")).toEqual(Option.some({ state: "available" }))
+      expect(double.requests.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual([
+        `GET /apis/apps/v1/namespaces/${ns}/deployments/helper`
+      ])
+      double.failRollout(ns, "ErrImagePull", "rpc error: code = NotFound desc = failed to pull image")
+      const after = double.requests.length
+      expect(yield* cluster.rolloutStatus(ns, "helper")).toEqual(Option.some({
+        state: "failed",
+        reason: "ErrImagePull",
+        message: "rpc error: code = NotFound desc = failed to pull image"
+      }))
+      expect(double.requests.slice(after).map((r) => `${r.method} ${r.path}`)).toEqual([
+        `GET /apis/apps/v1/namespaces/${ns}/deployments/helper`,
+        `GET /api/v1/namespaces/${ns}/pods?labelSelector=${encodeURIComponent(`${KubernetesCluster.WorkloadLabel}=helper`)}`
+      ])
+    }))
+
+  it.scoped("a rollout follows the Deployment's status: generation not observed, replicas not updated or available, the progress deadline", () =>
+    Effect.gen(function*() {
+      const { cluster, double } = yield* setup()
+      const ns = StorageSuite.uniqueName("ns")
+      yield* cluster.ensureNamespace(ns, labels)
+      yield* cluster.applyWorkload(workload(ns, { replicas: 2 }))
+      const generation = double.stored("deployments", ns, "helper")!.metadata.generation!
+      const state = Effect.map(cluster.rolloutStatus(ns, "helper"), (r) => Option.getOrThrow(r))
+      double.setDeploymentStatus(ns, "helper", { observedGeneration: generation - 1, replicas: 2, updatedReplicas: 2, availableReplicas: 2 })
+      expect(yield* state).toEqual({ state: "pending" })
+      double.setDeploymentStatus(ns, "helper", {})
+      expect(yield* state).toEqual({ state: "pending" })
+      double.setDeploymentStatus(ns, "helper", { observedGeneration: generation, replicas: 3, updatedReplicas: 1, availableReplicas: 2 })
+      expect(yield* state).toEqual({ state: "progressing" })
+      // Old pods still running beside the new ones: not done yet.
+      double.setDeploymentStatus(ns, "helper", { observedGeneration: generation, replicas: 3, updatedReplicas: 2, availableReplicas: 3 })
+      expect(yield* state).toEqual({ state: "progressing" })
+      double.setDeploymentStatus(ns, "helper", { observedGeneration: generation, replicas: 2, updatedReplicas: 2, availableReplicas: 1 })
+      expect(yield* state).toEqual({ state: "progressing" })
+      double.setDeploymentStatus(ns, "helper", { observedGeneration: generation, replicas: 2, updatedReplicas: 2, availableReplicas: 2 })
+      expect(yield* state).toEqual({ state: "available" })
+      const deadline = 'ReplicaSet "helper-5d9c7" has timed out progressing.'
+      double.setDeploymentStatus(ns, "helper", {
+        observedGeneration: generation,
+        replicas: 2,
+        updatedReplicas: 1,
+        availableReplicas: 1,
+        conditions: [{ type: "Progressing", status: "False", reason: "ProgressDeadlineExceeded", message: deadline }]
+      })
+      expect(yield* state).toEqual({ state: "failed", reason: "ProgressDeadlineExceeded", message: deadline })
+      double.setDeploymentStatus(ns, "helper", {
+        observedGeneration: generation,
+        replicas: 0,
+        conditions: [{ type: "ReplicaFailure", status: "True", reason: "FailedCreate", message: "pods \"helper-x\" is forbidden: exceeded quota" }]
+      })
+      expect(yield* state).toMatchObject({ state: "failed", reason: "FailedCreate" })
+    }))
+
+  it.scoped("a pod of the current image that keeps crashing fails the rollout with its reason; pods of an earlier image do not count", () =>
+    Effect.gen(function*() {
+      const { cluster, double } = yield* setup()
+      const ns = StorageSuite.uniqueName("ns")
+      yield* cluster.ensureNamespace(ns, labels)
+      yield* cluster.applyWorkload(workload(ns))
+      const generation = double.stored("deployments", ns, "helper")!.metadata.generation!
+      const [pod] = double.storedAll("pods").filter((p) => p.metadata.namespace === ns)
+      const crashing = (image: string) => ({
+        phase: "Running",
+        containerStatuses: [{
+          name: "agent",
+          image,
+          imageID: "",
+          ready: false,
+          restartCount: 4,
+          state: { waiting: { reason: "CrashLoopBackOff", message: "back-off 1m20s restarting failed container=agent" } }
+        }]
+      })
+      double.setPodStatus(ns, pod!.metadata.name, crashing("ghcr.io/acme/helper:b-1"))
+      double.setDeploymentStatus(ns, "helper", { observedGeneration: generation, replicas: 1, updatedReplicas: 1, unavailableReplicas: 1 })
+      expect(yield* cluster.rolloutStatus(ns, "helper")).toEqual(Option.some({
+        state: "failed",
+        reason: "CrashLoopBackOff",
+        message: "back-off 1m20s restarting failed container=agent"
+      }))
+      // A pod the selector matches that runs an earlier image (left from the previous template) does not count.
+      yield* cluster.applyWorkload(workload(ns, { image: "ghcr.io/acme/helper:b-2" }))
+      const old = yield* Effect.promise(() =>
+        fetch(`${double.url}/api/v1/namespaces/${ns}/pods`, {
+          method: "POST",
+          headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
+          body: JSON.stringify({
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "helper-old", labels: { [KubernetesCluster.WorkloadLabel]: "helper" } },
+            spec: { containers: [{ name: "agent", image: "ghcr.io/acme/helper:b-1" }] }
+          })
+        })
+      )
+      expect(old.status).toBe(201)
+      double.setPodStatus(ns, "helper-old", crashing("ghcr.io/acme/helper:b-1"))
+      double.setDeploymentStatus(ns, "helper", { observedGeneration: generation + 1, replicas: 2, updatedReplicas: 1, availableReplicas: 1 })
+      expect(yield* cluster.rolloutStatus(ns, "helper")).toEqual(Option.some({ state: "progressing" }))
     }))
 
   it.scoped("a workload without a port gets a container without ports", () =>

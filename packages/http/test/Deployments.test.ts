@@ -3,8 +3,8 @@
  * rule of interface.md or extensions.md it checks.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cluster, Ports } from "@hosting/core"
-import { Seed } from "@hosting/testing"
+import { Cluster, Deployment, Ports, Rollouts } from "@hosting/core"
+import { RolloutControl, Seed } from "@hosting/testing"
 import { Effect, Option, TestClock } from "effect"
 import { expectErrorBody, layer, raw, registerBody } from "./HttpTestServer.js"
 
@@ -44,7 +44,7 @@ describe("HTTP: deployments", () => {
           agent_name: "helper",
           build_id: "b-2",
           namespace: `${team.account}-helper`,
-          status: "running",
+          status: "pending",
           undeployed_at: null,
           spec: { name: "helper", port: 8080 }
         })
@@ -139,7 +139,7 @@ describe("HTTP: deployments", () => {
         expect(own.status).toBe(200)
         expect(own.body.count).toBe(2)
         expect(own.body.deployments.map((d: any) => [d.id, d.status])).toEqual([
-          [second.body.id, "running"],
+          [second.body.id, "pending"],
           [first.body.id, "superseded"]
         ])
         const deployers = yield* raw("GET", path, { token: deployer.tokens.member })
@@ -248,12 +248,12 @@ describe("HTTP: deployments", () => {
 
         const back = yield* raw("POST", `/deployments/${third.id}/rollback`, { token: team.tokens.admin, json: {} })
         expect(back.status).toBe(201)
-        expect(back.body).toMatchObject({ build_id: "b-2", status: "running", namespace: third.namespace, rolled_back_from: third.id })
+        expect(back.body).toMatchObject({ build_id: "b-2", status: "pending", namespace: third.namespace, rolled_back_from: third.id })
         expect(back.body.id).not.toBe(third.id)
         // The rolled-back deployment is superseded; the history shows both, the rollback first.
         const history = (yield* raw("GET", `/agents/${team.account}/helper/deployment/history`, { token: team.tokens.member })).body
         expect(history.deployments.slice(0, 2).map((d: any) => [d.id, d.status, d.rolled_back_from])).toEqual([
-          [back.body.id, "running", third.id],
+          [back.body.id, "pending", third.id],
           [third.id, "superseded", undefined]
         ])
         const cluster = yield* Cluster.Cluster
@@ -274,7 +274,7 @@ describe("HTTP: deployments", () => {
         })
         expect(mismatch.status).toBe(400)
         const after = (yield* raw("GET", `/agents/${team.account}/helper/deployment/history`, { token: team.tokens.member })).body
-        expect(after.deployments[0]).toMatchObject({ id: toFirst.body.id, status: "running" })
+        expect(after.deployments[0]).toMatchObject({ id: toFirst.body.id, status: "pending" })
         expect(after.count).toBe(history.count + 1)
 
         // The account's stream and audit log say it was a rollback.
@@ -300,10 +300,95 @@ describe("HTTP: deployments", () => {
         yield* raw("DELETE", `/deployments/${dep.id}`, { token: team.tokens.owner })
         const after = (yield* log.after(account.id, Option.none(), 1000)).slice(before.length)
         expect(after.map((e) => [e.type, e.data["status"], e.data["deployment_id"]])).toEqual([
-          ["deployment.changed", "running", dep.id],
+          ["deployment.changed", "pending", dep.id],
           ["deployment.changed", "undeployed", dep.id]
         ])
         expect(after[0]!.data).toMatchObject({ agent: `${team.account}/helper`, build_id: "b-1", namespace: dep.namespace })
+      }))
+
+    it.effect("a deployment's status follows its rollout: pending at deploy, then progressing and available, each with deployment.changed", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(team.account))
+        const log = yield* Ports.EventLog
+        const before = (yield* log.after(account.id, Option.none(), 1000)).length
+        const { body: dep } = yield* deploy(team, "owner", "helper")
+        expect(dep).toMatchObject({ status: "pending" })
+        expect(dep.status_reason).toBeUndefined()
+        const rollouts = yield* Rollouts.Rollouts
+        const get = Effect.map(raw("GET", `/deployments/${dep.id}`, { token: team.tokens.member }), (r) => r.body)
+        yield* rollouts.refresh(dep.id)
+        expect(yield* get).toMatchObject({ id: dep.id, status: "progressing" })
+        yield* rollouts.refresh(dep.id)
+        expect(yield* get).toMatchObject({ id: dep.id, status: "available", undeployed_at: null })
+        // Settled: reading again changes nothing and tells nobody.
+        yield* rollouts.refresh(dep.id)
+        const events = (yield* log.after(account.id, Option.none(), 1000)).slice(before).filter((e) => e.type === "deployment.changed")
+        expect(events.map((e) => [e.data["deployment_id"], e.data["status"]])).toEqual([
+          [dep.id, "pending"],
+          [dep.id, "progressing"],
+          [dep.id, "available"]
+        ])
+        expect(events[2]!.data).toMatchObject({ agent: `${team.account}/helper`, build_id: "b-1", namespace: dep.namespace })
+        const history = yield* raw("GET", `/agents/${team.account}/helper/deployment/history`, { token: team.tokens.member })
+        expect(history.body.deployments[0]).toMatchObject({ id: dep.id, status: "available" })
+      }))
+
+    it.effect("a rollout the cluster fails (an image that cannot be pulled) shows failed with the cluster's reason, on GET and in the event", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"], ["b-2", "1.1.0"]])
+        const account = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(team.account))
+        const log = yield* Ports.EventLog
+        const { body: dep } = yield* deploy(team, "owner", "helper", { version: "1.0.0" })
+        const message = `Back-off pulling image "ghcr.io/acme/helper:b-1"`
+        yield* RolloutControl.failRollout(dep.namespace, "ImagePullBackOff", message)
+        const before = (yield* log.after(account.id, Option.none(), 1000)).length
+        yield* (yield* Rollouts.Rollouts).refresh(dep.id)
+        const got = yield* raw("GET", `/deployments/${dep.id}`, { token: team.tokens.member })
+        expect(got.body).toMatchObject({ status: "failed", status_reason: "ImagePullBackOff", status_message: message, undeployed_at: null })
+        const events = (yield* log.after(account.id, Option.none(), 1000)).slice(before)
+        expect(events.map((e) => [e.type, e.data["status"], e.data["status_reason"], e.data["status_message"]])).toEqual([
+          ["deployment.changed", "failed", "ImagePullBackOff", message]
+        ])
+        // A deploy of another build rolls out anew; the failed record is superseded, without the reason.
+        const { body: next } = yield* deploy(team, "owner", "helper", { version: "1.1.0" })
+        expect(next).toMatchObject({ status: "pending" })
+        const was = yield* raw("GET", `/deployments/${dep.id}`, { token: team.tokens.member })
+        expect(was.body.status).toBe("superseded")
+        expect(was.body.status_reason).toBeUndefined()
+      }))
+
+    it.effect("a round reads every live deployment that has not settled, batch by batch, and leaves ended and settled ones alone", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "alpha", [["b-1", "1.0.0"]])
+        yield* agentWith(team, "beta", [["b-1", "1.0.0"]])
+        yield* agentWith(team, "gamma", [["b-1", "1.0.0"]])
+        const a = (yield* deploy(team, "owner", "alpha")).body
+        const b = (yield* deploy(team, "owner", "beta")).body
+        const c = (yield* deploy(team, "owner", "gamma")).body
+        yield* raw("DELETE", `/deployments/${c.id}`, { token: team.tokens.owner })
+        const rollouts = yield* Rollouts.Rollouts
+        const store = yield* Ports.DeploymentStore
+        const statusOf = (id: string) => Effect.map(store.findById(Deployment.DeploymentId.make(id)), (r) => Option.getOrThrow(r).status)
+        // Rounds of one until the walk ends: every unsettled deployment (of every test so far) is read once per walk.
+        const walk = Effect.gen(function*() {
+          let after: Deployment.DeploymentId | undefined = undefined
+          let rounds = 0
+          do {
+            after = yield* rollouts.round(after, 1)
+            rounds++
+          } while (after !== undefined && rounds < 1000)
+          return rounds
+        })
+        expect(yield* walk).toBeGreaterThanOrEqual(2)
+        expect([yield* statusOf(a.id), yield* statusOf(b.id), yield* statusOf(c.id)]).toEqual(["progressing", "progressing", "undeployed"])
+        yield* walk
+        expect([yield* statusOf(a.id), yield* statusOf(b.id)]).toEqual(["available", "available"])
+        const unsettled = yield* store.listLiveWithStatus(Deployment.unsettledStatuses, undefined, 1000)
+        expect(unsettled.map((d) => d.id)).not.toContain(a.id)
       }))
 
     it.effect("once an account deploys P/x, P's build events reach that account's stream too", () =>

@@ -161,11 +161,11 @@ describe("HTTP: releases (issue 28)", () => {
         const events = yield* eventsOf(team, before)
         const changed = events.filter((e) => e.type === "deployment.changed")
         expect(changed).toHaveLength(1)
-        expect(changed[0]!.data).toMatchObject({ deployment_id: dep.id, status: "running" })
+        expect(changed[0]!.data).toMatchObject({ deployment_id: dep.id, status: "pending" })
         expect(changed[0]!.data["warning"]).toContain("wrong model")
         expect(events.some((e) => e.type === "agent.build" && e.data["status"] === "yanked" && e.data["reason"] === "wrong model")).toBe(true)
         const still = yield* raw("GET", `/deployments/${dep.id}`, { token: team.tokens.owner })
-        expect(still.body).toMatchObject({ status: "running", undeployed_at: null })
+        expect(still.body).toMatchObject({ status: "pending", undeployed_at: null })
       }))
 
     it.effect("a deployment that follows a range rolls forward when a newer match is published, and not for one outside the range", () =>
@@ -179,7 +179,7 @@ describe("HTTP: releases (issue 28)", () => {
         expect((yield* history(team))[0]!["id"]).toBe(first.body.id)
         yield* build(team, "b-3", "1.2.0")
         const [now, was] = yield* history(team)
-        expect(now).toMatchObject({ build_id: "b-3", status: "running", follow: { range: "^1" }, rolled_forward_from: first.body.id })
+        expect(now).toMatchObject({ build_id: "b-3", status: "pending", follow: { range: "^1" }, rolled_forward_from: first.body.id })
         expect(was).toMatchObject({ id: first.body.id, status: "superseded" })
         // A version yanked and restored: followers move to it when the yank is undone.
         yield* yank(team, "1.2.0", "bad")
@@ -215,7 +215,7 @@ describe("HTTP: releases (issue 28)", () => {
         expect(now).toMatchObject({ build_id: "b-2", account: deployer.account, follow: { channel: "stable" }, rolled_forward_from: first.body.id })
         expect(was).toMatchObject({ id: first.body.id, status: "superseded" })
         for (const [team, before] of [[publisher, publisherBefore], [deployer, deployerBefore]] as const) {
-          const changed = (yield* eventsOf(team, before)).filter((e) => e.type === "deployment.changed" && e.data["status"] === "running")
+          const changed = (yield* eventsOf(team, before)).filter((e) => e.type === "deployment.changed" && e.data["status"] === "pending")
           expect(changed.map((e) => [e.data["deployment_id"], e.data["rolled_forward_from"], e.data["follow"]])).toEqual([
             [now!["id"], first.body.id, "channel stable"]
           ])

@@ -313,6 +313,21 @@ const accountSecrets = Effect.gen(function*() {
   yield* sql`ALTER TABLE deployments ADD COLUMN env TEXT`
 })
 
+/**
+ * Issue 28: a live deployment's status follows its workload's rollout
+ * (pending, progressing, available, failed) with the cluster's reason and
+ * message. Live records said `running`: they become `pending`, so that the
+ * platform reads their rollout again.
+ */
+const rolloutStatus = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE deployments ADD COLUMN status_reason TEXT`
+  yield* sql`ALTER TABLE deployments ADD COLUMN status_message TEXT`
+  yield* sql`UPDATE deployments SET status = 'pending' WHERE status = 'running' AND undeployed_at IS NULL`
+  // The poll of rollouts walks the live deployments that have not settled, by id.
+  yield* sql`CREATE INDEX deployments_unsettled ON deployments (id) WHERE undeployed_at IS NULL AND status IN ('pending', 'progressing')`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -328,7 +343,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0011_deployment_rollbacks": deploymentRollbacks,
   "0012_releases": releases,
   "0013_deployment_settings": deploymentSettings,
-  "0014_account_secrets": accountSecrets
+  "0014_account_secrets": accountSecrets,
+  "0015_rollout_status": rolloutStatus
 }
 
 const table = "hosting_migrations"

@@ -16,6 +16,8 @@ interface DeploymentRow {
   readonly build_id: string
   readonly namespace: string
   readonly status: string
+  readonly status_reason: string | null
+  readonly status_message: string | null
   readonly deployed_at: string
   readonly undeployed_at: string | null
   readonly spec: string
@@ -37,6 +39,8 @@ const toRecord = (row: DeploymentRow) =>
     build_id: Ids.BuildId.make(row.build_id, trusted),
     namespace: row.namespace,
     status: row.status,
+    ...(row.status_reason === null ? {} : { status_reason: row.status_reason }),
+    ...(row.status_message === null ? {} : { status_message: row.status_message }),
     deployed_at: timeOf(row.deployed_at),
     undeployed_at: Option.map(Option.fromNullable(row.undeployed_at), timeOf),
     spec: JSON.parse(row.spec),
@@ -52,20 +56,22 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
 
   const upsert: Ports.DeploymentStore["Type"]["upsert"] = (r) =>
     sql`INSERT INTO deployments (id, account_id, publisher_id, agent_name, build_id, namespace, status, deployed_at, undeployed_at, spec,
-        rolled_back_from, follow, rolled_forward_from, concurrent_send, env)
+        rolled_back_from, follow, rolled_forward_from, concurrent_send, env, status_reason, status_message)
       VALUES (${r.id}, ${r.account_id}, ${r.publisher_id}, ${r.agent_name}, ${r.build_id}, ${r.namespace}, ${r.status},
         ${timeText(r.deployed_at)}, ${Option.getOrNull(Option.map(r.undeployed_at, timeText))}, ${JSON.stringify(r.spec)},
         ${r.rolled_back_from ?? null}, ${r.follow === undefined ? null : JSON.stringify(r.follow)}, ${r.rolled_forward_from ?? null},
-        ${r.concurrent_send ?? null}, ${r.env === undefined ? null : JSON.stringify(r.env)})
+        ${r.concurrent_send ?? null}, ${r.env === undefined ? null : JSON.stringify(r.env)}, ${r.status_reason ?? null},
+        ${r.status_message ?? null})
       ON CONFLICT (id) DO UPDATE SET account_id = excluded.account_id, publisher_id = excluded.publisher_id,
         agent_name = excluded.agent_name, build_id = excluded.build_id, namespace = excluded.namespace,
         status = excluded.status, deployed_at = excluded.deployed_at, undeployed_at = excluded.undeployed_at,
         spec = excluded.spec, rolled_back_from = excluded.rolled_back_from, follow = excluded.follow,
-        rolled_forward_from = excluded.rolled_forward_from, env = excluded.env`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
+        rolled_forward_from = excluded.rolled_forward_from, env = excluded.env, status_reason = excluded.status_reason,
+        status_message = excluded.status_message`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
 
   const select = sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
       d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from, d.follow, d.rolled_forward_from,
-      d.concurrent_send, d.env
+      d.concurrent_send, d.env, d.status_reason, d.status_message
     FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
 
   const findById = (id: Deployment.DeploymentId) =>
@@ -96,7 +102,8 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
         )
 
   const markUndeployed = (id: Deployment.DeploymentId, status: string, at: DateTime.Utc) =>
-    sql`UPDATE deployments SET status = ${status}, undeployed_at = ${timeText(at)} WHERE id = ${id}`.pipe(
+    sql`UPDATE deployments SET status = ${status}, undeployed_at = ${timeText(at)}, status_reason = NULL, status_message = NULL
+      WHERE id = ${id}`.pipe(
       Effect.asVoid,
       storageError("SqlDeploymentStore.markUndeployed")
     )
@@ -121,6 +128,25 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
       storageError("SqlDeploymentStore.updateSettings")
     )
 
+  // RETURNING works on both dialects (SQLite since 3.35): the row says whether this write won.
+  const setStatus: Ports.DeploymentStore["Type"]["setStatus"] = (id, from, to) =>
+    sql<{ id: string }>`UPDATE deployments SET status = ${to.status}, status_reason = ${to.status_reason ?? null},
+        status_message = ${to.status_message ?? null}
+      WHERE id = ${id} AND status = ${from} AND undeployed_at IS NULL RETURNING id`.pipe(
+      Effect.map((rows) => rows.length > 0),
+      storageError("SqlDeploymentStore.setStatus")
+    )
+
+  // Every id is longer than "": no `after` starts at the first.
+  const listLiveWithStatus: Ports.DeploymentStore["Type"]["listLiveWithStatus"] = (statuses, after, limit) =>
+    statuses.length === 0
+      ? Effect.succeed([])
+      : sql<DeploymentRow>`${select} WHERE d.undeployed_at IS NULL AND ${sql.in("d.status", statuses)}
+          AND d.id > ${after ?? ""} ORDER BY d.id LIMIT ${limit}`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
+          storageError("SqlDeploymentStore.listLiveWithStatus")
+        )
+
   const accountsDeploying = (publisherId: Ids.AccountId, agentName: Ids.AgentName) =>
     sql<{ account_id: string }>`SELECT DISTINCT account_id FROM deployments
       WHERE publisher_id = ${publisherId} AND agent_name = ${agentName} AND undeployed_at IS NULL
@@ -137,6 +163,8 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
     liveInNamespace,
     listForAgent,
     markUndeployed,
+    setStatus,
+    listLiveWithStatus,
     updateSettings,
     listFollowing,
     liveOfBuild,

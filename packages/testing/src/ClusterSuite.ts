@@ -6,7 +6,26 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Cluster } from "@hosting/core"
 import { Effect, type Layer, Option, Redacted } from "effect"
+import { RolloutControl } from "./RolloutControl.js"
 import { uniqueName } from "./StorageSuite.js"
+
+/**
+ * Reads a workload's rollout until it settles (available or failed), at most
+ * `reads` times; the states read, in order.
+ */
+export const rolloutStates = (namespace: string, name: string, reads = 10) =>
+  Effect.gen(function*() {
+    const cluster = yield* Cluster.Cluster
+    const seen: Array<Cluster.Rollout> = []
+    for (let i = 0; i < reads; i++) {
+      const rollout = Option.getOrThrow(yield* cluster.rolloutStatus(namespace, name))
+      seen.push(rollout)
+      if (rollout.state === "available" || rollout.state === "failed") break
+      // Real time: a real cluster's controller runs on its own clock, not on a test's.
+      yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 50)))
+    }
+    return seen
+  })
 
 /** Labels of the sample workload. */
 export const labels = {
@@ -113,6 +132,41 @@ export const run = <E>(name: string, layer: Layer.Layer<Cluster.Cluster, E>) => 
           expect(status.secretEnv).toEqual({ API_KEY: { name: "helper-secrets", key: "API_KEY" } })
           yield* cluster.applyWorkload(workload(ns))
           expect(Option.getOrThrow(yield* cluster.readWorkload(ns, "helper")).secretEnv).toEqual({})
+        }))
+
+      it.effect("a rollout reads pending or progressing until it is available; a workload that does not exist has none", () =>
+        Effect.gen(function*() {
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          expect(Option.isNone(yield* cluster.rolloutStatus(ns, "helper"))).toBe(true)
+          yield* cluster.ensureNamespace(ns, labels)
+          expect(Option.isNone(yield* cluster.rolloutStatus(ns, "helper"))).toBe(true)
+          yield* cluster.applyWorkload(workload(ns, { replicas: 2 }))
+          const states = (yield* rolloutStates(ns, "helper")).map((r) => r.state)
+          expect(states.at(-1)).toBe("available")
+          expect(states.slice(0, -1).every((state) => state === "pending" || state === "progressing")).toBe(true)
+          // Settled: it stays available while nothing changes.
+          expect(Option.getOrThrow(yield* cluster.rolloutStatus(ns, "helper")).state).toBe("available")
+          yield* cluster.removeNamespace(ns)
+          expect(Option.isNone(yield* cluster.rolloutStatus(ns, "helper"))).toBe(true)
+        }))
+
+      it.effect("a rollout the cluster fails reads failed with the cluster's reason and message; a changed workload rolls out anew", () =>
+        Effect.gen(function*() {
+          const control = yield* Effect.serviceOption(RolloutControl)
+          // Only a double can be told to fail a rollout; a real cluster runs the rest of the suite.
+          if (Option.isNone(control)) return
+          const cluster = yield* Cluster.Cluster
+          const ns = uniqueName("ns")
+          yield* cluster.ensureNamespace(ns, labels)
+          yield* cluster.applyWorkload(workload(ns, { image: "ghcr.io/acme/helper:missing" }))
+          const message = 'Back-off pulling image "ghcr.io/acme/helper:missing"'
+          yield* control.value.failRollout(ns, "ImagePullBackOff", message)
+          const failed = (yield* rolloutStates(ns, "helper")).at(-1)!
+          expect(failed).toMatchObject({ state: "failed", reason: "ImagePullBackOff" })
+          expect(failed.message).toContain(message)
+          yield* cluster.applyWorkload(workload(ns, { image: "ghcr.io/acme/helper:b-2" }))
+          expect((yield* rolloutStates(ns, "helper")).at(-1)!.state).toBe("available")
         }))
 
       it.effect("deleting a pod answers true once it existed, false when there is no such pod", () =>

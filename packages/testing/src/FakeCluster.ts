@@ -2,10 +2,19 @@
  * A cluster in memory: the embedded default (`HOSTING_CLUSTER=fake`) and the
  * test double. It passes the same cluster contract suite as the Kubernetes
  * adapter. Like a Deployment controller, it keeps `replicas` pods per
- * workload and recreates a pod that is deleted (under a new name).
+ * workload and recreates a pod that is deleted (under a new name). A
+ * rollout reads `progressing` once after each apply, then `available`,
+ * unless the RolloutControl failed it.
  */
 import { Cluster } from "@hosting/core"
-import { Effect, Layer, Option } from "effect"
+import { Context, Effect, Layer, Option } from "effect"
+import { RolloutControl } from "./RolloutControl.js"
+
+/** The rollout of a workload's latest apply: read once as progressing, then available, or failed when told. */
+interface RolloutProgress {
+  reads: number
+  failed: { readonly reason: string; readonly message: string } | undefined
+}
 
 interface Space {
   labels: Cluster.Metadata
@@ -13,6 +22,7 @@ interface Space {
   secrets: Map<string, Cluster.Secret>
   workloads: Map<string, Cluster.WorkloadStatus>
   pods: Map<string, Cluster.Pod & { readonly owner: string | undefined }>
+  rollouts: Map<string, RolloutProgress>
 }
 
 /** Objects to start with (the fixtures' `cluster` key). */
@@ -23,15 +33,15 @@ export interface Seed {
   readonly pods?: ReadonlyArray<{ readonly namespace: string; readonly name: string }> | undefined
 }
 
-/** Builds a fake cluster holding the seed objects. */
-export const make = (seed: Seed = {}) =>
+/** Builds a fake cluster holding the seed objects, and the hook that fails its rollouts. */
+export const makeWithControl = (seed: Seed = {}) =>
   Effect.sync(() => {
     const spaces = new Map<string, Space>()
     let podCounter = 0
     const space = (name: string) => {
       let s = spaces.get(name)
       if (s === undefined) {
-        s = { labels: {}, configMaps: new Map(), secrets: new Map(), workloads: new Map(), pods: new Map() }
+        s = { labels: {}, configMaps: new Map(), secrets: new Map(), workloads: new Map(), pods: new Map(), rollouts: new Map() }
         spaces.set(name, s)
       }
       return s
@@ -52,7 +62,7 @@ export const make = (seed: Seed = {}) =>
       space(pod.namespace).pods.set(pod.name, { namespace: pod.namespace, name: pod.name, phase: "Running", owner: undefined })
     }
 
-    return Cluster.Cluster.of({
+    const cluster = Cluster.Cluster.of({
       ensureNamespace: (name, labels) =>
         Effect.sync(() => {
           space(name).labels = { ...labels }
@@ -80,10 +90,23 @@ export const make = (seed: Seed = {}) =>
             env: { ...workload.env },
             secretEnv: { ...workload.secretEnv }
           }
+          const previous = s.workloads.get(workload.name)
           s.workloads.set(workload.name, status)
+          // As a Deployment: applying the same workload again starts no rollout; a changed one starts a new one.
+          if (previous === undefined || JSON.stringify(previous) !== JSON.stringify(status) || !s.rollouts.has(workload.name)) {
+            s.rollouts.set(workload.name, { reads: 0, failed: undefined })
+          }
           reconcile(s, workload.namespace, status)
         }),
       readWorkload: (namespace, name) => Effect.sync(() => Option.fromNullable(spaces.get(namespace)?.workloads.get(name))),
+      rolloutStatus: (namespace, name) =>
+        Effect.sync(() => {
+          const s = spaces.get(namespace)
+          const rollout = s?.workloads.has(name) === true ? s.rollouts.get(name) : undefined
+          if (rollout === undefined) return Option.none()
+          if (rollout.failed !== undefined) return Option.some({ state: "failed" as const, ...rollout.failed })
+          return Option.some({ state: rollout.reads++ === 0 ? "progressing" as const : "available" as const })
+        }),
       listPods: (namespace) =>
         Effect.sync(() =>
           [...(spaces.get(namespace)?.pods.values() ?? [])].map(({ name, namespace, phase }) => ({ name, namespace, phase }))
@@ -100,7 +123,19 @@ export const make = (seed: Seed = {}) =>
         }),
       removeNamespace: (name) => Effect.sync(() => void spaces.delete(name))
     })
+    const control = RolloutControl.of({
+      failRollout: (namespace, reason, message) =>
+        Effect.sync(() => {
+          for (const rollout of spaces.get(namespace)?.rollouts.values() ?? []) rollout.failed = { reason, message }
+        })
+    })
+    return { cluster, control }
   })
 
-/** A fake cluster, empty or seeded. */
-export const layer = (seed: Seed = {}) => Layer.effect(Cluster.Cluster, make(seed))
+/** Builds a fake cluster holding the seed objects. */
+export const make = (seed: Seed = {}) => Effect.map(makeWithControl(seed), ({ cluster }) => cluster)
+
+/** A fake cluster, empty or seeded, with its RolloutControl. */
+export const layer = (seed: Seed = {}): Layer.Layer<Cluster.Cluster | RolloutControl> =>
+  Layer.effectContext(Effect.map(makeWithControl(seed), ({ cluster, control }) =>
+    Context.make(Cluster.Cluster, cluster).pipe(Context.add(RolloutControl, control))))

@@ -512,6 +512,8 @@ export const make = Effect.gen(function*() {
   const toDeployment = (r: DeploymentInput) =>
     new Deployment.DeploymentRecord({
       ...r,
+      status_reason: r.status_reason,
+      status_message: r.status_message,
       account: accountName(r.account_id),
       publisher: accountName(r.publisher_id),
       spec: { ...r.spec }
@@ -551,8 +553,23 @@ export const make = Effect.gen(function*() {
     markUndeployed: (id, status, at) =>
       Effect.sync(() => {
         const record = state.deployments.get(id)
-        if (record) state.deployments.set(id, { ...record, status, undeployed_at: Option.some(at) })
+        if (record) state.deployments.set(id, { ...record, status, status_reason: undefined, status_message: undefined, undeployed_at: Option.some(at) })
       }),
+    setStatus: (id, from, to) =>
+      Effect.sync(() => {
+        const record = state.deployments.get(id)
+        if (record === undefined || Option.isSome(record.undeployed_at) || record.status !== from) return false
+        state.deployments.set(id, { ...record, status: to.status, status_reason: to.status_reason, status_message: to.status_message })
+        return true
+      }),
+    listLiveWithStatus: (statuses, after, limit) =>
+      Effect.sync(() =>
+        [...state.deployments.values()]
+          .filter((d) => Option.isNone(d.undeployed_at) && statuses.includes(d.status) && (after === undefined || d.id > after))
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .slice(0, limit)
+          .map(toDeployment)
+      ),
     listFollowing: (publisherId, agentName) =>
       Effect.sync(() =>
         [...state.deployments.values()]

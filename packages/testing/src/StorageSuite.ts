@@ -679,6 +679,59 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             ])
           }))
 
+        it.effect("setStatus writes a live deployment's status, reason and message only from the status given; listLiveWithStatus walks live ones by id", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const account = yield* newAccount()
+            // Statuses of this test alone, so that other tests' deployments stay out of its lists.
+            const pending = uniqueName("pending")
+            const progressing = uniqueName("progressing")
+            const make = (status: string, extra: Partial<Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]> = {}) => ({
+              id: Deployment.DeploymentId.make(uniqueName("dep")),
+              account_id: account.id,
+              publisher_id: account.id,
+              agent_name: Ids.AgentName.make("helper"),
+              build_id: Ids.BuildId.make("b-1"),
+              namespace: uniqueName("ns"),
+              status,
+              deployed_at: at("2026-11-01T10:00:00.000Z"),
+              undeployed_at: Option.none(),
+              spec: {},
+              ...extra
+            })
+            const first = make(pending)
+            const second = make(progressing)
+            const third = make(pending)
+            const ended = make(pending, { undeployed_at: Option.some(at("2026-11-02T10:00:00.000Z")) })
+            for (const d of [first, second, third, ended]) yield* deployments.upsert(d)
+            const ids = [first.id, second.id, third.id].sort()
+            const list = (after: Deployment.DeploymentId | undefined, limit: number) =>
+              Effect.map(deployments.listLiveWithStatus([pending, progressing], after, limit), (found) => found.map((d) => d.id))
+            expect(yield* list(undefined, 10)).toEqual(ids)
+            expect(yield* list(undefined, 2)).toEqual(ids.slice(0, 2))
+            expect(yield* list(ids[1], 2)).toEqual(ids.slice(2))
+            expect(yield* deployments.listLiveWithStatus([], undefined, 10)).toEqual([])
+
+            const failed = { status: "failed", status_reason: "ImagePullBackOff", status_message: 'Back-off pulling image "x"' }
+            expect(yield* deployments.setStatus(first.id, pending, failed)).toBe(true)
+            const read = Option.getOrThrow(yield* deployments.findById(first.id))
+            expect([read.status, read.status_reason, read.status_message]).toEqual(["failed", "ImagePullBackOff", 'Back-off pulling image "x"'])
+            // From a status it no longer has: another process wrote first.
+            expect(yield* deployments.setStatus(first.id, pending, { status: "available" })).toBe(false)
+            expect(Option.getOrThrow(yield* deployments.findById(first.id)).status).toBe("failed")
+            expect(yield* deployments.setStatus(first.id, "failed", { status: "available" })).toBe(true)
+            const cleared = Option.getOrThrow(yield* deployments.findById(first.id))
+            expect([cleared.status, cleared.status_reason, cleared.status_message]).toEqual(["available", undefined, undefined])
+            expect(yield* deployments.setStatus(ended.id, pending, { status: "available" })).toBe(false)
+            expect(yield* deployments.setStatus(Deployment.DeploymentId.make(uniqueName("dep")), pending, { status: "available" })).toBe(false)
+            expect(yield* list(undefined, 10)).toEqual([second.id, third.id].sort())
+            // Ending a deployment drops the reason of its status.
+            yield* deployments.setStatus(second.id, progressing, failed)
+            yield* deployments.markUndeployed(second.id, "superseded", at("2026-11-03T10:00:00.000Z"))
+            const superseded = Option.getOrThrow(yield* deployments.findById(second.id))
+            expect([superseded.status, superseded.status_reason, superseded.status_message]).toEqual(["superseded", undefined, undefined])
+          }))
+
         it.effect("upsert stores a record by id and replaces it; accountsDeploying lists other accounts with live deployments", () =>
           Effect.gen(function*() {
             const deployments = yield* Ports.DeploymentStore

@@ -14,7 +14,25 @@ import { useAction } from "../hooks"
 import { useResource } from "../hooks"
 import { Link, navigate, pathOf } from "../router"
 
-const statusTone = (status: string) => (status === "running" ? "ok" : status === "superseded" ? "neutral" : status === "undeployed" ? "warn" : "info")
+/** A live deployment follows its rollout (pending, progressing, available, failed); `running` is what records said before. */
+const statusTone = (status: string) =>
+  status === "available" || status === "running"
+    ? "ok"
+    : status === "failed"
+    ? "error"
+    : status === "superseded"
+    ? "neutral"
+    : status === "undeployed"
+    ? "warn"
+    : "info"
+
+/** The status badge, with the cluster's reason beside it and its message on hover. */
+const StatusBadge = ({ deployment }: { readonly deployment: Deployment.Deployment }) => (
+  <span title={deployment.status_message}>
+    <Badge tone={statusTone(deployment.status)}>{deployment.status}</Badge>
+    {deployment.status_reason !== undefined && <span class="muted"> {deployment.status_reason}</span>}
+  </span>
+)
 
 const ConfigMapViewer = ({ deployment }: { readonly deployment: Deployment.Deployment }) => {
   const [name, setName] = useState(`${deployment.agent_name}-config`)
@@ -325,7 +343,7 @@ export const DeploymentsPage = ({ account, name, selected }: { readonly account:
                         </button>
                       </th>
                       <td>
-                        <Badge tone={statusTone(d.status)}>{d.status}</Badge>
+                        <StatusBadge deployment={d} />
                         {d.rolled_back_from !== undefined && <span class="muted"> rollback of {d.rolled_back_from}</span>}
                       </td>
                       <td>{d.account}</td>
@@ -357,11 +375,15 @@ export const DeploymentsPage = ({ account, name, selected }: { readonly account:
           <h2 id="selected-heading">
             Deployment <code>{chosen.id}</code>
           </h2>
+          <p>
+            Status: <StatusBadge deployment={chosen} />
+            {chosen.status_message !== undefined && <span class="muted"> {chosen.status_message}</span>}
+          </p>
           {chosen.env !== undefined && <DeployEnv env={chosen.env} />}
           <div class="grid-2">
             <ConfigMapViewer deployment={chosen} />
             <PodRestart deployment={chosen} />
-            {chosen.status === "running" && (
+            {chosen.undeployed_at === null && (
               <Rollback
                 deployment={chosen}
                 history={deployments}

@@ -81,6 +81,8 @@ export const deploymentChanged = (
       build_id: record.build_id,
       namespace: record.namespace,
       status: record.status,
+      ...(record.status_reason === undefined ? {} : { status_reason: record.status_reason }),
+      ...(record.status_message === undefined ? {} : { status_message: record.status_message }),
       ...(record.rolled_back_from === undefined ? {} : { rolled_back_from: record.rolled_back_from }),
       ...(record.follow === undefined ? {} : { follow: describeFollow(record.follow) }),
       ...(record.rolled_forward_from === undefined ? {} : { rolled_forward_from: record.rolled_forward_from }),

@@ -42,6 +42,26 @@ export type ConcurrentSend = typeof ConcurrentSend.Type
 /** The strategy of a deployment that chose none: the contract gives 409 to the message limit alone. */
 export const defaultConcurrentSend: ConcurrentSend = "interrupt"
 
+/**
+ * Statuses of a deployment record. A live deployment follows its workload's
+ * rollout: `pending` (deployed, not yet seen in the cluster), `progressing`,
+ * `available` or `failed` (with the cluster's reason); an ended one is
+ * `superseded` (another deploy replaced it) or `undeployed`. Records written
+ * before rollouts were read said `running` (migration 0015 made the live ones
+ * `pending`, so that they are read again).
+ */
+export const DeploymentStatus = {
+  pending: "pending",
+  progressing: "progressing",
+  available: "available",
+  failed: "failed",
+  superseded: "superseded",
+  undeployed: "undeployed"
+} as const
+
+/** Statuses of live deployments whose rollout has not settled: the platform reads the cluster until it does. */
+export const unsettledStatuses: ReadonlyArray<string> = [DeploymentStatus.pending, DeploymentStatus.progressing]
+
 /** The settings of a deployment, as the API shows and takes them. */
 export class DeploymentSettings extends Schema.Class<DeploymentSettings>("DeploymentSettings")({
   concurrent_send: ConcurrentSend
@@ -60,6 +80,10 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   build_id: BuildId,
   namespace: Schema.String,
   status: Schema.String,
+  /** Why the status is what it is, in the cluster's word (`ImagePullBackOff`), when it gave one. */
+  status_reason: Schema.optional(Schema.String),
+  /** The cluster's sentence about the status, when it gave one. */
+  status_message: Schema.optional(Schema.String),
   deployed_at: Schema.DateTimeUtc,
   undeployed_at: Schema.OptionFromNullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
@@ -86,6 +110,10 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
   build_id: BuildId,
   namespace: Schema.String,
   status: Schema.String,
+  /** Present when the cluster gave a reason for the status, such as `ImagePullBackOff` for `failed`. */
+  status_reason: Schema.optional(Schema.String),
+  /** Present when the cluster said more about the status. */
+  status_message: Schema.optional(Schema.String),
   deployed_at: Schema.DateTimeUtc,
   undeployed_at: Schema.NullOr(Schema.DateTimeUtc),
   spec: Schema.Record({ key: Schema.String, value: Schema.Unknown }),
@@ -123,6 +151,8 @@ export const toView = (record: DeploymentRecord, hideEnv = false, hideOverrides 
     build_id: record.build_id,
     namespace: record.namespace,
     status: record.status,
+    ...(record.status_reason === undefined ? {} : { status_reason: record.status_reason }),
+    ...(record.status_message === undefined ? {} : { status_message: record.status_message }),
     deployed_at: record.deployed_at,
     undeployed_at: record.undeployed_at._tag === "Some" ? record.undeployed_at.value : null,
     spec: hideEnv ? withEnvHidden(record.spec) : record.spec,

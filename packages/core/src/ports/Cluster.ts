@@ -71,6 +71,28 @@ export interface Pod {
 }
 
 /**
+ * Where a workload's rollout stands: `pending` (the cluster has not taken up
+ * the latest change yet), `progressing` (new pods are being started or old
+ * ones stopped), `available` (every replica runs the latest template and is
+ * ready) or `failed` (the rollout cannot finish as it is: an image that
+ * cannot be pulled, a container that keeps crashing, a deadline passed).
+ */
+export const RolloutState = Schema.Literal("pending", "progressing", "available", "failed")
+export type RolloutState = typeof RolloutState.Type
+
+/**
+ * A workload's rollout as the cluster reports it. `reason` is the cluster's
+ * own word for why (`ImagePullBackOff`, `CrashLoopBackOff`,
+ * `ProgressDeadlineExceeded`), `message` its sentence; both mostly come with
+ * `failed`.
+ */
+export interface Rollout {
+  readonly state: RolloutState
+  readonly reason?: string | undefined
+  readonly message?: string | undefined
+}
+
+/**
  * The cluster refused or failed. `reason` says whose problem it is:
  * `Unavailable` (cannot reach it), `Forbidden` (the platform's own
  * credentials lack a permission), `Invalid` (it rejected an object),
@@ -98,6 +120,8 @@ export class Cluster extends Context.Tag("@hosting/core/Cluster")<Cluster, {
   /** Creates or replaces the workload of a build. */
   readonly applyWorkload: (workload: Workload) => Effect.Effect<void, ClusterError>
   readonly readWorkload: (namespace: string, name: string) => Effect.Effect<Option.Option<WorkloadStatus>, ClusterError>
+  /** The rollout of a workload (its latest apply); none when there is no such workload. */
+  readonly rolloutStatus: (namespace: string, name: string) => Effect.Effect<Option.Option<Rollout>, ClusterError>
   readonly listPods: (namespace: string) => Effect.Effect<ReadonlyArray<Pod>, ClusterError>
   /** Deletes a pod so that its controller recreates it; `false` when there was no such pod. */
   readonly deletePod: (namespace: string, name: string) => Effect.Effect<boolean, ClusterError>

@@ -18,6 +18,9 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     readonly build_id: BuildId
     readonly namespace: string
     readonly status: string
+    /** The cluster's reason for the status, and its message, when it gave them. */
+    readonly status_reason?: string | undefined
+    readonly status_message?: string | undefined
     readonly deployed_at: DateTime.Utc
     readonly undeployed_at: Option.Option<DateTime.Utc>
     readonly spec: Readonly<Record<string, unknown>>
@@ -48,8 +51,24 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     agentName: AgentName,
     accountIds: ReadonlyArray<AccountId>
   ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
-  /** Ends a deployment: sets its status and undeployed_at. */
+  /** Ends a deployment: sets its status and undeployed_at, and drops the status's reason and message. */
   readonly markUndeployed: (id: DeploymentId, status: string, at: DateTime.Utc) => Effect.Effect<void, StorageError>
+  /**
+   * Sets the status of a live deployment whose status is still `from`, with
+   * its reason and message (none when absent); `false` when the deployment
+   * ended or its status changed meanwhile (another process wrote it first).
+   */
+  readonly setStatus: (
+    id: DeploymentId,
+    from: string,
+    to: { readonly status: string; readonly status_reason?: string | undefined; readonly status_message?: string | undefined }
+  ) => Effect.Effect<boolean, StorageError>
+  /** Live deployments with one of the statuses, by id after `after` (from the start when absent), at most `limit`. */
+  readonly listLiveWithStatus: (
+    statuses: ReadonlyArray<string>,
+    after: DeploymentId | undefined,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
   /** Live deployments of an agent, by any account, that follow a range or a channel; oldest first. */
   readonly listFollowing: (publisherId: AccountId, agentName: AgentName) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
   /** Live deployments of an agent, by any account, that run the build; oldest first. */

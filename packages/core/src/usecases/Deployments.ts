@@ -12,6 +12,7 @@ import {
   type ConcurrentSend,
   DeploymentId,
   type DeploymentRecord,
+  DeploymentStatus,
   describeFollow,
   type Follow,
   labelKeys,
@@ -84,12 +85,8 @@ export interface SettingsInput {
   readonly concurrent_send: ConcurrentSend
 }
 
-/** Statuses a deployment record takes. */
-export const Status = {
-  running: "running",
-  superseded: "superseded",
-  undeployed: "undeployed"
-} as const
+/** Statuses a deployment record takes (see DeploymentStatus): a deploy writes `pending`, the Rollouts service the rest of the rollout. */
+export const Status = DeploymentStatus
 
 /** Name of the ConfigMap that carries the agent's spec and environment. */
 export const configMapName = (agent: AgentName) => `${agent}-config`
@@ -276,7 +273,8 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
             agent_name: agent.name,
             build_id: build.build_id,
             namespace,
-            status: Status.running,
+            // Not yet seen in the cluster: the Rollouts service reads the rollout from here on.
+            status: Status.pending,
             deployed_at: now,
             undeployed_at: Option.none(),
             spec: build.spec,

@@ -12,6 +12,7 @@ import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
 import * as PrincipalCache from "./PrincipalCache.js"
 import { Releases } from "./Releases.js"
+import { Rollouts } from "./Rollouts.js"
 import { Secrets } from "./Secrets.js"
 import { Setup } from "./Setup.js"
 import { SingleSignOn } from "./SingleSignOn.js"
@@ -19,7 +20,8 @@ import { Tokens } from "./Tokens.js"
 import { Traces } from "./Traces.js"
 
 /**
- * Every use case; needs the storage ports, an IdGenerator, an EventBus, a
+ * Every use case (the rollouts' poll, `Rollouts.poller`, is started apart);
+ * needs the storage ports, an IdGenerator, an EventBus, a
  * ReplyBus, a Cluster, an AgentRuntime and an ObjectStore. The use cases
  * (and whoever writes through this layer's TokenStore and AccountStore)
  * read tokens through the PrincipalCache.
@@ -28,6 +30,7 @@ export const layer = Layer.mergeAll(
   // Releases publish through the Catalog and roll deployments forward through Deployments: one instance of each.
   Releases.Default.pipe(Layer.provideMerge(Layer.merge(Catalog.Default, Deployments.Default))),
   Accounts.Default,
+  Rollouts.Default,
   Events.Default,
   Secrets.Default,
   Chat.Default,
