@@ -4,6 +4,7 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as OpenApi from "@effect/platform/OpenApi"
+import { A2aApi } from "./A2aApi.js"
 import { AccountsApi } from "./AccountsApi.js"
 import { AgentsApi, PublicAgentsApi } from "./AgentsApi.js"
 import { InternalError, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRequests } from "./ApiErrors.js"
@@ -27,6 +28,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(DeploymentsApi)
   .add(ChatApi)
   .add(FilesApi)
+  .add(A2aApi)
   .add(TracesApi)
   .add(OAuthApi)
   .add(SessionApi)

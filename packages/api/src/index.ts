@@ -1,3 +1,4 @@
+export * as A2aApi from "./A2aApi.js"
 export * as AccountsApi from "./AccountsApi.js"
 export * as AgentsApi from "./AgentsApi.js"
 export * as ApiErrors from "./ApiErrors.js"

@@ -11,6 +11,7 @@ import * as Auth from "./Auth.js"
 import * as ChatHttp from "./ChatHttp.js"
 import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import * as ErrorResponses from "./ErrorResponses.js"
+import * as A2aHttp from "./A2aHttp.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as IdentityHttp from "./IdentityHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
@@ -69,6 +70,7 @@ const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamL
     DeploymentsHttp.layer,
     ChatHttp.layer,
     FilesHttp.layerWith(publicUrlOf(options)),
+    A2aHttp.layerWith(publicUrlOf(options)),
     TracesHttp.layer,
     OAuthHttp.layer({ ...publicUrlOf(options), singleSignOn: options.oidc !== undefined }),
     OAuthHttp.wellKnownLayer(publicUrlOf(options)),

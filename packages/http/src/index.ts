@@ -1,3 +1,4 @@
+export * as A2aHttp from "./A2aHttp.js"
 export * as ApiApp from "./ApiApp.js"
 export * as AccountsHttp from "./AccountsHttp.js"
 export * as AgentsHttp from "./AgentsHttp.js"

@@ -269,6 +269,17 @@ const matrix: Record<string, Entry> = {
     request: (t, _, c) => withJson(c, "PUT", `/deployments/${t["deployment"]}/settings`, { concurrent_send: "queue" }),
     expect: managers(200, 404)
   },
+  // Issue 29: a deployment's A2A agent, for the members of the deploying account (others: the deployment does not exist).
+  "a2a.agentCard": {
+    setup: deployment,
+    request: (t, _, c) => bare(c, "GET", `/deployments/${t["deployment"]}/a2a/.well-known/agent-card.json`),
+    expect: members(200, 404)
+  },
+  "a2a.rpc": {
+    setup: deployment,
+    request: (t, _, c) => withJson(c, "POST", `/deployments/${t["deployment"]}/a2a`, { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "nothing" } }),
+    expect: members(200, 404)
+  },
   "deployments.configMap": {
     setup: deployment,
     request: (t, w, c) => bare(c, "GET", `/deployments/${t["namespace"]}/configmap/helper-config?account=${w.team.account}`),

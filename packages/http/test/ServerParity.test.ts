@@ -1186,6 +1186,21 @@ const routeCases: Record<string, RouteCase> = {
     ],
     noInput: "DELETE /session reads only the session cookie and its CSRF header"
   },
+  "a2a.agentCard": {
+    steps: [
+      step("unauthenticated", "an agent card without a credential", (s) => get(`/deployments/${s["deployment"]}/a2a/.well-known/agent-card.json`)),
+      step("bad", "an agent card of an invalid deployment id", () => get("/deployments/..x/a2a/.well-known/agent-card.json", owner)),
+      step("valid", "the agent card", (s) => get(`/deployments/${s["deployment"]}/a2a/.well-known/agent-card.json`, owner))
+    ]
+  },
+  "a2a.rpc": {
+    steps: [
+      step("unauthenticated", "A2A without a credential", (s) => withJson("POST", `/deployments/${s["deployment"]}/a2a`, { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "t" } }, {})),
+      step("bad", "A2A with a body that is not JSON", (s) => withJson("POST", `/deployments/${s["deployment"]}/a2a`, "{\"jsonrpc\": ")),
+      step("bad", "A2A with an unknown method", (s) => withJson("POST", `/deployments/${s["deployment"]}/a2a`, { jsonrpc: "2.0", id: 2, method: "Dance", params: {} })),
+      step("valid", "A2A GetTask of a task that does not exist", (s) => withJson("POST", `/deployments/${s["deployment"]}/a2a`, { jsonrpc: "2.0", id: 3, method: "GetTask", params: { id: "t" } }))
+    ]
+  },
   "deployments.rollback": {
     steps: [
       step("unauthenticated", "roll back without a credential", (s) => withJson("POST", `/deployments/${s["deployment"]}/rollback`, {}, {})),

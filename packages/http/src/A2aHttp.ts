@@ -1,0 +1,296 @@
+/**
+ * Handlers of the A2A routes: every deployment answers the Agent2Agent
+ * protocol (v1.0) over JSON-RPC through the official SDK's request handler,
+ * with an executor that turns a task into a turn of the caller's
+ * conversation (the A2A context) and the reply's chunks into artifact
+ * updates.
+ */
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
+import { AgentCard, type Message, type Part, Role, type Task, TaskState } from "@a2a-js/sdk"
+import {
+  type AgentExecutor,
+  DefaultRequestHandler,
+  type ExecutionEventBus,
+  InMemoryTaskStore,
+  JsonRpcTransportHandler,
+  type RequestContext,
+  ServerCallContext,
+  type User
+} from "@a2a-js/sdk/server"
+import { A2aApi, HostingApi } from "@hosting/api"
+import { Chat, Conversation, type Deployment, Deployments, Principal } from "@hosting/core"
+import { Cause, Deferred, Effect, Exit, Option, Runtime, Schema, Stream } from "effect"
+import * as ApiApp from "./ApiApp.js"
+import * as ApiRoutes from "./ApiRoutes.js"
+import { handle } from "./ErrorMapping.js"
+import * as PublicUrl from "./PublicUrl.js"
+
+/** The protocol version this server speaks. */
+const protocolVersion = "1.0"
+
+/** The caller, as the SDK's call context carries it: tasks are kept per user. */
+class PrincipalUser implements User {
+  constructor(readonly principal: Principal.Principal) {}
+  get isAuthenticated() {
+    return true
+  }
+  get userName() {
+    return this.principal.user.id
+  }
+}
+
+const principalOf = (context: ServerCallContext) => (context.user as PrincipalUser).principal
+
+const isConversationId = Schema.is(Conversation.ConversationId)
+
+/**
+ * The JSON-RPC error for a message whose context cannot be a conversation
+ * (a UUID), checked before the SDK runs anything; undefined when it can.
+ */
+const contextRefusal = (request: unknown) => {
+  if (typeof request !== "object" || request === null) return undefined
+  const { id, method, params } = request as { id?: unknown; method?: unknown; params?: { message?: { contextId?: unknown } } }
+  if (method !== "SendMessage" && method !== "SendStreamingMessage") return undefined
+  const context = params?.message?.contextId
+  if (typeof context !== "string" || context === "" || isConversationId(context)) return undefined
+  return {
+    jsonrpc: "2.0",
+    id: typeof id === "string" || typeof id === "number" ? id : null,
+    error: { code: -32602, message: `Invalid params: a context of this agent is a conversation, a UUID, not "${context.slice(0, 64)}".` }
+  }
+}
+
+const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" })
+
+const agentMessage = (task: string, context: string, text: string): Message => ({
+  messageId: globalThis.crypto.randomUUID(),
+  contextId: context,
+  taskId: task,
+  role: Role.ROLE_AGENT,
+  parts: [textPart(text)],
+  metadata: undefined,
+  extensions: [],
+  referenceTaskIds: []
+})
+
+const status = (state: TaskState, message?: Message) => ({ state, message, timestamp: new Date().toISOString() })
+
+/** The agent card of a deployment, from its spec, in the protocol's JSON form: what A2A clients read first. */
+export const agentCardJson = (deployment: Deployment.Deployment, agentUrl: string) => {
+  const spec = deployment.spec
+  const text = (key: string) => (typeof spec[key] === "string" ? (spec[key] as string) : undefined)
+  const declared = Array.isArray(spec["skills"]) ? (spec["skills"] as Array<unknown>) : []
+  const skills = declared.flatMap((skill, index) => {
+    if (typeof skill !== "object" || skill === null) return []
+    const s = skill as Record<string, unknown>
+    const str = (key: string, fallback: string) => (typeof s[key] === "string" ? (s[key] as string) : fallback)
+    const list = (key: string) => (Array.isArray(s[key]) ? (s[key] as Array<unknown>).filter((t): t is string => typeof t === "string") : [])
+    return [{
+      id: str("id", `skill-${index + 1}`),
+      name: str("name", str("id", `Skill ${index + 1}`)),
+      description: str("description", ""),
+      tags: list("tags"),
+      examples: list("examples")
+    }]
+  })
+  return {
+    name: text("name") ?? deployment.agent_name,
+    description: text("description") ?? `The agent ${deployment.agent}, deployed as ${deployment.id}.`,
+    version: text("version") ?? deployment.build_id,
+    supportedInterfaces: [{ url: agentUrl, protocolBinding: "JSONRPC", protocolVersion }],
+    capabilities: { streaming: true, pushNotifications: false },
+    securitySchemes: { bearer: { httpAuthSecurityScheme: { scheme: "bearer", description: "A token of the hosting service" } } },
+    securityRequirements: [{ schemes: { bearer: { list: [] } } }],
+    defaultInputModes: ["text/plain"],
+    defaultOutputModes: ["text/plain"],
+    skills: skills.length > 0
+      ? skills
+      : [{ id: "chat", name: "Chat", description: "Send a message; the agent replies.", tags: ["chat"], examples: [] }]
+  }
+}
+
+/** The JSON-RPC route: the agent's URL in its card. */
+const rpcRoute = ApiRoutes.routeOf(A2aApi.A2aApi, "rpc")
+
+/** The JSON-RPC answer to a body that is not JSON (the SDK would call it invalid params). */
+const parseError = (error: unknown) => ({
+  jsonrpc: "2.0",
+  id: null,
+  error: { code: -32700, message: `Parse error: the body is not JSON (${error instanceof Error ? error.message : String(error)}).` }
+})
+
+export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(HostingApi.HostingApi, "a2a", (handlers) =>
+  Effect.gen(function*() {
+    const chat = yield* Chat.Chat
+    const deployments = yield* Deployments.Deployments
+    const runtime = yield* Effect.runtime<never>()
+    const run = Runtime.runPromiseExit(runtime)
+
+    /** A task's conversation and caller, for a cancel. */
+    const tasks = new Map<string, {
+      readonly deployment: Deployment.DeploymentId
+      readonly conversation: Conversation.ConversationId
+      readonly principal: Principal.Principal
+    }>()
+
+    /** Runs a turn for a task: the user's text to the conversation, the reply's chunks back as they arrive. */
+    const executorFor = (deploymentId: Deployment.DeploymentId): AgentExecutor => ({
+      execute: async (request: RequestContext, bus: ExecutionEventBus) => {
+        const principal = principalOf(request.context)
+        const text = request.userMessage.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("")
+        // Checked by the route before the SDK runs: a context here is a UUID.
+        const conversation = request.contextId as Conversation.ConversationId
+        const sent = await run(chat.send(principal, deploymentId, conversation, { content: text }))
+        if (Exit.isFailure(sent)) {
+          // Refused as a send is refused (another user's conversation, the message limit, a reply in progress): the task says why.
+          const failure = Cause.failureOption(sent.cause)
+          const why = Option.isSome(failure) ? failure.value.message : "The message could not be sent."
+          bus.publish({
+            kind: "task",
+            data: {
+              id: request.taskId,
+              contextId: request.contextId,
+              status: status(TaskState.TASK_STATE_REJECTED, agentMessage(request.taskId, request.contextId, why)),
+              artifacts: [],
+              history: [request.userMessage],
+              metadata: undefined
+            }
+          })
+          bus.finished()
+          return
+        }
+        tasks.set(request.taskId, { deployment: deploymentId, conversation, principal })
+        const task: Task = {
+          id: request.taskId,
+          contextId: request.contextId,
+          status: status(TaskState.TASK_STATE_WORKING),
+          artifacts: [],
+          history: [request.userMessage],
+          metadata: { message_id: sent.value.message_id }
+        }
+        bus.publish({ kind: "task", data: task })
+        let reply: string | undefined
+        let chunks = 0
+        const followed = await run(Effect.scoped(Effect.gen(function*() {
+          const done = yield* Deferred.make<void>()
+          yield* chat.follow(principal, deploymentId, conversation, Option.none(), {
+            push: (items) => {
+              for (const item of items) {
+                if (item._tag === "Heartbeat") continue
+                reply ??= item.message_id
+                if (item.message_id !== reply) continue
+                if (item._tag === "Delta") {
+                  bus.publish({
+                    kind: "artifactUpdate",
+                    data: {
+                      taskId: request.taskId,
+                      contextId: request.contextId,
+                      artifact: { artifactId: reply, name: "reply", description: "", parts: [textPart(item.delta)], metadata: undefined, extensions: [] },
+                      append: chunks++ > 0,
+                      lastChunk: false,
+                      metadata: undefined
+                    }
+                  })
+                } else if (item._tag === "Completed") {
+                  bus.publish({
+                    kind: "statusUpdate",
+                    data: {
+                      taskId: request.taskId,
+                      contextId: request.contextId,
+                      status: status(TaskState.TASK_STATE_COMPLETED, agentMessage(request.taskId, request.contextId, item.content)),
+                      metadata: undefined
+                    }
+                  })
+                  Deferred.unsafeDone(done, Exit.void)
+                } else {
+                  const cancelled = /cancel/i.test(item.error)
+                  bus.publish({
+                    kind: "statusUpdate",
+                    data: {
+                      taskId: request.taskId,
+                      contextId: request.contextId,
+                      status: status(
+                        cancelled ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_FAILED,
+                        agentMessage(request.taskId, request.contextId, item.error)
+                      ),
+                      metadata: undefined
+                    }
+                  })
+                  Deferred.unsafeDone(done, Exit.void)
+                }
+              }
+              return true
+            },
+            end: () => Deferred.unsafeDone(done, Exit.void)
+          })
+          yield* Deferred.await(done)
+        })))
+        tasks.delete(request.taskId)
+        if (Exit.isFailure(followed)) {
+          bus.publish({
+            kind: "statusUpdate",
+            data: { taskId: request.taskId, contextId: request.contextId, status: status(TaskState.TASK_STATE_FAILED), metadata: undefined }
+          })
+        }
+        bus.finished()
+      },
+      cancelTask: async (taskId: string) => {
+        const running = tasks.get(taskId)
+        if (running === undefined) return
+        await run(chat.cancel(running.principal, running.deployment, running.conversation))
+      }
+    })
+
+    /** One request handler per deployment (its tasks kept per caller), made at the first call. */
+    const handlers_ = new Map<Deployment.DeploymentId, JsonRpcTransportHandler>()
+    const transportFor = (deployment: Deployment.Deployment, agentUrl: string) => {
+      let transport = handlers_.get(deployment.id)
+      if (transport === undefined) {
+        const card = AgentCard.fromJSON(agentCardJson(deployment, agentUrl))
+        transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executorFor(deployment.id)))
+        handlers_.set(deployment.id, transport)
+      }
+      return transport
+    }
+
+    const agentUrlOf = (request: HttpServerRequest.HttpServerRequest, deploymentId: Deployment.DeploymentId) =>
+      ApiRoutes.link(PublicUrl.baseOf(request, options), rpcRoute, { deploymentId })
+
+    return handlers
+      .handle("agentCard", ({ path }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const deployment = yield* handle(deployments.get(principal, path.deploymentId))
+          return AgentCard.toJSON(AgentCard.fromJSON(agentCardJson(deployment, agentUrlOf(request, path.deploymentId)))) as Record<string, unknown>
+        }))
+      .handle("rpc", ({ path }) =>
+        Effect.gen(function*() {
+          const principal = yield* Principal.CurrentPrincipal
+          const request = yield* HttpServerRequest.HttpServerRequest
+          const deployment = yield* handle(deployments.get(principal, path.deploymentId))
+          const body = yield* Effect.orElseSucceed(request.text, () => "")
+          const version = request.headers["a2a-version"]
+          const context = new ServerCallContext({ user: new PrincipalUser(principal), ...(version === undefined ? {} : { requestedVersion: version }) })
+          const parsed = yield* Effect.try({ try: () => JSON.parse(body) as unknown, catch: (error) => error }).pipe(Effect.either)
+          if (parsed._tag === "Left") return HttpServerResponse.unsafeJson(parseError(parsed.left))
+          const refused = contextRefusal(parsed.right)
+          if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
+          const transport = transportFor(deployment, agentUrlOf(request, path.deploymentId))
+          const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
+          if (Symbol.asyncIterator in answer) {
+            const frames = Stream.fromAsyncIterable(answer, (error) => error).pipe(
+              Stream.map((response) => `data: ${JSON.stringify(response)}\n\n`),
+              Stream.orElse(() => Stream.empty),
+              Stream.encodeText
+            )
+            return HttpServerResponse.stream(frames, {
+              contentType: "text/event-stream",
+              headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+            })
+          }
+          return HttpServerResponse.unsafeJson(answer)
+        }))
+  }))
+

@@ -1,0 +1,19 @@
+/** The A2A suite (A2aSuite.ts) on PostgreSQL storage, in a database of its own. */
+import { PostgresStorage } from "@hosting/storage-postgres"
+import { TestDatabase } from "@hosting/storage-postgres/testing"
+import { Layer } from "effect"
+import { afterAll, describe, it } from "vitest"
+import * as A2aSuite from "./A2aSuite.js"
+
+const database = (await TestDatabase.isAvailable()) ? await TestDatabase.create() : undefined
+afterAll(() => database?.drop())
+
+// Without a server the suite shows as skipped, with the reason in its title.
+describe.skipIf(database === undefined)(`A2A on PostgreSQL: needs a server (${TestDatabase.skipReason})`, () => {
+  it("runs against a fresh database", () => {
+    if (database?.url.startsWith("postgres") !== true) throw new Error("no database")
+  })
+})
+if (database !== undefined) {
+  A2aSuite.run("PostgreSQL", Layer.orDie(PostgresStorage.layer({ url: database.url, maxConnections: 4 })))
+}
