@@ -17,6 +17,13 @@ import { BodyLimit, RequiredScope } from "./RouteFacts.js"
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
 
+/** A trace id: an OpenTelemetry one (32 hex digits) or the id a fixture gave, at most 64 letters, digits, `.`, `_` or `-`. */
+export const TraceId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9._-]{1,64}$/, { message: () => "must be a trace id (1 to 64 letters, digits, '.', '_' or '-')" }),
+  Schema.annotations({ identifier: "TraceId", description: "A trace id, such as the 32 hexadecimal digits of an OpenTelemetry trace" })
+)
+const traceId = HttpApiSchema.param("traceId", TraceId)
+
 export const TracesParams = Schema.Struct({
   start_time: Schema.optional(Trace.Rfc3339),
   end_time: Schema.optional(Trace.Rfc3339),
@@ -63,6 +70,18 @@ export class TracesApi extends HttpApiGroup.make("traces")
       .annotate(
         OpenApi.Summary,
         "An agent's traces, newest first, filtered by time window and status (members of the agent's account or of an account deploying it)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("get")`/agents/${account}/${name}/observability/traces/${traceId}`
+      .addSuccess(Trace.TraceDetail)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Summary,
+        "One trace of an agent with its span tree (the same readers as the listing; a trace the caller may not see is 404)"
       )
   )
   .add(

@@ -3,7 +3,7 @@
  * (Observability, Limits) and the OTLP ingestion of extensions.md, driven by
  * the OpenTelemetry SDK and its OTLP/HTTP exporter.
  */
-import { context, SpanStatusCode, trace as otelTrace } from "@opentelemetry/api"
+import { context, SpanKind, SpanStatusCode, trace as otelTrace } from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { OTLPTraceExporter as OTLPProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto"
 import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer"
@@ -439,6 +439,69 @@ describe("HTTP: observability", () => {
         })
         expect(refused.status).toBe(404)
         expectErrorBody(refused.body, "agent_not_found")
+      }))
+
+    it.effect("GET .../traces/{traceId}: the trace with its span tree (ids, parent, name, kind, status, times, attributes, events); 404 for a trace not seen", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* registerHelper(team)
+        const start = Date.UTC(2026, 10, 2, 9, 0, 0)
+        const spans = yield* spansOf(`${team.account}/helper`, (tracer) => {
+          const root = tracer.startSpan("turn", { startTime: start, kind: SpanKind.INTERNAL, attributes: { "input.value": "question" } })
+          const inRoot = otelTrace.setSpan(context.active(), root)
+          const llm = tracer.startSpan("llm", { startTime: start + 5, kind: SpanKind.CLIENT, attributes: { "gen_ai.request.model": "m-1", n: 3 } }, inRoot)
+          const inLlm = otelTrace.setSpan(context.active(), llm)
+          tracer.startSpan("tokenize", { startTime: start + 6 }, inLlm).end(start + 7)
+          llm.addEvent("retry", { attempt: 2 }, start + 10)
+          llm.setStatus({ code: SpanStatusCode.ERROR, message: "rate limited" })
+          llm.end(start + 200)
+          tracer.startSpan("tool", { startTime: start + 210 }, inRoot).end(start + 240)
+          root.end(start + 250)
+        })
+        expect((yield* exportSpans(team.tokens.member, spans, { protocol: "protobuf", compression: "gzip" })).code).toBe(0)
+        const traceId = spans[0]!.spanContext().traceId
+        const idOf = (name: string) => spans.find((s) => s.name === name)!.spanContext().spanId
+        const detail = yield* raw("GET", `${tracesPath(team.account)}/${traceId}`, { token: team.tokens.admin })
+        expect(detail.status).toBe(200)
+        expect(detail.body).toMatchObject({ trace_id: traceId, name: "turn", status: "ok", latency_ms: 250, input: "question" })
+        const shape = (node: any): unknown => [node.name, node.children.map(shape)]
+        expect(detail.body.spans.map(shape)).toEqual([["turn", [["llm", [["tokenize", []]]], ["tool", []]]]])
+        const [root] = detail.body.spans
+        const llm = root.children[0]
+        expect(root).toMatchObject({ span_id: idOf("turn"), parent_span_id: null, kind: "internal", status: "unset" })
+        expect(llm).toEqual({
+          span_id: idOf("llm"),
+          parent_span_id: idOf("turn"),
+          name: "llm",
+          kind: "client",
+          status: "error",
+          status_message: "rate limited",
+          start_time: "2026-11-02T09:00:00.005Z",
+          end_time: "2026-11-02T09:00:00.200Z",
+          duration_ms: 195,
+          attributes: { "gen_ai.request.model": "m-1", n: "3" },
+          events: [{ name: "retry", timestamp: "2026-11-02T09:00:00.010Z", attributes: { attempt: "2" } }],
+          children: [expect.objectContaining({ name: "tokenize", parent_span_id: idOf("llm") })]
+        })
+        // The same readers as the listing; a trace the caller does not see is 404, like one that does not exist.
+        expect((yield* raw("GET", `${tracesPath(team.account)}/${traceId}`, { token: team.tokens.outsider })).status).toBe(403)
+        const missing = yield* raw("GET", `${tracesPath(team.account)}/0123456789abcdef0123456789abcdef`, { token: team.tokens.member })
+        expect(missing.status).toBe(404)
+        expectErrorBody(missing.body, "trace_not_found")
+        expect((yield* raw("GET", `${tracesPath(team.account)}/not%20an%20id`, { token: team.tokens.member })).status).toBe(400)
+        const deployment = yield* deployedAgent(team)
+        const conversation = newConversationId()
+        expect((yield* send(team.tokens.member, deployment, conversation, { content: "private" })).status).toBe(200)
+        yield* settledHistory(team.tokens.member, deployment, conversation)
+        let turn: any
+        for (let i = 0; i < 100 && turn === undefined; i++) {
+          const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+          turn = page.body.traces.find((t: any) => t.name === "chat")
+          if (turn === undefined) yield* Effect.sleep("20 millis")
+        }
+        const mine = yield* raw("GET", `${tracesPath(team.account)}/${turn.trace_id}`, { token: team.tokens.member })
+        expect([mine.status, mine.body.input, mine.body.spans]).toEqual([200, "private", []])
+        expect((yield* raw("GET", `${tracesPath(team.account)}/${turn.trace_id}`, { token: team.tokens.owner })).status).toBe(404)
       }))
 
     it.effect("OTLP hostile input: protobuf garbage and broken gzip are 400, a gzip bomb is 413 with bounded memory; nothing is stored", () =>
