@@ -441,21 +441,39 @@ describe("HTTP: observability", () => {
         expectErrorBody(refused.body, "agent_not_found")
       }))
 
-    it.effect("GET .../traces/{traceId}: the trace with its span tree (ids, parent, name, kind, status, times, attributes, events); 404 for a trace not seen", () =>
+    it.effect("GET .../traces/{traceId}: the trace with its span tree (ids, parent, name, kind, status, times, attributes, events, GenAI facts), its model and token usage; 404 for a trace not seen", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         yield* registerHelper(team)
         const start = Date.UTC(2026, 10, 2, 9, 0, 0)
         const spans = yield* spansOf(`${team.account}/helper`, (tracer) => {
-          const root = tracer.startSpan("turn", { startTime: start, kind: SpanKind.INTERNAL, attributes: { "input.value": "question" } })
+          // The root adds up its children's usage, as agent frameworks do: it is not counted twice.
+          const root = tracer.startSpan("turn", {
+            startTime: start,
+            kind: SpanKind.INTERNAL,
+            attributes: { "input.value": "question", "gen_ai.usage.input_tokens": 15, "gen_ai.usage.output_tokens": 5 }
+          })
           const inRoot = otelTrace.setSpan(context.active(), root)
-          const llm = tracer.startSpan("llm", { startTime: start + 5, kind: SpanKind.CLIENT, attributes: { "gen_ai.request.model": "m-1", n: 3 } }, inRoot)
+          const llm = tracer.startSpan("llm", {
+            startTime: start + 5,
+            kind: SpanKind.CLIENT,
+            attributes: {
+              "gen_ai.operation.name": "chat",
+              "gen_ai.request.model": "m-1",
+              "gen_ai.usage.input_tokens": 12,
+              "gen_ai.usage.output_tokens": 5,
+              "gen_ai.input.messages": "[{\"role\":\"user\"}]",
+              n: 3
+            }
+          }, inRoot)
           const inLlm = otelTrace.setSpan(context.active(), llm)
           tracer.startSpan("tokenize", { startTime: start + 6 }, inLlm).end(start + 7)
           llm.addEvent("retry", { attempt: 2 }, start + 10)
           llm.setStatus({ code: SpanStatusCode.ERROR, message: "rate limited" })
           llm.end(start + 200)
-          tracer.startSpan("tool", { startTime: start + 210 }, inRoot).end(start + 240)
+          // OpenInference's names are read too.
+          tracer.startSpan("tool", { startTime: start + 210, attributes: { "llm.token_count.prompt": 3, "output.value": "done" } }, inRoot)
+            .end(start + 240)
           root.end(start + 250)
         })
         expect((yield* exportSpans(team.tokens.member, spans, { protocol: "protobuf", compression: "gzip" })).code).toBe(0)
@@ -463,7 +481,16 @@ describe("HTTP: observability", () => {
         const idOf = (name: string) => spans.find((s) => s.name === name)!.spanContext().spanId
         const detail = yield* raw("GET", `${tracesPath(team.account)}/${traceId}`, { token: team.tokens.admin })
         expect(detail.status).toBe(200)
-        expect(detail.body).toMatchObject({ trace_id: traceId, name: "turn", status: "ok", latency_ms: 250, input: "question" })
+        expect(detail.body).toMatchObject({
+          trace_id: traceId,
+          name: "turn",
+          status: "ok",
+          latency_ms: 250,
+          input: "question",
+          output: "done",
+          model: "m-1",
+          usage: { input_tokens: 15, output_tokens: 5 }
+        })
         const shape = (node: any): unknown => [node.name, node.children.map(shape)]
         expect(detail.body.spans.map(shape)).toEqual([["turn", [["llm", [["tokenize", []]]], ["tool", []]]]])
         const [root] = detail.body.spans
@@ -479,10 +506,26 @@ describe("HTTP: observability", () => {
           start_time: "2026-11-02T09:00:00.005Z",
           end_time: "2026-11-02T09:00:00.200Z",
           duration_ms: 195,
-          attributes: { "gen_ai.request.model": "m-1", n: "3" },
+          attributes: {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "m-1",
+            "gen_ai.usage.input_tokens": "12",
+            "gen_ai.usage.output_tokens": "5",
+            "gen_ai.input.messages": "[{\"role\":\"user\"}]",
+            n: "3"
+          },
+          gen_ai: {
+            operation: "chat",
+            model: "m-1",
+            input_tokens: 12,
+            output_tokens: 5,
+            input: "[{\"role\":\"user\"}]",
+            output: null
+          },
           events: [{ name: "retry", timestamp: "2026-11-02T09:00:00.010Z", attributes: { attempt: "2" } }],
-          children: [expect.objectContaining({ name: "tokenize", parent_span_id: idOf("llm") })]
+          children: [expect.objectContaining({ name: "tokenize", parent_span_id: idOf("llm"), gen_ai: null })]
         })
+        expect(root.children[1].gen_ai).toMatchObject({ input_tokens: 3, output_tokens: null, output: "done" })
         // The same readers as the listing; a trace the caller does not see is 404, like one that does not exist.
         expect((yield* raw("GET", `${tracesPath(team.account)}/${traceId}`, { token: team.tokens.outsider })).status).toBe(403)
         const missing = yield* raw("GET", `${tracesPath(team.account)}/0123456789abcdef0123456789abcdef`, { token: team.tokens.member })
@@ -500,7 +543,7 @@ describe("HTTP: observability", () => {
           if (turn === undefined) yield* Effect.sleep("20 millis")
         }
         const mine = yield* raw("GET", `${tracesPath(team.account)}/${turn.trace_id}`, { token: team.tokens.member })
-        expect([mine.status, mine.body.input, mine.body.spans]).toEqual([200, "private", []])
+        expect([mine.status, mine.body.input, mine.body.spans, mine.body.model, mine.body.usage]).toEqual([200, "private", [], null, null])
         expect((yield* raw("GET", `${tracesPath(team.account)}/${turn.trace_id}`, { token: team.tokens.owner })).status).toBe(404)
       }))
 

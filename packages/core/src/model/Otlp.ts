@@ -6,6 +6,7 @@
  * OTLP specification asks of receivers. No text may hold a NUL (Text.ts).
  */
 import { Array as Arr, Option, Order, Schema } from "effect"
+import * as GenAi from "./GenAi.js"
 import { Text } from "./Text.js"
 import {
   latencyMs,
@@ -137,9 +138,9 @@ export const attribute = (attributes: ReadonlyArray<KeyValue> | undefined, ...ke
   Arr.findFirst(keys, (key) =>
     Option.map(Option.fromNullable(attributes?.find((kv) => kv.key === key)), (kv) => valueText(kv.value)))
 
-/** Attribute keys of a span's input and output: OpenInference first, then the GenAI conventions. */
-export const inputKeys = ["input.value", "gen_ai.prompt"] as const
-export const outputKeys = ["output.value", "gen_ai.completion"] as const
+/** Attribute keys of a span's input and output: OpenInference first, then the GenAI conventions (GenAi.ts). */
+export const inputKeys = GenAi.keys.input
+export const outputKeys = GenAi.keys.output
 
 /** A trace read from spans, before it is tied to an agent. */
 export interface SpanTrace {

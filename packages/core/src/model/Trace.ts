@@ -6,6 +6,7 @@
  */
 import { DateTime, Option, Schema } from "effect"
 import { v7 as uuidV7 } from "uuid"
+import * as GenAi from "./GenAi.js"
 import { AccountId, AgentName, UserId } from "./Ids.js"
 
 /** `ok` or `error` (interface.md, Trace). */
@@ -110,28 +111,40 @@ export class SpanRecord extends Span.extend<SpanRecord>("SpanRecord")({
   trace_id: Schema.String
 }) {}
 
-/** A span and the spans started under it, in the order they started. */
+/**
+ * A span with what the GenAI conventions say of it (`gen_ai`, null when
+ * nothing), and the spans started under it, in the order they started.
+ */
 export interface SpanNode extends Span {
+  readonly gen_ai: GenAi.GenAi | null
   readonly children: ReadonlyArray<SpanNode>
 }
 
 export const SpanNode: Schema.Schema<SpanNode, SpanNodeEncoded> = Schema.Struct({
   ...Span.fields,
+  gen_ai: Schema.NullOr(GenAi.GenAi),
   children: Schema.Array(Schema.suspend((): Schema.Schema<SpanNode, SpanNodeEncoded> => SpanNode))
 }).annotations({ identifier: "SpanNode" }) as any
 
 export interface SpanNodeEncoded extends Schema.Struct.Encoded<typeof Span.fields> {
+  readonly gen_ai: GenAi.GenAi | null
   readonly children: ReadonlyArray<SpanNodeEncoded>
 }
 
-/** A trace with its span tree (`GET .../observability/traces/{traceId}`). */
+/**
+ * A trace with its span tree (`GET .../observability/traces/{traceId}`),
+ * the model its spans name first and the tokens they used (GenAi.ts).
+ */
 export const TraceDetail = Schema.Struct({
   ...Trace.fields,
+  model: Schema.NullOr(Schema.String),
+  usage: Schema.NullOr(GenAi.Usage),
   spans: Schema.Array(SpanNode)
 }).annotations({ identifier: "TraceDetail" })
 export type TraceDetail = typeof TraceDetail.Type
 
 const spanView = (record: SpanRecord): Omit<SpanNode, "children"> => ({
+  gen_ai: GenAi.genAiOf(record.attributes),
   span_id: record.span_id,
   parent_span_id: record.parent_span_id,
   name: record.name,
@@ -179,10 +192,10 @@ export const spanTree = (spans: ReadonlyArray<SpanRecord>): ReadonlyArray<SpanNo
 }
 
 /** The view of a trace with its spans. */
-export const toDetail = (record: TraceRecord, spans: ReadonlyArray<SpanRecord>): TraceDetail => ({
-  ...toView(record),
-  spans: spanTree(spans)
-})
+export const toDetail = (record: TraceRecord, spans: ReadonlyArray<SpanRecord>): TraceDetail => {
+  const tree = spanTree(spans)
+  return { ...toView(record), model: GenAi.modelOf(tree), usage: GenAi.usageOf(tree), spans: tree }
+}
 
 /** The key of a span's trace among an export's agents: publisher, agent and trace id. */
 export const spanTraceKey = (span: { readonly publisher_id: string; readonly agent_name: string; readonly trace_id: string }) =>
