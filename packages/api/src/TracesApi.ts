@@ -1,6 +1,6 @@
 /**
- * Observability: an agent's traces, and OTLP/HTTP JSON ingestion of the
- * spans an agent exports.
+ * Observability: an agent's traces, and OTLP/HTTP ingestion (protobuf or
+ * JSON, gzip or not) of the spans an agent exports.
  */
 import * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
@@ -9,13 +9,20 @@ import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
 import { Ids, Otlp, Trace } from "@hosting/core"
 import { Schema } from "effect"
-import { BadRequest, Forbidden, NotFound, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"
+import { BadRequest, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
 import { pageFields } from "./Paging.js"
 import { BodyLimit, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
 const name = HttpApiSchema.param("name", Ids.AgentName)
+
+/** A trace id: an OpenTelemetry one (32 hex digits) or the id a fixture gave, at most 64 letters, digits, `.`, `_` or `-`. */
+export const TraceId = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9._-]{1,64}$/, { message: () => "must be a trace id (1 to 64 letters, digits, '.', '_' or '-')" }),
+  Schema.annotations({ identifier: "TraceId", description: "A trace id, such as the 32 hexadecimal digits of an OpenTelemetry trace" })
+)
+const traceId = HttpApiSchema.param("traceId", TraceId)
 
 export const TracesParams = Schema.Struct({
   start_time: Schema.optional(Trace.Rfc3339),
@@ -31,8 +38,24 @@ export const TracesPage = Schema.Struct({
   offset: Schema.Int
 })
 
-/** Refuses OTLP bodies that are not JSON (protobuf exporters must switch to http/json) before the body is read. */
-export class OtlpJsonOnly extends HttpApiMiddleware.Tag<OtlpJsonOnly>()("@hosting/api/OtlpJsonOnly", {
+/** The OTLP/HTTP protobuf encoding of an export: an `ExportTraceServiceRequest` message. */
+export const OtlpProtobufExport = Schema.Uint8ArrayFromSelf.pipe(
+  HttpApiSchema.withEncoding({ kind: "Uint8Array", contentType: "application/x-protobuf" }),
+  Schema.annotations({
+    identifier: "OtlpProtobufExport",
+    description: "OTLP/HTTP protobuf trace export (opentelemetry-proto ExportTraceServiceRequest)"
+  })
+)
+
+/** The media types an export may come in: OTLP/HTTP JSON and OTLP/HTTP protobuf. */
+export const OtlpExport = Schema.Union(Otlp.ExportTraceServiceRequest, OtlpProtobufExport)
+
+/**
+ * Refuses, before the body is read, OTLP bodies in a media type other than
+ * `application/json` or `application/x-protobuf`, or with a
+ * `Content-Encoding` other than `gzip` (or none).
+ */
+export class OtlpMediaTypes extends HttpApiMiddleware.Tag<OtlpMediaTypes>()("@hosting/api/OtlpMediaTypes", {
   failure: UnsupportedMediaType
 }) {}
 
@@ -50,24 +73,43 @@ export class TracesApi extends HttpApiGroup.make("traces")
       )
   )
   .add(
-    HttpApiEndpoint.post("ingest")`/otlp/v1/traces`
-      .annotate(RequiredScope, "deploy")
-      // OTLP batches.
-      .annotate(BodyLimit, "server")
-      .setPayload(Otlp.ExportTraceServiceRequest)
-      .addSuccess(Otlp.ExportTraceServiceResponse)
+    HttpApiEndpoint.get("get")`/agents/${account}/${name}/observability/traces/${traceId}`
+      .addSuccess(Trace.TraceDetail)
       .addError(BadRequest)
       .addError(Forbidden)
       .addError(NotFound)
       .addError(ServiceUnavailable)
-      .addError(UnsupportedMediaType)
-      .middleware(OtlpJsonOnly)
       .annotate(
         OpenApi.Summary,
-        "OTLP/HTTP JSON trace export: each root span becomes a trace of the agent named by service.name (<account>/<agent>)"
+        "One trace of an agent with its span tree (the same readers as the listing; a trace the caller may not see is 404)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.post("ingest")`/otlp/v1/traces`
+      .annotate(RequiredScope, "deploy")
+      // OTLP batches.
+      .annotate(BodyLimit, "server")
+      .setPayload(OtlpExport)
+      .addSuccess(Otlp.ExportTraceServiceResponse)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .addError(PayloadTooLarge)
+      .addError(ServiceUnavailable)
+      .addError(UnsupportedMediaType)
+      .middleware(OtlpMediaTypes)
+      .annotate(
+        OpenApi.Summary,
+        "OTLP/HTTP trace export: each root span becomes a trace of the agent named by service.name (<account>/<agent>)"
+      )
+      .annotate(
+        OpenApi.Description,
+        "Protobuf (application/x-protobuf) or JSON (application/json), optionally with Content-Encoding: gzip " +
+          "(the inflated body is bounded like the body itself: 413 past it). A protobuf export is answered with a " +
+          "protobuf ExportTraceServiceResponse, a JSON export with its JSON mapping; errors are the {error, details} JSON body."
       )
   )
   .middleware(Authentication)
   .annotate(OpenApi.Title, "Observability")
-  .annotate(OpenApi.Description, "Traces of an agent, and OTLP/HTTP JSON ingestion of the spans agents export")
+  .annotate(OpenApi.Description, "Traces of an agent, and OTLP/HTTP ingestion of the spans agents export")
 {}

@@ -1,7 +1,8 @@
 /**
- * `hosting traces list`: an agent's traces, newest first.
+ * `hosting traces list`: an agent's traces, newest first; `hosting traces
+ * show`: one trace with its span tree.
  */
-import { Command, Options } from "@effect/cli"
+import { Args, Command, Options } from "@effect/cli"
 import { Trace } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
@@ -53,7 +54,42 @@ const list = Command.make("list", {
     }
   })).pipe(Command.withDescription("An agent's traces, newest first, filtered by time window and status"))
 
+/** One line per span, indented under its parent: name, kind, status, duration, and the model and tokens of a model call. */
+const spanLines = (spans: ReadonlyArray<Trace.SpanNode>, depth = 0): ReadonlyArray<string> =>
+  spans.flatMap((span) => {
+    const facts = span.gen_ai
+    const model = facts === null
+      ? ""
+      : [
+        facts.model ?? "",
+        facts.input_tokens === null && facts.output_tokens === null
+          ? ""
+          : `${facts.input_tokens ?? 0} in / ${facts.output_tokens ?? 0} out tokens`
+      ].filter((part) => part !== "").join(", ")
+    const status = span.status === "error" ? `error${span.status_message === "" ? "" : `: ${Output.cut(span.status_message, 60)}`}` : span.status
+    const line = `${"  ".repeat(depth)}${span.name}  [${span.kind}, ${status}, ${span.duration_ms.toFixed(1)} ms${model === "" ? "" : `, ${model}`}]`
+    return [line, ...spanLines(span.children, depth + 1)]
+  })
+
+const show = Command.make("show", {
+  agent: Arguments.agent,
+  traceId: Args.text({ name: "trace-id" }).pipe(Args.withDescription("The trace's id (see `hosting traces list`)"))
+}, ({ agent, traceId }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const trace = yield* session.client.traces.get({ path: { ...agent, traceId } })
+    if (session.json) return yield* Output.json(trace)
+    yield* Output.line(
+      `${trace.trace_id}  ${trace.name}  ${trace.status}  ${trace.latency_ms.toFixed(1)} ms  ${Output.date(trace.timestamp)}`
+    )
+    if (trace.model !== null) yield* Output.line(`model: ${trace.model}`)
+    if (trace.usage !== null) yield* Output.line(`tokens: ${trace.usage.input_tokens} in / ${trace.usage.output_tokens} out`)
+    if (trace.input !== "") yield* Output.line(`input: ${Output.cut(trace.input, 200)}`)
+    if (trace.output !== "") yield* Output.line(`output: ${Output.cut(trace.output, 200)}`)
+    for (const line of spanLines(trace.spans)) yield* Output.line(line)
+  })).pipe(Command.withDescription("One trace of an agent with its span tree, the model and the tokens it used"))
+
 export const command = Command.make("traces").pipe(
   Command.withDescription("Traces of agents"),
-  Command.withSubcommands([list])
+  Command.withSubcommands([list, show])
 )

@@ -172,6 +172,13 @@ describe("hosting (the CLI)", () => {
     expect(JSON.parse(filtered.stdout)).toMatchObject({ traces: [], limit: 5 })
     const table = await runCli(["traces", "list", "acme/helper", "--end", "2026-11-01T10:00:00Z"], alice())
     expect(table.stdout).toMatch(/^TRACE\s+TIME\s+NAME\s+STATUS\s+LATENCY\s+INPUT\s+OUTPUT\nt-1\s+2026-11-01T10:00:00Z\s+chat\s+ok\s+12\.5 ms\s+hi\s+hello\n/)
+    const shown = await runCli(["traces", "show", "acme/helper", "t-1", "--json"], alice())
+    expect(shown.code).toBe(0)
+    expect(JSON.parse(shown.stdout)).toMatchObject({ trace_id: "t-1", input: "hi", spans: [], model: null, usage: null })
+    const text = await runCli(["traces", "show", "acme/helper", "t-1"], alice())
+    expect(text.stdout).toMatch(/^t-1\s+chat\s+ok\s+12\.5 ms\s+2026-11-01T10:00:00Z\ninput: hi\noutput: hello\n$/)
+    const missing = await runCli(["traces", "show", "acme/helper", "t-none"], alice())
+    expect(missing.code).not.toBe(0)
   }, timeout)
 
   it("events follow prints each event as it comes, and stops cleanly on Ctrl-C", async () => {

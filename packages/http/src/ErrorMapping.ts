@@ -47,6 +47,7 @@ export interface ApiErrorByTag {
   readonly PermissionDenied: ApiErrors.Forbidden
   readonly AccountNotFound: ApiErrors.NotFound
   readonly AgentNotFound: ApiErrors.NotFound
+  readonly TraceNotFound: ApiErrors.NotFound
   readonly BuildNotFound: ApiErrors.NotFound
   readonly VersionNotFound: ApiErrors.NotFound
   readonly NoMatchingVersion: ApiErrors.NotFound
@@ -103,6 +104,7 @@ const toApiError = (error: Errors.DomainError): ApiErrors.ApiError => {
     case "TokenNotFound":
     case "InvitationNotFound":
     case "AgentNotFound":
+    case "TraceNotFound":
     case "BuildNotFound":
     case "VersionNotFound":
     case "NoMatchingVersion":

@@ -47,7 +47,9 @@ import {
   jsonBody,
   layer,
   invitationOf,
+  exportedTrace,
   otlpExport,
+  otlpTraceId,
   personalTokenOf,
   podOf,
   published,
@@ -359,6 +361,11 @@ const matrix: Record<string, Entry> = {
   "traces.list": {
     setup: (w) => Effect.as(published(w), {}),
     request: (_, w, c) => bare(c, "GET", `${agentPath(w)}/observability/traces`),
+    expect: members(200)
+  },
+  "traces.get": {
+    setup: (w) => Effect.as(exportedTrace(w), {}),
+    request: (_, w, c) => bare(c, "GET", `${agentPath(w)}/observability/traces/${otlpTraceId}`),
     expect: members(200)
   },
   "traces.ingest": {

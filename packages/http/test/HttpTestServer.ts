@@ -44,6 +44,8 @@ export const raw = (
     readonly token?: string
     readonly json?: unknown
     readonly text?: string
+    /** A binary body (sent as application/octet-stream unless `headers` say otherwise). */
+    readonly bytes?: Uint8Array
     readonly form?: Record<string, string>
     readonly headers?: Record<string, string>
     /** A path outside /api/v1 (the root metadata). */
@@ -56,6 +58,7 @@ export const raw = (
     if (options.token !== undefined) request = HttpClientRequest.bearerToken(request, options.token)
     if (options.json !== undefined) request = HttpClientRequest.bodyUnsafeJson(request, options.json)
     if (options.text !== undefined) request = HttpClientRequest.bodyText(request, options.text, "application/json")
+    if (options.bytes !== undefined) request = HttpClientRequest.bodyUint8Array(request, options.bytes)
     if (options.form !== undefined) request = HttpClientRequest.bodyUrlParams(request, options.form)
     // After the body, so that a test can send a body under another content type.
     if (options.headers) request = HttpClientRequest.setHeaders(request, options.headers)

@@ -20,6 +20,7 @@ import { Arbitrary, Effect, FastCheck as fc, type Layer, Option, Schema } from "
 import {
   type Answer,
   bearer,
+  call,
   type Call,
   conformanceProblems,
   conversationOf,
@@ -32,6 +33,7 @@ import {
   fileOf,
   layer,
   otlpExport,
+  otlpTraceId,
   invitationOf,
   personalTokenOf,
   podOf,
@@ -75,9 +77,11 @@ const contextFor = Effect.gen(function*() {
     invitationId: (yield* invitationOf(w)).id,
     code: (yield* invitationOf(w)).code,
     channel: "stable",
-    version: "1.0.0"
+    version: "1.0.0",
+    traceId: otlpTraceId
   }
   yield* stableChannel(w)
+  yield* call(token, "POST", "/otlp/v1/traces", otlpExport(w.team.account, "helper"), 200)
   const context: Context = { token, params, account: w.team.account, userCode: yield* deviceLogin, session: yield* sessionOf(token) }
   return context
 })

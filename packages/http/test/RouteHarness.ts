@@ -456,6 +456,10 @@ export const registration = (build_id: string) => ({
 /** Build b-1 of the team's agent `helper`, registered, not published. */
 export const registered = (w: World) => call(w.team.tokens.owner, "POST", `/agents/${w.team.account}/helper/register`, registration("b-1"), 201)
 
+/** `helper` registered, with the trace of `otlpExport` exported by its owner. */
+export const exportedTrace = (w: World) =>
+  Effect.zipRight(registered(w), call(w.team.tokens.owner, "POST", "/otlp/v1/traces", otlpExport(w.team.account, "helper"), 200))
+
 /** `helper` with b-1 published as 1.0.0. */
 export const published = (w: World) =>
   Effect.zipRight(
@@ -576,13 +580,16 @@ export const deviceLogin = send({ method: "POST", path: "/api/v1/oauth/device/co
   Effect.map((answer) => (answer.json as { user_code: string }).user_code)
 )
 
+/** The trace id of `otlpExport`'s span. */
+export const otlpTraceId = "5b8efff798038103d269b633813fc60c"
+
 /** An OTLP/HTTP JSON export of one root span for `account/agent`. */
 export const otlpExport = (account: string, agent: string) => ({
   resourceSpans: [{
     resource: { attributes: [{ key: "service.name", value: { stringValue: `${account}/${agent}` } }] },
     scopeSpans: [{
       spans: [{
-        traceId: "5b8efff798038103d269b633813fc60c",
+        traceId: otlpTraceId,
         spanId: "eee19b7ec3c1b174",
         name: "chat",
         startTimeUnixNano: "1700000000000000000",

@@ -44,7 +44,7 @@ import { NodeServer } from "@hosting/http-node"
 import { Context, DateTime, Effect, Layer, Option } from "effect"
 import * as Net from "node:net"
 import * as HttpTestServer from "./HttpTestServer.js"
-import { otlpExport } from "./RouteHarness.js"
+import { otlpExport, otlpTraceId } from "./RouteHarness.js"
 
 // ---------------------------------------------------------------------------
 // The two servers
@@ -916,6 +916,14 @@ const routeCases: Record<string, RouteCase> = {
       step("valid", "traces", () => get(`${agent}/observability/traces`, owner)),
       step("bad", "traces with a limit that is not digits", () => get(`${agent}/observability/traces?limit=1e3`, owner)),
       step("bad", "traces with a start time that is not RFC 3339", () => get(`${agent}/observability/traces?start_time=yesterday`, owner))
+    ]
+  },
+  "traces.get": {
+    steps: [
+      step("unauthenticated", "a trace without a credential", () => get(`${agent}/observability/traces/${otlpTraceId}`)),
+      step("valid", "a trace with its spans", () => get(`${agent}/observability/traces/${otlpTraceId}`, owner)),
+      step("valid", "a trace that does not exist", () => get(`${agent}/observability/traces/0123456789abcdef0123456789abcdef`, owner)),
+      step("bad", "a trace id that is not one", () => get(`${agent}/observability/traces/not%20an%20id`, owner))
     ]
   },
   "session.signIn": {

@@ -3,14 +3,17 @@
  * (Observability, Limits) and the OTLP ingestion of extensions.md, driven by
  * the OpenTelemetry SDK and its OTLP/HTTP exporter.
  */
-import { context, SpanStatusCode, trace as otelTrace } from "@opentelemetry/api"
+import { context, SpanKind, SpanStatusCode, trace as otelTrace } from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
+import { OTLPTraceExporter as OTLPProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto"
+import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer"
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { Ids, Ports, Trace } from "@hosting/core"
 import { Seed } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
+import { gzipSync } from "node:zlib"
 import { conversationPath, deployedAgent, newConversationId, send, settledHistory } from "./ChatHelpers.js"
 import { expectErrorBody, layer, port, raw, registerBody } from "./HttpTestServer.js"
 
@@ -71,17 +74,44 @@ const spansOf = (service: string, build: (tracer: ReturnType<TracerProvider["get
     return spans
   })
 
-/** Exports spans with the real OTLP/HTTP exporter; resolves with the export's result code and error. */
-const exportSpans = (token: string, spans: ReadonlyArray<ReadableSpan>) =>
+/** How an exporter sends: OTLP/HTTP JSON or protobuf, gzip-compressed or not. */
+interface Wire {
+  readonly protocol: "json" | "protobuf"
+  readonly compression: "gzip" | "none"
+}
+
+/**
+ * Exports spans with the real OTLP/HTTP exporter (`-http` for JSON, `-proto`
+ * for protobuf); resolves with the export's result code and error.
+ */
+const exportSpans = (token: string, spans: ReadonlyArray<ReadableSpan>, wire: Wire = { protocol: "json", compression: "none" }) =>
   Effect.flatMap(port, (p) =>
     Effect.promise(() => {
-      const exporter = new OTLPTraceExporter({
+      const config = {
         url: `http://127.0.0.1:${p}/api/v1/otlp/v1/traces`,
-        headers: { Authorization: `Bearer ${token}` }
-      })
+        headers: { Authorization: `Bearer ${token}` },
+        compression: wire.compression as any
+      }
+      const exporter = wire.protocol === "json" ? new OTLPTraceExporter(config) : new OTLPProtoTraceExporter(config)
       return new Promise<{ code: number; error?: Error }>((resolve) =>
         exporter.export([...spans], (result) => resolve({ code: result.code, ...(result.error ? { error: result.error } : {}) }))
       ).finally(() => exporter.shutdown())
+    }))
+
+/** A binary POST whose answer is read as bytes (a protobuf answer), with its status and content type. */
+const rawBytes = (path: string, token: string, bytes: Uint8Array, headers: Record<string, string>) =>
+  Effect.flatMap(port, (p) =>
+    Effect.promise(async () => {
+      const response = await fetch(`http://127.0.0.1:${p}/api/v1${path}`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${token}`, ...headers },
+        body: bytes as Uint8Array<ArrayBuffer>
+      })
+      return {
+        status: response.status,
+        contentType: response.headers.get("content-type"),
+        bytes: new Uint8Array(await response.arrayBuffer())
+      }
     }))
 
 /** One agent turn as an instrumented agent would record it: a root span and an LLM call inside it. */
@@ -254,7 +284,7 @@ describe("HTTP: observability", () => {
         expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })).body.total).toBe(2)
       }))
 
-    it.effect("OTLP: malformed payloads are 400 and store nothing; protobuf or compressed bodies are 415; outsiders 403; unknown agents 404", () =>
+    it.effect("OTLP: malformed payloads are 400 and store nothing; other media types or encodings are 415; outsiders 403; unknown agents 404", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         yield* registerHelper(team)
@@ -289,19 +319,20 @@ describe("HTTP: observability", () => {
         }
         const notJson = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, text: "{ not json" })
         expect(notJson.status).toBe(400)
-        const protobuf = yield* raw("POST", "/otlp/v1/traces", {
-          token: team.tokens.member,
-          text: "\u000a\u0000",
-          headers: { "content-type": "application/x-protobuf" }
-        })
-        expect(protobuf.status).toBe(415)
-        expectErrorBody(protobuf.body, "unsupported_media_type")
-        const gzip = yield* raw("POST", "/otlp/v1/traces", {
+        const plain = yield* raw("POST", "/otlp/v1/traces", {
           token: team.tokens.member,
           text: "{}",
-          headers: { "content-type": "application/json", "content-encoding": "gzip" }
+          headers: { "content-type": "text/plain" }
         })
-        expect(gzip.status).toBe(415)
+        expect(plain.status).toBe(415)
+        expectErrorBody(plain.body, "unsupported_media_type")
+        const brotli = yield* raw("POST", "/otlp/v1/traces", {
+          token: team.tokens.member,
+          text: "{}",
+          headers: { "content-type": "application/json", "content-encoding": "br" }
+        })
+        expect(brotli.status).toBe(415)
+        expectErrorBody(brotli.body, "unsupported_media_type")
         expect((yield* raw("POST", "/otlp/v1/traces", { json: body(service, [span()]) })).status).toBe(401)
         const outsider = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.outsider, json: body(service, [span()]) })
         expect(outsider.status).toBe(403)
@@ -336,6 +367,242 @@ describe("HTTP: observability", () => {
         }])
         const empty = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json: {} })
         expect([empty.status, empty.body]).toEqual([200, {}])
+      }))
+
+    it.effect("OTLP as sent: the real protobuf and JSON exporters, gzip-compressed or not, store the same traces", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* registerHelper(team)
+        const wires: ReadonlyArray<Wire> = [
+          { protocol: "protobuf", compression: "none" },
+          { protocol: "protobuf", compression: "gzip" },
+          { protocol: "json", compression: "none" },
+          { protocol: "json", compression: "gzip" }
+        ]
+        const roots: Record<string, string> = {}
+        for (const wire of wires) {
+          const tag = `${wire.protocol}-${wire.compression}`
+          const spans = yield* spansOf(`${team.account}/helper`, (tracer) => {
+            agentTurn(tracer, `answer-${tag}`, false)
+            agentTurn(tracer, `broken-${tag}`, true)
+          })
+          roots[tag] = spans.find((s) => s.name === `answer-${tag}`)!.spanContext().traceId
+          const result = yield* exportSpans(team.tokens.member, spans, wire)
+          expect([tag, result.code, result.error]).toEqual([tag, 0, undefined])
+        }
+        const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        expect(page.body.total).toBe(8)
+        const byName = Object.fromEntries(page.body.traces.map((t: any) => [t.name, t]))
+        for (const wire of wires) {
+          const tag = `${wire.protocol}-${wire.compression}`
+          expect(byName[`answer-${tag}`], tag).toEqual({
+            trace_id: roots[tag],
+            name: `answer-${tag}`,
+            status: "ok",
+            latency_ms: 250,
+            input: `question for answer-${tag}`,
+            output: `answer of answer-${tag}`,
+            timestamp: "2026-11-02T09:00:00.000Z"
+          })
+          expect(byName[`broken-${tag}`], tag).toMatchObject({ status: "error", output: `answer of broken-${tag}` })
+        }
+      }))
+
+    it.effect("OTLP protobuf: the answer is a protobuf ExportTraceServiceResponse, with partial_success when spans are refused", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* registerHelper(team)
+        const mine = yield* spansOf(`${team.account}/helper`, (tracer) => agentTurn(tracer, "kept", false))
+        const ghost = yield* spansOf(`${team.account}/ghost`, (tracer) => agentTurn(tracer, "lost", false))
+        const body = ProtobufTraceSerializer.serializeRequest([...mine, ...ghost])!
+        for (const [encoding, bytes] of [["identity", body], ["gzip", gzipSync(body)]] as const) {
+          const r = yield* rawBytes("/otlp/v1/traces", team.tokens.member, bytes, {
+            "content-type": "application/x-protobuf",
+            "content-encoding": encoding
+          })
+          expect([encoding, r.status, r.contentType]).toEqual([encoding, 200, "application/x-protobuf"])
+          const answer = ProtobufTraceSerializer.deserializeResponse(r.bytes)
+          expect(Number(answer.partialSuccess?.rejectedSpans)).toBe(2)
+          expect(answer.partialSuccess?.errorMessage).toContain("ghost")
+        }
+        const everything = yield* rawBytes("/otlp/v1/traces", team.tokens.member, ProtobufTraceSerializer.serializeRequest(mine)!, {
+          "content-type": "application/x-protobuf"
+        })
+        expect([everything.status, everything.bytes.length]).toEqual([200, 0])
+        const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+        expect(page.body.traces.map((t: any) => t.name)).toEqual(["kept"])
+        // A refusal of everything is the JSON error body, whatever the export's encoding.
+        const refused = yield* raw("POST", "/otlp/v1/traces", {
+          token: team.tokens.member,
+          bytes: ProtobufTraceSerializer.serializeRequest(ghost)!,
+          headers: { "content-type": "application/x-protobuf" }
+        })
+        expect(refused.status).toBe(404)
+        expectErrorBody(refused.body, "agent_not_found")
+      }))
+
+    it.effect("GET .../traces/{traceId}: the trace with its span tree (ids, parent, name, kind, status, times, attributes, events, GenAI facts), its model and token usage; 404 for a trace not seen", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* registerHelper(team)
+        const start = Date.UTC(2026, 10, 2, 9, 0, 0)
+        const spans = yield* spansOf(`${team.account}/helper`, (tracer) => {
+          // The root adds up its children's usage, as agent frameworks do: it is not counted twice.
+          const root = tracer.startSpan("turn", {
+            startTime: start,
+            kind: SpanKind.INTERNAL,
+            attributes: { "input.value": "question", "gen_ai.usage.input_tokens": 15, "gen_ai.usage.output_tokens": 5 }
+          })
+          const inRoot = otelTrace.setSpan(context.active(), root)
+          const llm = tracer.startSpan("llm", {
+            startTime: start + 5,
+            kind: SpanKind.CLIENT,
+            attributes: {
+              "gen_ai.operation.name": "chat",
+              "gen_ai.request.model": "m-1",
+              "gen_ai.usage.input_tokens": 12,
+              "gen_ai.usage.output_tokens": 5,
+              "gen_ai.input.messages": "[{\"role\":\"user\"}]",
+              n: 3
+            }
+          }, inRoot)
+          const inLlm = otelTrace.setSpan(context.active(), llm)
+          tracer.startSpan("tokenize", { startTime: start + 6 }, inLlm).end(start + 7)
+          llm.addEvent("retry", { attempt: 2 }, start + 10)
+          llm.setStatus({ code: SpanStatusCode.ERROR, message: "rate limited" })
+          llm.end(start + 200)
+          // OpenInference's names are read too.
+          tracer.startSpan("tool", { startTime: start + 210, attributes: { "llm.token_count.prompt": 3, "output.value": "done" } }, inRoot)
+            .end(start + 240)
+          root.end(start + 250)
+        })
+        expect((yield* exportSpans(team.tokens.member, spans, { protocol: "protobuf", compression: "gzip" })).code).toBe(0)
+        const traceId = spans[0]!.spanContext().traceId
+        const idOf = (name: string) => spans.find((s) => s.name === name)!.spanContext().spanId
+        const detail = yield* raw("GET", `${tracesPath(team.account)}/${traceId}`, { token: team.tokens.admin })
+        expect(detail.status).toBe(200)
+        expect(detail.body).toMatchObject({
+          trace_id: traceId,
+          name: "turn",
+          status: "ok",
+          latency_ms: 250,
+          input: "question",
+          output: "done",
+          model: "m-1",
+          usage: { input_tokens: 15, output_tokens: 5 }
+        })
+        const shape = (node: any): unknown => [node.name, node.children.map(shape)]
+        expect(detail.body.spans.map(shape)).toEqual([["turn", [["llm", [["tokenize", []]]], ["tool", []]]]])
+        const [root] = detail.body.spans
+        const llm = root.children[0]
+        expect(root).toMatchObject({ span_id: idOf("turn"), parent_span_id: null, kind: "internal", status: "unset" })
+        expect(llm).toEqual({
+          span_id: idOf("llm"),
+          parent_span_id: idOf("turn"),
+          name: "llm",
+          kind: "client",
+          status: "error",
+          status_message: "rate limited",
+          start_time: "2026-11-02T09:00:00.005Z",
+          end_time: "2026-11-02T09:00:00.200Z",
+          duration_ms: 195,
+          attributes: {
+            "gen_ai.operation.name": "chat",
+            "gen_ai.request.model": "m-1",
+            "gen_ai.usage.input_tokens": "12",
+            "gen_ai.usage.output_tokens": "5",
+            "gen_ai.input.messages": "[{\"role\":\"user\"}]",
+            n: "3"
+          },
+          gen_ai: {
+            operation: "chat",
+            model: "m-1",
+            input_tokens: 12,
+            output_tokens: 5,
+            input: "[{\"role\":\"user\"}]",
+            output: null
+          },
+          events: [{ name: "retry", timestamp: "2026-11-02T09:00:00.010Z", attributes: { attempt: "2" } }],
+          children: [expect.objectContaining({ name: "tokenize", parent_span_id: idOf("llm"), gen_ai: null })]
+        })
+        expect(root.children[1].gen_ai).toMatchObject({ input_tokens: 3, output_tokens: null, output: "done" })
+        // The same readers as the listing; a trace the caller does not see is 404, like one that does not exist.
+        expect((yield* raw("GET", `${tracesPath(team.account)}/${traceId}`, { token: team.tokens.outsider })).status).toBe(403)
+        const missing = yield* raw("GET", `${tracesPath(team.account)}/0123456789abcdef0123456789abcdef`, { token: team.tokens.member })
+        expect(missing.status).toBe(404)
+        expectErrorBody(missing.body, "trace_not_found")
+        expect((yield* raw("GET", `${tracesPath(team.account)}/not%20an%20id`, { token: team.tokens.member })).status).toBe(400)
+        const deployment = yield* deployedAgent(team)
+        const conversation = newConversationId()
+        expect((yield* send(team.tokens.member, deployment, conversation, { content: "private" })).status).toBe(200)
+        yield* settledHistory(team.tokens.member, deployment, conversation)
+        let turn: any
+        for (let i = 0; i < 100 && turn === undefined; i++) {
+          const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
+          turn = page.body.traces.find((t: any) => t.name === "chat")
+          if (turn === undefined) yield* Effect.sleep("20 millis")
+        }
+        const mine = yield* raw("GET", `${tracesPath(team.account)}/${turn.trace_id}`, { token: team.tokens.member })
+        expect([mine.status, mine.body.input, mine.body.spans, mine.body.model, mine.body.usage]).toEqual([200, "private", [], null, null])
+        expect((yield* raw("GET", `${tracesPath(team.account)}/${turn.trace_id}`, { token: team.tokens.owner })).status).toBe(404)
+      }))
+
+    it.effect("OTLP hostile input: protobuf garbage and broken gzip are 400, a gzip bomb is 413 with bounded memory; nothing is stored", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* registerHelper(team)
+        const post = (bytes: Uint8Array, headers: Record<string, string>) =>
+          raw("POST", "/otlp/v1/traces", { token: team.tokens.member, bytes, headers })
+        const protobuf = { "content-type": "application/x-protobuf" }
+        const valid = ProtobufTraceSerializer.serializeRequest(
+          yield* spansOf(`${team.account}/helper`, (tracer) => agentTurn(tracer, "never", false))
+        )!
+        const garbage = [
+          new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff]),
+          valid.slice(0, valid.length - 7),
+          new TextEncoder().encode("{\"resourceSpans\": []}")
+        ]
+        for (const bytes of garbage) {
+          const r = yield* post(bytes, protobuf)
+          expect(r.status).toBe(400)
+          expectErrorBody(r.body, "invalid_request")
+        }
+        const notGzip = yield* post(valid, { ...protobuf, "content-encoding": "gzip" })
+        expect(notGzip.status).toBe(400)
+        expectErrorBody(notGzip.body, "invalid_request")
+        // 1 GiB of zeros in 128 gzip members of 8 MiB: about 1 MiB on the wire, under the 2 MiB body limit.
+        const member = gzipSync(new Uint8Array(8 * 1024 * 1024))
+        const bomb = new Uint8Array(member.length * 128)
+        for (let i = 0; i < 128; i++) bomb.set(member, i * member.length)
+        expect(bomb.length).toBeLessThan(2 * 1024 * 1024)
+        const before = process.memoryUsage().rss
+        for (const headers of [{ ...protobuf, "content-encoding": "gzip" }, { "content-type": "application/json", "content-encoding": "gzip" }]) {
+          const r = yield* post(bomb, headers)
+          expect(r.status).toBe(413)
+          expectErrorBody(r.body, "payload_too_large")
+          expect(r.body.details).toContain("inflates")
+        }
+        expect(process.memoryUsage().rss - before).toBeLessThan(256 * 1024 * 1024)
+        expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })).body.total).toBe(0)
+        // Gzip-compressed JSON is read like plain JSON.
+        const json = {
+          resourceSpans: [{
+            resource: { attributes: [{ key: "service.name", value: { stringValue: `${team.account}/helper` } }] },
+            scopeSpans: [{
+              spans: [{
+                traceId: "5af7651916cd43dd8448eb211c80319c",
+                spanId: "b7ad6b7169203331",
+                name: "zipped",
+                startTimeUnixNano: "1762070400000000000",
+                endTimeUnixNano: "1762070400012500000"
+              }]
+            }]
+          }]
+        }
+        const zipped = yield* post(gzipSync(JSON.stringify(json)), { "content-type": "application/json", "content-encoding": "gzip" })
+        expect([zipped.status, zipped.body]).toEqual([200, {}])
+        expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })).body.traces.map((t: any) => t.name))
+          .toEqual(["zipped"])
       }))
   })
 })

@@ -9,12 +9,15 @@ import { expectErrorBody, layer, raw } from "./HttpTestServer.js"
 
 describe("HTTP: observability switched off", () => {
   it.layer(layer({ traces: false }))((it) => {
-    it.effect("listing and OTLP ingestion answer 503 service_unavailable for members; authentication still comes first", () =>
+    it.effect("listing, a trace and OTLP ingestion answer 503 service_unavailable for members; authentication still comes first", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         const list = yield* raw("GET", `/agents/${team.account}/helper/observability/traces`, { token: team.tokens.member })
         expect(list.status).toBe(503)
         expectErrorBody(list.body, "service_unavailable")
+        const one = yield* raw("GET", `/agents/${team.account}/helper/observability/traces/t-1`, { token: team.tokens.member })
+        expect(one.status).toBe(503)
+        expectErrorBody(one.body, "service_unavailable")
         const ingest = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json: { resourceSpans: [] } })
         expect(ingest.status).toBe(503)
         expectErrorBody(ingest.body, "service_unavailable")

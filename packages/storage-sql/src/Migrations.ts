@@ -328,6 +328,33 @@ const rolloutStatus = Effect.gen(function*() {
   yield* sql`CREATE INDEX deployments_unsettled ON deployments (id) WHERE undeployed_at IS NULL AND status IN ('pending', 'progressing')`
 })
 
+/**
+ * Every span of a trace an agent exports (the trace row stays the one of
+ * the listing): ids, parent, name, kind, status, times, and attributes and
+ * events as JSON text. Keyed by the agent and the trace, so that a trace's
+ * spans are one range of the key.
+ */
+const traceSpans = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE TABLE trace_spans (
+    publisher_id TEXT NOT NULL,
+    agent_name TEXT NOT NULL,
+    trace_id TEXT NOT NULL,
+    span_id TEXT NOT NULL,
+    parent_span_id TEXT,
+    name TEXT NOT NULL,
+    kind TEXT NOT NULL,
+    status TEXT NOT NULL CHECK (status IN ('unset', 'ok', 'error')),
+    status_message TEXT NOT NULL,
+    started_at TEXT NOT NULL,
+    ended_at TEXT NOT NULL,
+    duration_ms DOUBLE PRECISION NOT NULL,
+    attributes TEXT NOT NULL,
+    events TEXT NOT NULL,
+    PRIMARY KEY (publisher_id, agent_name, trace_id, span_id)
+  )`
+})
+
 /** Every migration, keyed `<number>_<name>`. */
 export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.SqlClient>> = {
   "0001_init": init,
@@ -344,7 +371,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0012_releases": releases,
   "0013_deployment_settings": deploymentSettings,
   "0014_account_secrets": accountSecrets,
-  "0015_rollout_status": rolloutStatus
+  "0015_rollout_status": rolloutStatus,
+  "0016_trace_spans": traceSpans
 }
 
 const table = "hosting_migrations"

@@ -182,6 +182,7 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       const files = yield* sql<{ deployment_id: string; owner_id: string; key: string; status: string }>`
         DELETE FROM files WHERE deployment_id IN (${deployments}) RETURNING deployment_id, owner_id, key, status`
       yield* sql`DELETE FROM traces WHERE publisher_id = ${accountId} OR account_id = ${accountId}`
+      yield* sql`DELETE FROM trace_spans WHERE publisher_id = ${accountId}`
       yield* sql`DELETE FROM deployments WHERE account_id = ${accountId} OR publisher_id = ${accountId}`
       yield* sql`DELETE FROM builds WHERE agent_id IN (SELECT id FROM agents WHERE account_id = ${accountId})`
       yield* sql`DELETE FROM agents WHERE account_id = ${accountId}`

@@ -1,6 +1,7 @@
 /**
  * TraceStore on @effect/sql. The listing is served by the index on
- * (publisher_id, agent_name, started_at).
+ * (publisher_id, agent_name, started_at); a trace's spans are one range of
+ * the key of `trace_spans`.
  */
 import { SqlClient } from "@effect/sql"
 import { Ids, Ports, Trace } from "@hosting/core"
@@ -35,6 +36,63 @@ const toRecord = (row: TraceRow) =>
     output: row.output,
     timestamp: timeOf(row.started_at)
   }, trusted)
+
+interface SpanRow {
+  readonly publisher_id: string
+  readonly agent_name: string
+  readonly trace_id: string
+  readonly span_id: string
+  readonly parent_span_id: string | null
+  readonly name: string
+  readonly kind: Trace.SpanKind
+  readonly status: Trace.SpanStatus
+  readonly status_message: string
+  readonly started_at: string
+  readonly ended_at: string
+  readonly duration_ms: number | string
+  readonly attributes: string
+  readonly events: string
+}
+
+const toSpan = (row: SpanRow) =>
+  new Trace.SpanRecord({
+    publisher_id: Ids.AccountId.make(row.publisher_id),
+    agent_name: Ids.AgentName.make(row.agent_name),
+    trace_id: row.trace_id,
+    span_id: row.span_id,
+    parent_span_id: row.parent_span_id,
+    name: row.name,
+    kind: row.kind,
+    status: row.status,
+    status_message: row.status_message,
+    start_time: timeOf(row.started_at),
+    end_time: timeOf(row.ended_at),
+    duration_ms: Number(row.duration_ms),
+    attributes: JSON.parse(row.attributes),
+    events: (JSON.parse(row.events) as ReadonlyArray<{ name: string; timestamp: string; attributes: Record<string, string> }>).map((e) =>
+      new Trace.SpanEvent({ name: e.name, timestamp: timeOf(e.timestamp), attributes: e.attributes }, trusted)
+    )
+  }, trusted)
+
+const spanRow = (span: Trace.SpanRecord) => ({
+  publisher_id: span.publisher_id,
+  agent_name: span.agent_name,
+  trace_id: span.trace_id,
+  span_id: span.span_id,
+  parent_span_id: span.parent_span_id,
+  name: span.name,
+  kind: span.kind,
+  status: span.status,
+  status_message: span.status_message,
+  started_at: timeText(span.start_time),
+  ended_at: timeText(span.end_time),
+  duration_ms: span.duration_ms,
+  attributes: JSON.stringify(span.attributes),
+  events: JSON.stringify(span.events.map((e) => ({ name: e.name, timestamp: timeText(e.timestamp), attributes: e.attributes })))
+})
+
+/** Spans per statement: 14 parameters each, within the bound parameters of SQLite and Postgres. */
+const spansPerStatement = 1000
 
 /** Traces per statement: within the bound parameters a statement takes (SQLite 32,766, Postgres 65,535). */
 const rowsPerStatement = 500
@@ -98,6 +156,54 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
     return writes.pipe(Effect.asVoid, storageError("SqlTraceStore.append"))
   }
 
+  /** A batch of spans in one statement; a stored span with the id of one of them is replaced. */
+  const insertSpans = (batch: ReadonlyArray<Trace.SpanRecord>) =>
+    sql`INSERT INTO trace_spans ${sql.insert(batch.map(spanRow))}
+      ON CONFLICT (publisher_id, agent_name, trace_id, span_id) DO UPDATE SET parent_span_id = excluded.parent_span_id,
+        name = excluded.name, kind = excluded.kind, status = excluded.status, status_message = excluded.status_message,
+        started_at = excluded.started_at, ended_at = excluded.ended_at, duration_ms = excluded.duration_ms,
+        attributes = excluded.attributes, events = excluded.events`
+
+  /** The span ids stored for the traces of `spans`, by `Trace.spanTraceKey`. */
+  const storedIds = (spans: ReadonlyArray<Trace.SpanRecord>) => {
+    const traces = [...new Map(spans.map((span) => [Trace.spanTraceKey(span), span])).values()]
+    return Effect.map(
+      Effect.forEach(traces, (t) =>
+        sql<{ readonly span_id: string }>`SELECT span_id FROM trace_spans
+          WHERE publisher_id = ${t.publisher_id} AND agent_name = ${t.agent_name} AND trace_id = ${t.trace_id}`.pipe(
+          Effect.map((rows) => [Trace.spanTraceKey(t), new Set(rows.map((r) => r.span_id))] as const)
+        )),
+      (entries) => new Map(entries)
+    )
+  }
+
+  // The bound is read and kept in one transaction, so that exports of one trace at once keep it too.
+  const appendSpans = (spans: ReadonlyArray<Trace.SpanRecord>) =>
+    spans.length === 0 ? Effect.void : Effect.gen(function*() {
+      const last = [...new Map(spans.map((span) => [`${Trace.spanTraceKey(span)}\u0000${span.span_id}`, span])).values()]
+      const kept = Trace.withinSpanBound(yield* storedIds(last), last)
+      for (const batch of Arr.chunksOf(kept, spansPerStatement)) yield* insertSpans(batch)
+    }).pipe(sql.withTransaction, storageError("SqlTraceStore.appendSpans"))
+
+  const find = (lookup: Trace.TraceLookup) =>
+    lookup.account_ids.length === 0 ? Effect.succeed(Option.none()) : Effect.gen(function*() {
+      const [row] = yield* sql<TraceRow>`SELECT publisher_id, agent_name, account_id, owner_id, trace_id, name, status, latency_ms,
+          input, output, started_at
+        FROM traces WHERE ${
+        sql.and([
+          sql`publisher_id = ${lookup.publisher_id}`,
+          sql`agent_name = ${lookup.agent_name}`,
+          sql`trace_id = ${lookup.trace_id}`,
+          sql.in("account_id", lookup.account_ids),
+          sql.or([sql`owner_id IS NULL`, sql`owner_id = ${lookup.viewer}`])
+        ])
+      }`
+      if (row === undefined) return Option.none()
+      const spans = yield* sql<SpanRow>`SELECT * FROM trace_spans
+        WHERE publisher_id = ${lookup.publisher_id} AND agent_name = ${lookup.agent_name} AND trace_id = ${lookup.trace_id}`
+      return Option.some({ trace: toRecord(row), spans: spans.map(toSpan) })
+    }).pipe(storageError("SqlTraceStore.find"))
+
   const query = (q: Trace.TraceQuery) =>
     q.account_ids.length === 0
       ? Effect.succeed({ traces: [], total: 0 })
@@ -106,7 +212,7 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
         storageError("SqlTraceStore.query")
       )
 
-  return Ports.TraceStore.of({ append, query })
+  return Ports.TraceStore.of({ append, appendSpans, find, query })
 })
 
 export const layer = Layer.effect(Ports.TraceStore, make)

@@ -50,6 +50,8 @@ interface State {
   }>
   files: Map<string, File.FileRecord>
   traces: Map<string, Trace.TraceRecord>
+  /** Spans by their trace's key (`Trace.spanTraceKey`), then by span id. */
+  spans: Map<string, Map<string, Trace.SpanRecord>>
   deviceCodes: Map<string, Ports.DeviceCodeRecord>
 }
 
@@ -75,6 +77,7 @@ const emptyState = (): State => ({
   messages: [],
   files: new Map(),
   traces: new Map(),
+  spans: new Map(),
   deviceCodes: new Map()
 })
 
@@ -100,6 +103,7 @@ const copy = (s: State): State => ({
   messages: [...s.messages],
   files: new Map(s.files),
   traces: new Map(s.traces),
+  spans: new Map([...s.spans].map(([key, spans]) => [key, new Map(spans)])),
   deviceCodes: new Map(s.deviceCodes)
 })
 
@@ -200,6 +204,9 @@ export const make = Effect.gen(function*() {
         const files = [...state.files.entries()].filter(([, f]) => deployments.has(f.deployment_id))
         for (const [key] of files) state.files.delete(key)
         for (const [key, t] of state.traces) if (t.publisher_id === accountId || t.account_id === accountId) state.traces.delete(key)
+        for (const [key, spans] of state.spans) {
+          if ([...spans.values()].some((span) => span.publisher_id === accountId)) state.spans.delete(key)
+        }
         for (const id of deployments) state.deployments.delete(id)
         const agents = new Set([...state.agents.values()].filter((a) => a.account_id === accountId).map((a) => a.id as string))
         for (const [key, b] of state.builds) if (agents.has(b.agent_id)) state.builds.delete(key)
@@ -737,9 +744,28 @@ export const make = Effect.gen(function*() {
       })
   })
 
-  const traceKey = (t: Trace.TraceRecord) => `${t.publisher_id}\u0000${t.agent_name}\u0000${t.trace_id}`
+  const traceKey = (t: { readonly publisher_id: string; readonly agent_name: string; readonly trace_id: string }) => Trace.spanTraceKey(t)
   const traces = Ports.TraceStore.of({
     append: (records) => Effect.sync(() => records.forEach((t) => state.traces.set(traceKey(t), t))),
+    appendSpans: (spans) =>
+      Effect.sync(() => {
+        const stored = new Map([...state.spans].map(([key, held]) => [key, new Set(held.keys())]))
+        for (const span of Trace.withinSpanBound(stored, spans)) {
+          const key = Trace.spanTraceKey(span)
+          let held = state.spans.get(key)
+          if (held === undefined) state.spans.set(key, held = new Map())
+          held.set(span.span_id, span)
+        }
+      }),
+    find: (lookup) =>
+      Effect.sync(() => {
+        const trace = state.traces.get(traceKey(lookup))
+        if (
+          trace === undefined || !lookup.account_ids.includes(trace.account_id) ||
+          !unlessNone(trace.owner_id, (owner) => owner === lookup.viewer)
+        ) return Option.none()
+        return Option.some({ trace, spans: [...(state.spans.get(Trace.spanTraceKey(lookup))?.values() ?? [])] })
+      }),
     query: (q) =>
       Effect.sync(() => {
         const matching = [...state.traces.values()]

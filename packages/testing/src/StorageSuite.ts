@@ -1311,6 +1311,87 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             yield* store.append([new Trace.TraceRecord({ ...mine, owner_id: Option.some(bob) })])
             expect(yield* seenBy(alice)).toEqual([1, ["t-shared"]])
           }))
+
+        const spanOf = (publisher: Account.Account, agentName: Ids.AgentName, traceId: string, spanId: string, parent: string | null, second = 0) =>
+          new Trace.SpanRecord({
+            publisher_id: publisher.id,
+            agent_name: agentName,
+            trace_id: traceId,
+            span_id: spanId,
+            parent_span_id: parent,
+            name: `span ${spanId}`,
+            kind: "client",
+            status: "error",
+            status_message: "tool failed ✓",
+            start_time: at(`2026-11-01T10:00:${String(second).padStart(2, "0")}.250Z`),
+            end_time: at(`2026-11-01T10:00:${String(second).padStart(2, "0")}.750Z`),
+            duration_ms: 500.5,
+            attributes: { "gen_ai.request.model": "m-1", "input.value": "hi ✓" },
+            events: [new Trace.SpanEvent({ name: "exception", timestamp: at("2026-11-01T10:00:00.500Z"), attributes: { "exception.type": "Boom" } })]
+          })
+        const lookup = (publisher: Account.Account, agentName: Ids.AgentName, traceId: string, extra: Partial<Trace.TraceLookup> = {}) =>
+          Effect.flatMap(Ports.TraceStore, (store) =>
+            store.find({
+              publisher_id: publisher.id,
+              agent_name: agentName,
+              trace_id: traceId,
+              account_ids: [publisher.id],
+              viewer: Ids.UserId.make("viewer"),
+              ...extra
+            }))
+
+        it.effect("a trace is found with its spans, every field read back; the same span id replaces; visibility as in a query", () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.TraceStore
+            const publisher = yield* newAccount()
+            const other = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            expect(yield* lookup(publisher, agentName, "t-1")).toEqual(Option.none())
+            // Spans may come before their trace: they wait for it.
+            yield* store.appendSpans([spanOf(publisher, agentName, "t-1", "s-child", "s-root", 1)])
+            expect(yield* lookup(publisher, agentName, "t-1")).toEqual(Option.none())
+            yield* store.append([traceOf(publisher, agentName, publisher, "t-1", "2026-11-01T10:00:00.000Z")])
+            yield* store.appendSpans([
+              spanOf(publisher, agentName, "t-1", "s-root", null),
+              new Trace.SpanRecord({ ...spanOf(publisher, agentName, "t-1", "s-child", "s-root", 1), name: "replaced" }),
+              spanOf(publisher, agentName, "t-2", "s-other", null)
+            ])
+            const found = Option.getOrThrow(yield* lookup(publisher, agentName, "t-1"))
+            expect(found.trace.trace_id).toBe("t-1")
+            const spans = [...found.spans].sort((a, b) => a.span_id.localeCompare(b.span_id))
+            expect(spans.map((s) => [s.span_id, s.parent_span_id, s.name])).toEqual([["s-child", "s-root", "replaced"], ["s-root", null, "span s-root"]])
+            const root = spans[1]!
+            expect([root.kind, root.status, root.status_message, DateTime.formatIso(root.start_time), DateTime.formatIso(root.end_time), root.duration_ms])
+              .toEqual(["client", "error", "tool failed ✓", "2026-11-01T10:00:00.250Z", "2026-11-01T10:00:00.750Z", 500.5])
+            expect(root.attributes).toEqual({ "gen_ai.request.model": "m-1", "input.value": "hi ✓" })
+            expect(root.events.map((e) => [e.name, DateTime.formatIso(e.timestamp), e.attributes]))
+              .toEqual([["exception", "2026-11-01T10:00:00.500Z", { "exception.type": "Boom" }]])
+            // Visibility: the accounts and the owner of a query.
+            expect(yield* lookup(publisher, agentName, "t-1", { account_ids: [other.id] })).toEqual(Option.none())
+            expect(yield* lookup(publisher, agentName, "t-1", { account_ids: [] })).toEqual(Option.none())
+            yield* store.append([
+              new Trace.TraceRecord({ ...traceOf(publisher, agentName, publisher, "t-owned", "2026-11-01T10:00:00.000Z"), owner_id: Option.some(Ids.UserId.make("alice")) })
+            ])
+            expect(yield* lookup(publisher, agentName, "t-owned")).toEqual(Option.none())
+            expect(Option.isSome(yield* lookup(publisher, agentName, "t-owned", { viewer: Ids.UserId.make("alice") }))).toBe(true)
+          }))
+
+        it.effect(`a trace keeps at most ${Trace.maxSpansPerTrace} spans, across appends; spans already stored are still replaced`, () =>
+          Effect.gen(function*() {
+            const store = yield* Ports.TraceStore
+            const publisher = yield* newAccount()
+            const agentName = Ids.AgentName.make(uniqueName("agent"))
+            yield* store.append([traceOf(publisher, agentName, publisher, "t-big", "2026-11-01T10:00:00.000Z")])
+            const spans = (from: number, count: number) =>
+              Array.from({ length: count }, (_, i) => spanOf(publisher, agentName, "t-big", `s-${from + i}`, null))
+            yield* store.appendSpans(spans(0, Trace.maxSpansPerTrace - 10))
+            yield* store.appendSpans(spans(Trace.maxSpansPerTrace - 10, 30))
+            yield* store.appendSpans([new Trace.SpanRecord({ ...spans(0, 1)[0]!, name: "again" })])
+            const found = Option.getOrThrow(yield* lookup(publisher, agentName, "t-big"))
+            expect(found.spans.length).toBe(Trace.maxSpansPerTrace)
+            expect(found.spans.find((s) => s.span_id === "s-0")?.name).toBe("again")
+            expect(found.spans.some((s) => s.span_id === `s-${Trace.maxSpansPerTrace}`)).toBe(false)
+          }))
       })
 
       describe("EventLog and Transactor", () => {

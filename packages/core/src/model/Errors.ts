@@ -76,6 +76,16 @@ export class AccountNotFound extends Schema.TaggedError<AccountNotFound>()("Acco
 }
 
 /** No such agent, or not one the caller may see. */
+/** A trace that does not exist, or that the caller may not see (the same answer, so ids are not probed). */
+export class TraceNotFound extends Schema.TaggedError<TraceNotFound>()("TraceNotFound", {
+  trace_id: Schema.String
+}) {
+  readonly code = "trace_not_found"
+  override get message() {
+    return `Trace ${this.trace_id} does not exist.`
+  }
+}
+
 export class AgentNotFound extends Schema.TaggedError<AgentNotFound>()("AgentNotFound", {
   agent: Schema.String
 }) {
@@ -441,6 +451,7 @@ export type DomainError =
   | AlreadyMember
   | AccountBusy
   | AgentNotFound
+  | TraceNotFound
   | BuildNotFound
   | Unauthenticated
   | PermissionDenied

@@ -6,8 +6,19 @@
  * OTLP specification asks of receivers. No text may hold a NUL (Text.ts).
  */
 import { Array as Arr, Option, Order, Schema } from "effect"
+import * as GenAi from "./GenAi.js"
 import { Text } from "./Text.js"
-import { latencyMs, timeOfNanos, type TraceStatus, truncate } from "./Trace.js"
+import {
+  latencyMs,
+  maxAttributeLength,
+  maxAttributes,
+  maxEvents,
+  type SpanKind,
+  type SpanStatus,
+  timeOfNanos,
+  type TraceStatus,
+  truncate
+} from "./Trace.js"
 
 /** An attribute value: one of the `AnyValue` cases. */
 export interface AnyValue {
@@ -59,14 +70,29 @@ const StatusCode = Schema.Union(
   Schema.Literal("STATUS_CODE_UNSET", "STATUS_CODE_OK", "STATUS_CODE_ERROR")
 )
 
+/** Span kinds by number and by enum name (UNSPECIFIED 0, INTERNAL 1, SERVER 2, CLIENT 3, PRODUCER 4, CONSUMER 5). */
+const kindNames = ["unspecified", "internal", "server", "client", "producer", "consumer"] as const
+const SpanKindCode = Schema.Union(
+  Schema.Literal(0, 1, 2, 3, 4, 5),
+  Schema.Literal(...kindNames.map((k) => `SPAN_KIND_${k.toUpperCase()}` as const))
+)
+
+const SpanEvent = Schema.Struct({
+  timeUnixNano: Schema.optional(UnixNano),
+  name: Schema.optional(Text),
+  attributes: Schema.optional(Schema.Array(KeyValueSchema))
+}).annotations({ identifier: "OtlpSpanEvent" })
+
 export const Span = Schema.Struct({
   traceId: hex(32, "trace id"),
   spanId: hex(16, "span id"),
   parentSpanId: Schema.optional(Schema.Union(Schema.Literal(""), hex(16, "span id"))),
   name: Schema.optional(Text),
+  kind: Schema.optional(SpanKindCode),
   startTimeUnixNano: UnixNano,
   endTimeUnixNano: UnixNano,
   attributes: Schema.optional(Schema.Array(KeyValueSchema)),
+  events: Schema.optional(Schema.Array(SpanEvent)),
   status: Schema.optional(Schema.Struct({ code: Schema.optional(StatusCode), message: Schema.optional(Text) }))
 }).annotations({ identifier: "OtlpSpan" })
 export type Span = typeof Span.Type
@@ -112,9 +138,9 @@ export const attribute = (attributes: ReadonlyArray<KeyValue> | undefined, ...ke
   Arr.findFirst(keys, (key) =>
     Option.map(Option.fromNullable(attributes?.find((kv) => kv.key === key)), (kv) => valueText(kv.value)))
 
-/** Attribute keys of a span's input and output: OpenInference first, then the GenAI conventions. */
-export const inputKeys = ["input.value", "gen_ai.prompt"] as const
-export const outputKeys = ["output.value", "gen_ai.completion"] as const
+/** Attribute keys of a span's input and output: OpenInference first, then the GenAI conventions (GenAi.ts). */
+export const inputKeys = GenAi.keys.input
+export const outputKeys = GenAi.keys.output
 
 /** A trace read from spans, before it is tied to an agent. */
 export interface SpanTrace {
@@ -165,6 +191,76 @@ export const tracesOf = (resource: ResourceSpans): ReadonlyArray<SpanTrace> => {
     return [trace]
   })
 }
+
+/** A span read from an export, before it is tied to an agent. */
+export interface SpanData {
+  readonly trace_id: string
+  readonly span_id: string
+  readonly parent_span_id: string | null
+  readonly name: string
+  readonly kind: SpanKind
+  readonly status: SpanStatus
+  readonly status_message: string
+  readonly start_time: ReturnType<typeof timeOfNanos>
+  readonly end_time: ReturnType<typeof timeOfNanos>
+  readonly duration_ms: number
+  readonly attributes: Readonly<Record<string, string>>
+  readonly events: ReadonlyArray<{
+    readonly name: string
+    readonly timestamp: ReturnType<typeof timeOfNanos>
+    readonly attributes: Readonly<Record<string, string>>
+  }>
+}
+
+/** The first `maxAttributes` attributes as text, each cut to `maxAttributeLength`. */
+export const attributeTexts = (attributes: ReadonlyArray<KeyValue> | undefined): Record<string, string> => {
+  const out: Record<string, string> = {}
+  let count = 0
+  for (const kv of attributes ?? []) {
+    if (count >= maxAttributes) break
+    if (kv.key in out) continue
+    out[kv.key] = truncate(valueText(kv.value), maxAttributeLength)
+    count++
+  }
+  return out
+}
+
+const kindOf = (span: Span): SpanKind =>
+  typeof span.kind === "number"
+    ? kindNames[span.kind]
+    : span.kind === undefined
+    ? "unspecified"
+    : (span.kind.slice("SPAN_KIND_".length).toLowerCase() as SpanKind)
+
+const spanStatusOf = (span: Span): SpanStatus => {
+  const code = span.status?.code
+  return code === 2 || code === "STATUS_CODE_ERROR" ? "error" : code === 1 || code === "STATUS_CODE_OK" ? "ok" : "unset"
+}
+
+/** Every span of a resource as stored (ids in lowercase), in the order of the export. */
+export const spansOf = (resource: ResourceSpans): ReadonlyArray<SpanData> =>
+  (resource.scopeSpans ?? []).flatMap((scope) => scope.spans ?? []).map((span): SpanData => {
+    const start = startOf(span)
+    const end = BigInt(span.endTimeUnixNano)
+    return {
+      trace_id: span.traceId.toLowerCase(),
+      span_id: span.spanId.toLowerCase(),
+      parent_span_id: isRoot(span) ? null : span.parentSpanId!.toLowerCase(),
+      name: span.name ?? "",
+      kind: kindOf(span),
+      status: spanStatusOf(span),
+      status_message: truncate(span.status?.message ?? "", maxAttributeLength),
+      start_time: timeOfNanos(start),
+      end_time: timeOfNanos(end),
+      duration_ms: latencyMs(start, end),
+      attributes: attributeTexts(span.attributes),
+      events: (span.events ?? []).slice(0, maxEvents).map((event) => ({
+        name: event.name ?? "",
+        timestamp: timeOfNanos(BigInt(event.timeUnixNano ?? start)),
+        attributes: attributeTexts(event.attributes)
+      }))
+    }
+  })
 
 /** How many spans a resource carries. */
 export const spanCount = (resource: ResourceSpans): number =>

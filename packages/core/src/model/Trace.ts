@@ -6,6 +6,7 @@
  */
 import { DateTime, Option, Schema } from "effect"
 import { v7 as uuidV7 } from "uuid"
+import * as GenAi from "./GenAi.js"
 import { AccountId, AgentName, UserId } from "./Ids.js"
 
 /** `ok` or `error` (interface.md, Trace). */
@@ -60,6 +61,171 @@ export const toView = (record: TraceRecord): Trace =>
     timestamp: record.timestamp
   })
 
+/** The most spans one trace keeps: spans past it (in this export or a later one) are refused. */
+export const maxSpansPerTrace = 1000
+/** The most spans one export may carry: the spans past it are refused. */
+export const maxSpansPerExport = 10_000
+/** The most attributes a span or event keeps (the first ones); the most events a span keeps. */
+export const maxAttributes = 128
+export const maxEvents = 128
+/** Characters an attribute value keeps (longer values are cut as input and output are). */
+export const maxAttributeLength = 4096
+
+/** A span's kind, as OpenTelemetry names them. */
+export const SpanKind = Schema.Literal("unspecified", "internal", "server", "client", "producer", "consumer")
+export type SpanKind = typeof SpanKind.Type
+
+/** A span's status: OpenTelemetry's UNSET, OK and ERROR. */
+export const SpanStatus = Schema.Literal("unset", "ok", "error")
+export type SpanStatus = typeof SpanStatus.Type
+
+/** Attributes as text: strings as they are, other values as JSON. */
+export const Attributes = Schema.Record({ key: Schema.String, value: Schema.String })
+
+/** Something that happened during a span (an exception, a retry). */
+export class SpanEvent extends Schema.Class<SpanEvent>("SpanEvent")({
+  name: Schema.String,
+  timestamp: Schema.DateTimeUtc,
+  attributes: Attributes
+}) {}
+
+/** One span of a trace as the API shows it. */
+export class Span extends Schema.Class<Span>("Span")({
+  span_id: Schema.String,
+  parent_span_id: Schema.NullOr(Schema.String),
+  name: Schema.String,
+  kind: SpanKind,
+  status: SpanStatus,
+  status_message: Schema.String,
+  start_time: Schema.DateTimeUtc,
+  end_time: Schema.DateTimeUtc,
+  duration_ms: Schema.Number,
+  attributes: Attributes,
+  events: Schema.Array(SpanEvent)
+}) {}
+
+/** A span as stored: it belongs to the trace `trace_id` of the agent `publisher_id/agent_name`. */
+export class SpanRecord extends Span.extend<SpanRecord>("SpanRecord")({
+  publisher_id: AccountId,
+  agent_name: AgentName,
+  trace_id: Schema.String
+}) {}
+
+/**
+ * A span with what the GenAI conventions say of it (`gen_ai`, null when
+ * nothing), and the spans started under it, in the order they started.
+ */
+export interface SpanNode extends Span {
+  readonly gen_ai: GenAi.GenAi | null
+  readonly children: ReadonlyArray<SpanNode>
+}
+
+export const SpanNode: Schema.Schema<SpanNode, SpanNodeEncoded> = Schema.Struct({
+  ...Span.fields,
+  gen_ai: Schema.NullOr(GenAi.GenAi),
+  children: Schema.Array(Schema.suspend((): Schema.Schema<SpanNode, SpanNodeEncoded> => SpanNode))
+}).annotations({ identifier: "SpanNode" }) as any
+
+export interface SpanNodeEncoded extends Schema.Struct.Encoded<typeof Span.fields> {
+  readonly gen_ai: GenAi.GenAi | null
+  readonly children: ReadonlyArray<SpanNodeEncoded>
+}
+
+/**
+ * A trace with its span tree (`GET .../observability/traces/{traceId}`),
+ * the model its spans name first and the tokens they used (GenAi.ts).
+ */
+export const TraceDetail = Schema.Struct({
+  ...Trace.fields,
+  model: Schema.NullOr(Schema.String),
+  usage: Schema.NullOr(GenAi.Usage),
+  spans: Schema.Array(SpanNode)
+}).annotations({ identifier: "TraceDetail" })
+export type TraceDetail = typeof TraceDetail.Type
+
+const spanView = (record: SpanRecord): Omit<SpanNode, "children"> => ({
+  gen_ai: GenAi.genAiOf(record.attributes),
+  span_id: record.span_id,
+  parent_span_id: record.parent_span_id,
+  name: record.name,
+  kind: record.kind,
+  status: record.status,
+  status_message: record.status_message,
+  start_time: record.start_time,
+  end_time: record.end_time,
+  duration_ms: record.duration_ms,
+  attributes: record.attributes,
+  events: record.events
+})
+
+/**
+ * The span tree of a trace's spans: each span under its parent, roots (and
+ * spans whose parent is not stored) at the top, siblings in the order they
+ * started. A parent chain that loops (ids reused by a broken exporter) is
+ * cut where it loops, so every span appears once.
+ */
+export const spanTree = (spans: ReadonlyArray<SpanRecord>): ReadonlyArray<SpanNode> => {
+  const ordered = [...spans].sort((a, b) =>
+    a.start_time.epochMillis - b.start_time.epochMillis || (a.span_id < b.span_id ? -1 : a.span_id > b.span_id ? 1 : 0)
+  )
+  const byId = new Map(ordered.map((span) => [span.span_id, span]))
+  const children = new Map<string, Array<SpanRecord>>()
+  const roots: Array<SpanRecord> = []
+  for (const span of ordered) {
+    const parent = span.parent_span_id
+    if (parent !== null && parent !== span.span_id && byId.has(parent)) {
+      const siblings = children.get(parent)
+      if (siblings === undefined) children.set(parent, [span])
+      else siblings.push(span)
+    } else roots.push(span)
+  }
+  const placed = new Set<string>()
+  const build = (span: SpanRecord): SpanNode => {
+    placed.add(span.span_id)
+    const under = (children.get(span.span_id) ?? []).filter((child) => !placed.has(child.span_id))
+    return { ...spanView(span), children: under.map(build) }
+  }
+  const tree = roots.map(build)
+  // Spans caught in a loop of parents reach no root: they are shown at the top.
+  for (const span of ordered) if (!placed.has(span.span_id)) tree.push(build(span))
+  return tree
+}
+
+/** The view of a trace with its spans. */
+export const toDetail = (record: TraceRecord, spans: ReadonlyArray<SpanRecord>): TraceDetail => {
+  const tree = spanTree(spans)
+  return { ...toView(record), model: GenAi.modelOf(tree), usage: GenAi.usageOf(tree), spans: tree }
+}
+
+/** The key of a span's trace among an export's agents: publisher, agent and trace id. */
+export const spanTraceKey = (span: { readonly publisher_id: string; readonly agent_name: string; readonly trace_id: string }) =>
+  `${span.publisher_id}\u0000${span.agent_name}\u0000${span.trace_id}`
+
+/**
+ * Which of `incoming` spans a store keeps, given the span ids it holds per
+ * trace (`stored`, by `spanTraceKey`): a span already stored is replaced, a new one is kept
+ * while its trace holds fewer than `maxSpansPerTrace`. The rule both stores
+ * share.
+ */
+export const withinSpanBound = (
+  stored: ReadonlyMap<string, ReadonlySet<string>>,
+  incoming: ReadonlyArray<SpanRecord>,
+  max = maxSpansPerTrace
+): ReadonlyArray<SpanRecord> => {
+  const held = new Map<string, Set<string>>()
+  const kept: Array<SpanRecord> = []
+  for (const span of incoming) {
+    const key = spanTraceKey(span)
+    let ids = held.get(key)
+    if (ids === undefined) held.set(key, ids = new Set(stored.get(key) ?? []))
+    if (ids.has(span.span_id) || ids.size < max) {
+      ids.add(span.span_id)
+      kept.push(span)
+    }
+  }
+  return kept
+}
+
 /** A filtered, paged query of one agent's traces. */
 export interface TraceQuery {
   readonly publisher_id: AccountId
@@ -75,6 +241,15 @@ export interface TraceQuery {
   readonly status: Option.Option<TraceStatus>
   readonly limit: number
   readonly offset: number
+}
+
+/** Who looks for one trace: the same visibility as a query's. */
+export interface TraceLookup {
+  readonly publisher_id: AccountId
+  readonly agent_name: AgentName
+  readonly trace_id: string
+  readonly account_ids: ReadonlyArray<AccountId>
+  readonly viewer: UserId
 }
 
 /** Cuts text to `maxTextLength` characters (never inside a surrogate pair), marking the cut with "…". */

@@ -4,14 +4,26 @@
  * store (Chat.ts).
  */
 import { Context, type DateTime, Effect, Either, Option, Schema } from "effect"
-import { AgentNotFound, InvalidRequest, PermissionDenied, TracesUnavailable } from "../model/Errors.js"
+import { AgentNotFound, InvalidRequest, PermissionDenied, TraceNotFound, TracesUnavailable } from "../model/Errors.js"
 import { AccountName, AgentName } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
 import * as Otlp from "../model/Otlp.js"
-import { AccountStore, AgentStore, DeploymentStore, TraceStore } from "../ports/Ports.js"
+import { AccountStore, AgentStore, DeploymentStore, TraceStore, Transactor } from "../ports/Ports.js"
 import * as Policy from "../model/Policy.js"
 import type { Principal } from "../model/Principal.js"
-import { defaultPageSize, maxPageSize, toView, TraceRecord, type TraceStatus } from "../model/Trace.js"
+import {
+  defaultPageSize,
+  maxPageSize,
+  maxSpansPerExport,
+  maxSpansPerTrace,
+  SpanEvent,
+  SpanRecord,
+  spanTraceKey,
+  toDetail,
+  toView,
+  TraceRecord,
+  type TraceStatus
+} from "../model/Trace.js"
 import * as Tracing from "../runtime/Tracing.js"
 
 /** Settings of observability. */
@@ -48,11 +60,47 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
     const agents = yield* AgentStore
     const deployments = yield* DeploymentStore
     const store = yield* TraceStore
+    const tx = yield* Transactor
     const config = yield* TracesConfig
 
     const available = config.enabled
       ? Effect.void
       : Effect.fail(new TracesUnavailable({ details: "Traces are switched off on this server (HOSTING_TRACES=off)." }))
+
+    /**
+     * The agent's account, if the caller may read the agent's traces: members
+     * of the agent's account, and members of an account that deploys it.
+     */
+    const readable = (principal: Principal, account: AccountName, name: AgentName) =>
+      Effect.gen(function*() {
+        const refused = () => Policy.agentActivityRefused(account, name, "traces")
+        const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
+        const mine = Policy.memberAccounts(principal)
+        // A member of the agent's account may read without a look at the deployments.
+        if (!Policy.isMemberOf(principal, publisher.id)) {
+          const deployed = yield* deployments.listForAgent(publisher.id, name, mine)
+          if (!Policy.readsAgentActivity(principal, publisher.id, deployed.length > 0)) return yield* refused()
+        }
+        return { publisher, mine }
+      })
+
+    /**
+     * One trace of an agent with its span tree, when the caller may see it
+     * (the rules of `list`); otherwise, or when there is no such trace, 404.
+     */
+    const get = Tracing.fn("Traces.get")(function*(principal: Principal, account: AccountName, name: AgentName, traceId: string) {
+      yield* available
+      const { mine, publisher } = yield* readable(principal, account, name)
+      const found = yield* store.find({
+        publisher_id: publisher.id,
+        agent_name: name,
+        trace_id: traceId.toLowerCase(),
+        account_ids: mine,
+        viewer: principal.user.id
+      })
+      if (Option.isNone(found)) return yield* new TraceNotFound({ trace_id: traceId })
+      return toDetail(found.value.trace, found.value.spans)
+    })
 
     /**
      * An agent's traces that the caller may see, newest first: those produced
@@ -78,14 +126,7 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       if (input.start_time !== undefined && input.end_time !== undefined && input.start_time.epochMillis > input.end_time.epochMillis) {
         return yield* new InvalidRequest({ details: "start_time: must not be after end_time" })
       }
-      const refused = () => Policy.agentActivityRefused(account, name, "traces")
-      const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
-      const mine = Policy.memberAccounts(principal)
-      // A member of the agent's account may read without a look at the deployments.
-      if (!Policy.isMemberOf(principal, publisher.id)) {
-        const deployed = yield* deployments.listForAgent(publisher.id, name, mine)
-        if (!Policy.readsAgentActivity(principal, publisher.id, deployed.length > 0)) return yield* refused()
-      }
+      const { mine, publisher } = yield* readable(principal, account, name)
       const page = yield* store.query({
         publisher_id: publisher.id,
         agent_name: name,
@@ -134,37 +175,63 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
     const ingest = Tracing.fn("Traces.ingest")(function*(principal: Principal, request: Otlp.ExportTraceServiceRequest) {
       yield* available
       const records: Array<TraceRecord> = []
+      const spans: Array<SpanRecord> = []
       const refusals: Array<Refusal> = []
       let rejectedSpans = 0
       let acceptedSpans = 0
+      /** Spans of this export per trace, to refuse those past the per-trace bound. */
+      const perTrace = new Map<string, number>()
+      let overBound = 0
       for (const resource of request.resourceSpans ?? []) {
-        const spans = Otlp.spanCount(resource)
-        if (spans === 0) continue
+        const count = Otlp.spanCount(resource)
+        if (count === 0) continue
         const agent = yield* agentOf(principal, resource).pipe(
           Effect.map(Either.right),
           Effect.catchIf((e): e is Refusal => e._tag !== "StorageError", (e) => Effect.succeed(Either.left(e)))
         )
         if (agent._tag === "Left") {
           refusals.push(agent.left)
-          rejectedSpans += spans
+          rejectedSpans += count
           continue
         }
-        acceptedSpans += spans
+        acceptedSpans += count
+        for (const span of Otlp.spansOf(resource)) {
+          const key = spanTraceKey({ ...agent.right, trace_id: span.trace_id })
+          const inTrace = (perTrace.get(key) ?? 0) + 1
+          perTrace.set(key, inTrace)
+          if (spans.length >= maxSpansPerExport || inTrace > maxSpansPerTrace) {
+            overBound++
+            continue
+          }
+          spans.push(new SpanRecord({ ...span, ...agent.right, events: span.events.map((e) => new SpanEvent(e)) }))
+        }
         for (const trace of Otlp.tracesOf(resource)) {
           // Exported spans are the agent's own record of its work: every member of its account sees them.
           records.push(new TraceRecord({ ...trace, ...agent.right, account_id: agent.right.publisher_id, owner_id: Option.none() }))
         }
       }
       if (acceptedSpans === 0 && refusals.length > 0) return yield* Effect.fail(refusals[0]!)
-      if (records.length > 0) yield* store.append(records)
+      // The traces and their spans land together, or neither does.
+      if (records.length > 0 || spans.length > 0) {
+        yield* tx.withTransaction(Effect.zipRight(
+          records.length > 0 ? store.append(records) : Effect.void,
+          spans.length > 0 ? store.appendSpans(spans) : Effect.void
+        ))
+      }
+      const messages = [...new Set(refusals.map((r) => r.message))]
+      if (overBound > 0) {
+        messages.push(
+          `${overBound} spans past the bounds were not stored (at most ${maxSpansPerTrace} per trace and ${maxSpansPerExport} per export).`
+        )
+      }
       const result: IngestResult = {
         accepted: records.length,
-        rejectedSpans,
-        errorMessage: refusals.length === 0 ? Option.none() : Option.some([...new Set(refusals.map((r) => r.message))].join(" "))
+        rejectedSpans: rejectedSpans + overBound,
+        errorMessage: messages.length === 0 ? Option.none() : Option.some(messages.join(" "))
       }
       return result
     })
 
-    return { list, ingest } as const
+    return { list, get, ingest } as const
   })
 }) {}
