@@ -44,7 +44,7 @@ const send = Command.make("send", {
   conversation: Options.text("conversation").pipe(
     Options.withAlias("c"),
     Options.withDescription("Continue this conversation (default: start a new one)"),
-    Options.withSchema(Conversation.ConversationId),
+    Arguments.checked("--conversation", Conversation.ConversationId),
     Options.optional
   ),
   attach: Options.text("attach").pipe(Options.withDescription("The key of a ready file to attach; repeatable"), Options.repeated),
@@ -123,7 +123,7 @@ const send = Command.make("send", {
 const title = Command.make("title", {
   deployment: Arguments.deployment,
   conversation: Arguments.conversation,
-  title: Args.text({ name: "title" }).pipe(Args.withSchema(Conversation.Title))
+  title: Args.text({ name: "title" }).pipe(Arguments.checkedArg("title", Conversation.Title))
 }, ({ conversation, deployment, title }) =>
   Effect.gen(function*() {
     const session = yield* Session.current

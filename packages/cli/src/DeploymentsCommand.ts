@@ -75,7 +75,7 @@ const create = Command.make("create", {
   buildId: Arguments.buildId.pipe(Options.optional),
   channel: Options.text("channel").pipe(
     Options.withDescription("Deploy the version a channel of the agent names (e.g. stable)"),
-    Options.withSchema(Ids.ChannelName),
+    Arguments.checked("--channel", Ids.ChannelName),
     Options.optional
   ),
   follow: Options.boolean("follow").pipe(
@@ -83,7 +83,7 @@ const create = Command.make("create", {
   ),
   into: Options.text("into").pipe(
     Options.withDescription("The account that deploys (default: the agent's own)"),
-    Options.withSchema(Arguments.accountName),
+    Arguments.checked("--into", Arguments.accountName),
     Options.optional
   ),
   env: Options.text("env").pipe(
@@ -189,8 +189,8 @@ const kubernetesName = Schema.String.pipe(Schema.pattern(/^[a-z0-9](?:[a-z0-9.-]
 }))
 
 const configMap = Command.make("configmap", {
-  namespace: Args.text({ name: "namespace" }).pipe(Args.withSchema(kubernetesName)),
-  name: Args.text({ name: "name" }).pipe(Args.withSchema(kubernetesName)),
+  namespace: Args.text({ name: "namespace" }).pipe(Arguments.checkedArg("namespace", kubernetesName)),
+  name: Args.text({ name: "name" }).pipe(Arguments.checkedArg("name", kubernetesName)),
   account: Arguments.ownerAccount
 }, ({ account, name, namespace }) =>
   Effect.gen(function*() {
@@ -204,8 +204,8 @@ const configMap = Command.make("configmap", {
   })).pipe(Command.withDescription("The data of a ConfigMap in a deployment's namespace"))
 
 const restart = Command.make("restart", {
-  namespace: Args.text({ name: "namespace" }).pipe(Args.withSchema(kubernetesName)),
-  pod: Args.text({ name: "pod" }).pipe(Args.withSchema(kubernetesName)),
+  namespace: Args.text({ name: "namespace" }).pipe(Arguments.checkedArg("namespace", kubernetesName)),
+  pod: Args.text({ name: "pod" }).pipe(Arguments.checkedArg("pod", kubernetesName)),
   account: Arguments.ownerAccount
 }, ({ account, namespace, pod }) =>
   Effect.gen(function*() {

@@ -18,7 +18,7 @@ export const setup = Command.make("setup", {
   ),
   user: Options.text("user").pipe(
     Options.withDescription("Your user id: letters, digits and . _ @ - (used in member commands)"),
-    Options.withSchema(Ids.UserId)
+    Arguments.checked("--user", Ids.UserId)
   ),
   name: Options.text("name").pipe(Options.withDescription("Your display name (default: the user id)"), Options.optional)
 }, ({ code, name, user }) =>
@@ -65,7 +65,7 @@ const create = Command.make("create", {
   accounts: Options.text("account").pipe(
     Options.withDescription("An account the token may reach; repeatable (default: all of yours)"),
     Options.repeated,
-    Options.withSchema(Schema.mutable(Schema.Array(Arguments.accountName)))
+    Arguments.checked("--account", Schema.mutable(Schema.Array(Arguments.accountName)))
   ),
   days: Options.integer("expires-in-days").pipe(
     Options.withDescription("Days until the token expires, 1 to 366 (default 30)"),

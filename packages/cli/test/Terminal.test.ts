@@ -54,4 +54,45 @@ describe("hosting at a terminal and in pipes (issue 31)", () => {
     expect(closed).toMatchObject({ code: 0, stderr: "" })
     expect(head).toEqual({ code: 0, stdout: "user:   Alice (alice)\n", stderr: "" })
   }, timeout)
+  it("every error the CLI finds itself reads `error: <sentence> (<code>)`, names the option or argument, and suggests at the level typed", async () => {
+    const local = { configDir: join(dir, "config") }
+    // Seven starts at once on a small machine: more time than one needs.
+    const run = (args: ReadonlyArray<string>) => runCli(args, local, 120_000)
+    const [subcommand, option, time, choice, agent, required, extra] = await Promise.all([
+      run(["chat", "rename", "x"]),
+      run(["agents", "list", "--limt", "5"]),
+      run(["traces", "list", "acme/helper", "--start", "yesterday"]),
+      run(["traces", "list", "acme/helper", "--status", "bad"]),
+      run(["agents", "get", "acme/helper@1.0.0x/y"]),
+      run(["agents", "publish", "acme/helper@1.0.0"]),
+      run(["me", "extra"])
+    ])
+    expect(subcommand).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'error: unknown command "rename" for "hosting chat" (unknown_command)\n' +
+        "hint: the commands of hosting chat are list, send, title, history, cancel\n"
+    })
+    expect(option.stderr).toBe(
+      'error: unknown option --limt for "hosting agents list"; did you mean --limit? (unknown_option)\n' +
+        "hint: see `hosting agents list --help` for its options\n"
+    )
+    expect(time.stderr).toBe(
+      'error: --start "yesterday" must be an RFC 3339 date-time such as 2026-11-01T10:00:00Z (invalid_value)\n' +
+        "hint: see `hosting traces list --help`\n"
+    )
+    expect(choice.stderr).toBe('error: --status must be one of ok, error, not "bad" (invalid_value)\n')
+    expect(agent.stderr.split("\n")[0]).toBe(
+      'error: <account/agent>: agent "acme/helper@1.0.0x/y" must be written <account>/<agent>, e.g. acme/helper (invalid_argument)'
+    )
+    expect(required.stderr.split("\n")[0]).toBe('error: "hosting agents publish" needs the option --build-id (missing_option)')
+    expect(extra.stderr.split("\n")[0]).toBe('error: unexpected argument "extra" for "hosting me" (unexpected_argument)')
+    for (const result of [subcommand, option, time, choice, agent, required, extra]) expect(result.code).toBe(1)
+  }, timeout * 2)
+
+  it("whoami prints the identity line of `me`", async () => {
+    const [line, json] = await Promise.all([runCli(["whoami"], alice()), runCli(["whoami", "--json"], alice())])
+    expect(line).toEqual({ code: 0, stdout: "Alice (alice)\n", stderr: "" })
+    expect(JSON.parse(json.stdout)).toEqual({ id: "alice", name: "Alice" })
+  }, timeout)
 })
