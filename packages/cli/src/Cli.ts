@@ -18,6 +18,7 @@ import * as EventsCommand from "./EventsCommand.js"
 import * as ExitCode from "./ExitCode.js"
 import * as FilesCommand from "./FilesCommand.js"
 import * as Output from "./Output.js"
+import * as Profiles from "./Profiles.js"
 import * as SecretsCommand from "./SecretsCommand.js"
 import * as Session from "./Session.js"
 import * as TokensCommand from "./TokensCommand.js"
@@ -96,8 +97,14 @@ export const report = (error: unknown, command = "hosting"): Effect.Effect<numbe
       return error.exitCode
     }
     const problem = yield* ClientError.describe(error)
-    yield* Output.note(`error: ${problem.details} (${problem.error})`)
-    if (problem.status === 401) yield* Output.note("hint: sign in with `hosting login`, or pass --token / set HOSTING_TOKEN")
+    const session = Session.resolved.current
+    // Without a token, what the server says (a missing bearer token) is better said as what it means.
+    const details = problem.status === 401 && session?.token === undefined ? `not signed in to ${session?.baseUrl ?? "the server"}` : problem.details
+    yield* Output.note(`error: ${details} (${problem.error})`)
+    if (problem.status === 401) {
+      const login = session === undefined || session.profile === Profiles.defaultProfile ? "hosting login" : `hosting login --profile ${session.profile}`
+      yield* Output.note(`hint: sign in with \`${login}\`, or pass --token / set HOSTING_TOKEN`)
+    }
     return ExitCode.ofProblem(problem)
   })
 

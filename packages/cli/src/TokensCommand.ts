@@ -23,7 +23,7 @@ export const setup = Command.make("setup", {
   name: Options.text("name").pipe(Options.withDescription("Your display name (default: the user id)"), Options.optional)
 }, ({ code, name, user }) =>
   Effect.gen(function*() {
-    const session = yield* Session.current
+    const session = yield* Session.creating
     // Setting up needs no token; an old one is not sent along.
     const anonymous = yield* HostingClient.make({ baseUrl: session.baseUrl })
     const made = yield* anonymous.setup.complete({

@@ -95,4 +95,20 @@ describe("hosting at a terminal and in pipes (issue 31)", () => {
     expect(line).toEqual({ code: 0, stdout: "Alice (alice)\n", stderr: "" })
     expect(JSON.parse(json.stdout)).toEqual({ id: "alice", name: "Alice" })
   }, timeout)
+  it("profiles: an unknown --profile is refused with a pointer to login; signed out says where", async () => {
+    const fresh = { configDir: join(dir, "no-profiles"), env: { HOSTING_BASE_URL: server.baseUrl } }
+    const [unknown, signedOut] = await Promise.all([runCli(["me", "--profile", "work"], fresh), runCli(["whoami"], fresh)])
+    expect(unknown).toEqual({
+      code: 1,
+      stdout: "",
+      stderr: 'error: there is no profile "work" (profile_not_found)\n' +
+        "hint: create it by signing in: hosting login --profile work --base-url <url>\n"
+    })
+    expect(signedOut).toEqual({
+      code: 2,
+      stdout: "",
+      stderr: `error: not signed in to ${server.baseUrl} (unauthorized)\n` +
+        "hint: sign in with `hosting login`, or pass --token / set HOSTING_TOKEN\n"
+    })
+  }, timeout)
 })
