@@ -3,7 +3,7 @@
  * before any request is made (a bad one is a usage error, exit 1).
  */
 import { Args, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Conversation, Deployment, Ids } from "@hosting/core"
+import { Deployment, Ids } from "@hosting/core"
 import { Effect, ParseResult, Schema } from "effect"
 
 /** Why `raw` is not a `what`, in one sentence: `agent name "Helper" must be a slug: …`. */
@@ -36,6 +36,11 @@ export const checkedArg = <A, I>(argument: string, schema: Schema.Schema<A, I>) 
 /** Names the argument in its errors: `<account/agent>: agent name "x" must be …`. */
 const naming = (argument: string) => (error: HelpDoc.HelpDoc) =>
   HelpDoc.p(`<${argument}>: ${HelpDoc.toAnsiText(error).replace(/\u001b\[[0-9;]*m/g, "").trim()}`)
+
+/** A conversation id or the start of one: hexadecimal digits and dashes. */
+const conversationRef = Schema.String.pipe(Schema.pattern(/^[0-9a-f][0-9a-f-]{3,35}$/i, {
+  message: () => "must be a conversation id or its first 4 or more characters"
+}))
 
 /** An agent named `<account>/<agent>`. */
 export interface AgentRef {
@@ -126,10 +131,10 @@ export const deployment = Args.text({ name: "deployment" }).pipe(
   Args.mapEffect(decodeWith(Deployment.DeploymentId, "deployment"))
 )
 
-/** A conversation id as a positional argument. */
+/** A conversation id, or its first characters (4 or more), as a positional argument; the command resolves a prefix. */
 export const conversation = Args.text({ name: "conversation" }).pipe(
-  Args.withDescription("A conversation id (a UUID v4)"),
-  Args.mapEffect(decodeWith(Conversation.ConversationId, "conversation"))
+  Args.withDescription("A conversation id (a UUID v4), or its first characters as `hosting chat list` shows them"),
+  Args.mapEffect(decodeWith(conversationRef, "<conversation>"))
 )
 
 /** `--account` of the ConfigMap and pod routes, which check that the namespace belongs to it. */

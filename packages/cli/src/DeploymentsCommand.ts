@@ -15,7 +15,8 @@ const deploymentsTable = (deployments: ReadonlyArray<Deployment.Deployment>) =>
     { header: "ACCOUNT", value: (d) => d.account },
     { header: "AGENT", value: (d) => d.agent },
     { header: "BUILD", value: (d) => d.build_id },
-    { header: "STATUS", value: (d) => (d.undeployed_at === null ? d.status : "undeployed") },
+    // The record's own status, as --json shows it: superseded and undeployed both end a deployment.
+    { header: "STATUS", value: (d) => d.status },
     { header: "NAMESPACE", value: (d) => d.namespace },
     { header: "DEPLOYED", value: (d) => Output.date(d.deployed_at) },
     { header: "UNDEPLOYED", value: (d) => Output.date(d.undeployed_at) }
@@ -106,10 +107,20 @@ const create = Command.make("create", {
       ...Option.match(into, { onNone: () => ({}), onSome: (a) => ({ into: a }) }),
       ...(Object.keys(overrides).length === 0 ? {} : { env: overrides })
     }
+    // What ran before, to say what the deploy superseded (the answer is the new deployment alone).
+    const before = session.json ? [] : yield* session.client.deployments.history({ path: { account: agent.account, name: agent.name } }).pipe(
+      Effect.map((found) => found.deployments),
+      Effect.orElseSucceed(() => [])
+    )
     const deployed = yield* session.client.deployments.deploy({ path: { account: agent.account, name: agent.name }, payload })
     if (session.json) return yield* Output.json(deployed)
     const following = deployed.follow === undefined ? "" : `, following its ${Deployment.describeFollow(deployed.follow)}`
     yield* Output.line(`Deployed ${deployed.agent} build ${deployed.build_id} as ${deployed.id}${following}.`)
+    for (const old of before) {
+      if (old.id !== deployed.id && old.undeployed_at === null && old.namespace === deployed.namespace) {
+        yield* Output.line(`Superseded ${old.id} (build ${old.build_id}).`)
+      }
+    }
     yield* Output.line(one(deployed))
   })).pipe(
     Command.withDescription(

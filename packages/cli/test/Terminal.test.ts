@@ -1,15 +1,16 @@
 /**
  * What a person sees at a terminal and in pipes (issue 31): a closed pipe
- * ends a command quietly, errors in one form, help without escapes.
+ * ends a command quietly, errors in one form, profiles that say what they
+ * do, ids as people use them.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync } from "node:fs"
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { type Running, start, writeFixtures } from "../../../examples/server/test/process.js"
-import { runCli } from "./cli.js"
+import { runCli, spawnCli } from "./cli.js"
 
 // Each run of the binary starts Node and tsx: a few seconds on a small machine.
 const timeout = 90_000
@@ -110,5 +111,48 @@ describe("hosting at a terminal and in pipes (issue 31)", () => {
       stderr: `error: not signed in to ${server.baseUrl} (unauthorized)\n` +
         "hint: sign in with `hosting login`, or pass --token / set HOSTING_TOKEN\n"
     })
+  }, timeout)
+  it("ids: files download takes the name files list shows, conversations take a prefix, events follow shows ids", async () => {
+    const source = join(dir, "report.csv")
+    writeFileSync(source, "a,b\n1,2\n")
+    expect((await runCli(["files", "upload", "dep-1", source], alice())).code).toBe(0)
+    const byName = await runCli(["files", "download", "dep-1", "report.csv", "-o", "-"], alice())
+    expect(byName).toMatchObject({ code: 0, stdout: "a,b\n1,2\n" })
+
+    const sent = JSON.parse((await runCli(["chat", "send", "dep-1", "hello there", "--json"], alice())).stdout)
+    const history = await runCli(["chat", "history", "dep-1", sent.conversation_id.slice(0, 8)], alice())
+    expect(history.code, history.stderr).toBe(0)
+    expect(history.stdout).toMatch(/^\S+ user: hello there\n/)
+    const none = await runCli(["chat", "history", "dep-1", "0000"], alice())
+    expect(none).toMatchObject({ code: 4, stderr: "error: no conversation of dep-1 starts with 0000 (conversation_not_found)\n" })
+
+    const follow = spawnCli(["events", "follow", "acme"], alice())
+    await follow.waitFor(/^connected$/m, 60_000)
+    const spec = join(dir, "helper.yaml")
+    writeFileSync(spec, "name: helper\ndescription: Answers questions\n")
+    expect((await runCli(["agents", "register", "acme/helper", "--build-id", "b-1", "--registry", "ghcr.io/acme", "--spec", spec], alice())).code)
+      .toBe(0)
+    const [line] = await follow.waitFor(/^\S+ agent\.build acme\/helper b-1 .*$/m, 60_000)
+    expect(line).toMatch(/ \(id [^)]+\)$/)
+    follow.child.kill("SIGINT")
+    expect((await follow.result(20_000)).code).toBe(0)
+  }, timeout * 2)
+
+  // Last: deploying the agent again supersedes the fixtures' dep-1, which the tests above use.
+  it("deployments create says what it superseded; the history's STATUS agrees with --json", async () => {
+    expect((await runCli(["agents", "publish", "acme/helper@1.0.0", "--build-id", "b-1"], alice())).code).toBe(0)
+    const created = await runCli(["deployments", "create", "acme/helper@1.0.0"], alice())
+    expect(created.code, created.stderr).toBe(0)
+    const lines = created.stdout.split("\n")
+    expect(lines[0]).toMatch(/^Deployed acme\/helper build b-1 as dep-\S+\.$/)
+    expect(lines[1]).toBe("Superseded dep-1 (build b-1).")
+    const [table, json] = await Promise.all([
+      runCli(["deployments", "history", "acme/helper"], alice()),
+      runCli(["deployments", "history", "acme/helper", "--json"], alice())
+    ])
+    const statuses = JSON.parse(json.stdout).deployments.map((d: { id: string; status: string }) => `${d.id} ${d.status}`)
+    expect(statuses).toContain("dep-1 superseded")
+    const shown = table.stdout.trim().split("\n").slice(1).map((row) => row.split(/\s+/)).map((cells) => `${cells[0]} ${cells[4]}`)
+    expect(shown).toEqual(statuses)
   }, timeout)
 })
