@@ -53,7 +53,7 @@ const get = Command.make("get", { account: Arguments.account() }, ({ account }) 
 
 const rename = Command.make("rename", {
   account: Arguments.account(),
-  name: Args.text({ name: "new-name" }).pipe(Arguments.checkedArg("new-name", Arguments.accountName))
+  name: Args.text({ name: "new-name" }).pipe(Args.withDescription("The account's new name (lowercase letters, digits and dashes)"), Arguments.checkedArg("new-name", Arguments.accountName))
 }, ({ account, name }) =>
   Effect.gen(function*() {
     const session = yield* Session.current

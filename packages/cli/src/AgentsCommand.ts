@@ -30,7 +30,11 @@ const list = Command.make("list", {
     Options.withDescription("Agents per page, 1 to 200"),
     Options.withDefault(50)
   ),
-  offset: Options.integer("offset").pipe(Arguments.checked("--offset", Schema.NonNegative), Options.withDefault(0))
+  offset: Options.integer("offset").pipe(
+    Options.withDescription("Agents to skip (default 0)"),
+    Arguments.checked("--offset", Schema.NonNegative),
+    Options.withDefault(0)
+  )
 }, ({ limit, offset, query }) =>
   Effect.gen(function*() {
     const session = yield* Session.current

@@ -148,7 +148,7 @@ const send = Command.make("send", {
 const title = Command.make("title", {
   deployment: Arguments.deployment,
   conversation: Arguments.conversation,
-  title: Args.text({ name: "title" }).pipe(Arguments.checkedArg("title", Conversation.Title))
+  title: Args.text({ name: "title" }).pipe(Args.withDescription("The new title, 1 to 80 characters"), Arguments.checkedArg("title", Conversation.Title))
 }, ({ conversation: raw, deployment, title }) =>
   Effect.gen(function*() {
     const session = yield* Session.current

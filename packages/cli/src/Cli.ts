@@ -17,6 +17,7 @@ import * as DeploymentsCommand from "./DeploymentsCommand.js"
 import * as EventsCommand from "./EventsCommand.js"
 import * as ExitCode from "./ExitCode.js"
 import * as FilesCommand from "./FilesCommand.js"
+import * as Help from "./Help.js"
 import * as Output from "./Output.js"
 import * as Profiles from "./Profiles.js"
 import * as SecretsCommand from "./SecretsCommand.js"
@@ -120,8 +121,15 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
   const checked = CommandLine.check(tree(), args)
   const command = CommandLine.pathOf(tree(), args)
   const parsed = checked === undefined
-    // @effect/cli prints its parse errors on the console's stderr in its own words: report prints them in ours instead.
-    ? Console.consoleWith((console) => Console.withConsole(run([...argv.slice(0, 2), ...args]), { ...console, error: () => Effect.void }))
+    ? Console.consoleWith((console) =>
+      Console.withConsole(run([...argv.slice(0, 2), ...args]), {
+        ...console,
+        // @effect/cli prints its parse errors on the console's stderr in its own words: report prints them in ours instead.
+        error: () => Effect.void,
+        // What it prints on stdout is help (and completion scripts): polished, and plain unless on a terminal.
+        log: (...texts) => console.log(...texts.map((t) => (typeof t === "string" ? Help.polish(t, command.split(" ")) : t)))
+      })
+    )
     : Effect.fail(checked)
   return parsed.pipe(
     Effect.as(ExitCode.ok),

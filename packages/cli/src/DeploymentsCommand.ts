@@ -200,8 +200,8 @@ const kubernetesName = Schema.String.pipe(Schema.pattern(/^[a-z0-9](?:[a-z0-9.-]
 }))
 
 const configMap = Command.make("configmap", {
-  namespace: Args.text({ name: "namespace" }).pipe(Arguments.checkedArg("namespace", kubernetesName)),
-  name: Args.text({ name: "name" }).pipe(Arguments.checkedArg("name", kubernetesName)),
+  namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("The deployment's namespace (see `hosting deployments get`)"), Arguments.checkedArg("namespace", kubernetesName)),
+  name: Args.text({ name: "name" }).pipe(Args.withDescription("The ConfigMap's name"), Arguments.checkedArg("name", kubernetesName)),
   account: Arguments.ownerAccount
 }, ({ account, name, namespace }) =>
   Effect.gen(function*() {
@@ -215,8 +215,8 @@ const configMap = Command.make("configmap", {
   })).pipe(Command.withDescription("The data of a ConfigMap in a deployment's namespace"))
 
 const restart = Command.make("restart", {
-  namespace: Args.text({ name: "namespace" }).pipe(Arguments.checkedArg("namespace", kubernetesName)),
-  pod: Args.text({ name: "pod" }).pipe(Arguments.checkedArg("pod", kubernetesName)),
+  namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("The deployment's namespace (see `hosting deployments get`)"), Arguments.checkedArg("namespace", kubernetesName)),
+  pod: Args.text({ name: "pod" }).pipe(Args.withDescription("The pod's name"), Arguments.checkedArg("pod", kubernetesName)),
   account: Arguments.ownerAccount
 }, ({ account, namespace, pod }) =>
   Effect.gen(function*() {

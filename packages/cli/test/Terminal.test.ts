@@ -31,6 +31,16 @@ const piped = (args: ReadonlyArray<string>, reader: string, env: Record<string, 
     child.stdin?.end()
   })
 
+/** Runs `hosting <args>` on a terminal of its own (util-linux `script`), answering what the terminal showed. */
+const terminalRun = (args: ReadonlyArray<string>, env: Record<string, string>) =>
+  new Promise<string>((resolve) => {
+    const command = ["node", "--import", "tsx", "--conditions=@hosting/source", bin, ...args].map((a) => `'${a}'`).join(" ")
+    execFile("script", ["-qec", command, "/dev/null"], {
+      cwd: fileURLToPath(new URL("..", import.meta.url)),
+      env: { ...process.env, HOSTING_CONFIG_DIR: join(dir, "config"), NO_COLOR: "", ...env }
+    }, (_error, stdout) => resolve(stdout))
+  })
+
 describe("hosting at a terminal and in pipes (issue 31)", () => {
   let server: Running
   const alice = () => ({ configDir: join(dir, "config"), env: { HOSTING_BASE_URL: server.baseUrl, HOSTING_TOKEN: "alice-token" } })
@@ -137,6 +147,37 @@ describe("hosting at a terminal and in pipes (issue 31)", () => {
     follow.child.kill("SIGINT")
     expect((await follow.result(20_000)).code).toBe(0)
   }, timeout * 2)
+
+  it("help: plain when piped or with NO_COLOR, the full command path, real descriptions, global options, examples, no --wizard", async () => {
+    const local = { configDir: join(dir, "config") }
+    const [piped, terminal, noColor] = await Promise.all([
+      runCli(["chat", "send", "--help"], local, 60_000),
+      // `script` gives the command a terminal.
+      terminalRun(["chat", "send", "--help"], {}),
+      terminalRun(["chat", "send", "--help"], { NO_COLOR: "1" })
+    ])
+    expect(piped.code).toBe(0)
+    const help = piped.stdout
+    expect(help).not.toMatch(/\u001b\[/)
+    expect(help.split("\n")).toContain(
+      "$ hosting chat send [(-c, --conversation text)] --attach text... [--client-message-id text] " +
+        "[--concurrent-send reject | queue | interrupt] <deployment> [<message>]"
+    )
+    expect(help).not.toContain("A user-defined piece of text.")
+    expect(help).not.toContain("--wizard")
+    expect(help).toContain("\nGLOBAL OPTIONS\n\n--json\n  Print machine-readable JSON on stdout\n")
+    expect(help).toMatch(/^--token text$/m)
+    expect(help).toMatch(/^--profile text$/m)
+    expect(help.slice(help.indexOf("\nEXAMPLES\n"))).toBe(
+      "\nEXAMPLES\n\n" +
+        '  $ hosting chat send dep-1 "Summarise the report"\n' +
+        '  $ hosting chat send dep-1 "And the totals?" --conversation <id>\n' +
+        '  $ echo "long text" | hosting chat send dep-1 -\n\n'
+    )
+    expect(terminal).toMatch(/\u001b\[1mUSAGE\u001b\[0m/)
+    expect(noColor).toContain("USAGE")
+    expect(noColor).not.toMatch(/\u001b\[/)
+  }, timeout)
 
   // Last: deploying the agent again supersedes the fixtures' dep-1, which the tests above use.
   it("deployments create says what it superseded; the history's STATUS agrees with --json", async () => {
