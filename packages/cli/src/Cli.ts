@@ -13,6 +13,7 @@ import * as AgentsCommand from "./AgentsCommand.js"
 import * as AuthCommand from "./AuthCommand.js"
 import * as ChatCommand from "./ChatCommand.js"
 import * as CommandLine from "./CommandLine.js"
+import * as Completions from "./Completions.js"
 import * as DeploymentsCommand from "./DeploymentsCommand.js"
 import * as EventsCommand from "./EventsCommand.js"
 import * as ExitCode from "./ExitCode.js"
@@ -127,7 +128,8 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
         // @effect/cli prints its parse errors on the console's stderr in its own words: report prints them in ours instead.
         error: () => Effect.void,
         // What it prints on stdout is help (and completion scripts): polished, and plain unless on a terminal.
-        log: (...texts) => console.log(...texts.map((t) => (typeof t === "string" ? Help.polish(t, command.split(" ")) : t)))
+        log: (...texts) =>
+          console.log(...texts.map((t) => (typeof t === "string" ? Completions.repair(Help.polish(t, command.split(" "))) : t)))
       })
     )
     : Effect.fail(checked)

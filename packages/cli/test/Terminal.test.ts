@@ -4,7 +4,7 @@
  * do, ids as people use them.
  */
 import { execFile } from "node:child_process"
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -40,6 +40,17 @@ const terminalRun = (args: ReadonlyArray<string>, env: Record<string, string>) =
       env: { ...process.env, HOSTING_CONFIG_DIR: join(dir, "config"), NO_COLOR: "", ...env }
     }, (_error, stdout) => resolve(stdout))
   })
+
+/** Whether a shell is installed (completion tests run in each one that is). */
+const shellExists = (name: string) => ["/bin", "/usr/bin", "/usr/local/bin"].some((d) => existsSync(join(d, name)))
+
+/** Runs a script in a shell, answering its stdout. */
+const shell = (name: string, script: string) =>
+  new Promise<string>((resolve, reject) =>
+    execFile(name, name === "zsh" ? ["-f", "-c", script] : ["-c", script], (error, stdout, stderr) =>
+      error === null ? resolve(stdout) : reject(new Error(`${name}: ${error.message}\n${stderr}`))
+    )
+  )
 
 describe("hosting at a terminal and in pipes (issue 31)", () => {
   let server: Running
@@ -177,6 +188,37 @@ describe("hosting at a terminal and in pipes (issue 31)", () => {
     expect(terminal).toMatch(/\u001b\[1mUSAGE\u001b\[0m/)
     expect(noColor).toContain("USAGE")
     expect(noColor).not.toMatch(/\u001b\[/)
+  }, timeout)
+
+  it("completion: bash and fish complete to the leaves (options, choices, global options); zsh loads the script", async () => {
+    const local = { configDir: join(dir, "config") }
+    const [bash, fish, zsh] = await Promise.all(["bash", "fish", "zsh"].map((shell) => runCli(["--completions", shell], local, 60_000)))
+    const scripts = { bash: join(dir, "hosting.bash"), fish: join(dir, "hosting.fish"), zsh: join(dir, "hosting.zsh") }
+    writeFileSync(scripts.bash, bash!.stdout)
+    writeFileSync(scripts.fish, fish!.stdout)
+    writeFileSync(scripts.zsh, zsh!.stdout)
+    for (const script of [bash, fish, zsh]) expect(script!.stdout).not.toContain("wizard")
+
+    if (shellExists("bash")) {
+      /** What bash offers for the words, the last one being completed. */
+      const offer = (...words: Array<string>) =>
+        shell("bash", `source ${scripts.bash}; COMP_WORDS=(${words.map((w) => `'${w}'`).join(" ")}); ` +
+          `COMP_CWORD=${words.length - 1}; _hosting_bash_completions hosting; printf '%s\\n' "\${COMPREPLY[@]}"`)
+      expect(await offer("hosting", "agents", "list", "--li")).toBe("--limit\n")
+      expect(await offer("hosting", "chat", "s")).toBe("send\n")
+      expect(await offer("hosting", "traces", "list", "acme/helper", "--status", "")).toBe("ok\nerror\n")
+      expect(await offer("hosting", "deployments", "history", "acme/helper", "--j")).toBe("--json\n")
+    }
+    if (shellExists("fish")) {
+      const offer = (line: string) => shell("fish", `source ${scripts.fish}; complete -C '${line}'`)
+      expect(await offer("hosting agents list --li")).toBe("--limit\tAgents per page, 1 to 200\n")
+      expect(await offer("hosting chat s")).toBe("send\tSend a message and print the agent's reply as it streams\n")
+      expect((await offer("hosting traces list acme/helper --status ")).split("\n").map((l) => l.split("\t")[0]).sort()).toEqual(["", "error", "ok"])
+    }
+    if (shellExists("zsh")) {
+      expect(await shell("zsh", `autoload -U compinit && compinit -u && source ${scripts.zsh} && print -r -- \${+functions[_hosting_zsh_completions]}`))
+        .toBe("1\n")
+    }
   }, timeout)
 
   // Last: deploying the agent again supersedes the fixtures' dep-1, which the tests above use.
