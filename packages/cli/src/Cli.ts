@@ -25,9 +25,10 @@ import * as SecretsCommand from "./SecretsCommand.js"
 import * as Session from "./Session.js"
 import * as TokensCommand from "./TokensCommand.js"
 import * as TracesCommand from "./TracesCommand.js"
+import * as Version from "./Version.js"
 
 /** The version `hosting --version` prints (the package's). */
-export const version = "0.1.0"
+export const version = Version.version
 
 export const command = Session.root.pipe(
   Command.withDescription("The command line of the agent hosting service"),
