@@ -15,6 +15,7 @@ import { forgetServers, pinCpus, stopAll } from "./lib/proc.mjs"
 import { buildIsStale, distMain, root } from "./lib/targets.mjs"
 import { table, withTimeout } from "./lib/util.mjs"
 import agentGet from "./workloads/agent-get.mjs"
+import cliStart from "./workloads/cli-start.mjs"
 import download from "./workloads/download.mjs"
 import events from "./workloads/events.mjs"
 import flow from "./workloads/flow.mjs"
@@ -23,7 +24,7 @@ import replies from "./workloads/replies.mjs"
 import send from "./workloads/send.mjs"
 import start from "./workloads/start.mjs"
 
-const workloads = [agentGet, send, reads, flow, events, replies, start, download]
+const workloads = [agentGet, send, reads, flow, events, replies, start, download, cliStart]
 
 /** Full runs measure the goals; smoke runs only prove the harness works (seconds per workload). */
 const scales = {
@@ -31,7 +32,7 @@ const scales = {
     agents: 1000, connections: 50, warmupS: 3, durationS: 10, httpRounds: 5, verifyS: 60,
     subscribers: 10_000, eventRounds: 3, eventsPerRound: 5, churnCycles: 5,
     conversations: 1000, chunks: 50, intervalMs: 100, replyRounds: 3,
-    startRounds: 5, fileMB: 200, downloadRounds: 3, downloadMBs: 100,
+    startRounds: 5, cliStartRounds: 10, fileMB: 200, downloadRounds: 3, downloadMBs: 100,
     readConversations: 20, readDeployments: 10, readRounds: 3, readS: 10,
     flowClients: 10, flowClientsHigh: 50, flowRounds: 3, flowS: 10, flowWorkers: 1, flowDatabase: "sqlite",
     sseWorkers: 4, workloadS: 1800
@@ -40,7 +41,7 @@ const scales = {
     agents: 100, connections: 50, warmupS: 1, durationS: 2, httpRounds: 2, verifyS: 20,
     subscribers: 200, eventRounds: 2, eventsPerRound: 2, churnCycles: 2,
     conversations: 50, chunks: 10, intervalMs: 100, replyRounds: 2,
-    startRounds: 2, fileMB: 20, downloadRounds: 2, downloadMBs: 50,
+    startRounds: 2, cliStartRounds: 2, fileMB: 20, downloadRounds: 2, downloadMBs: 50,
     readConversations: 5, readDeployments: 3, readRounds: 1, readS: 0.5,
     flowClients: 10, flowClientsHigh: 50, flowRounds: 1, flowS: 1, flowWorkers: 1, flowDatabase: "sqlite",
     sseWorkers: 2, workloadS: 300
@@ -132,7 +133,7 @@ if (options.rounds) {
   if (!Number.isInteger(rounds) || rounds < 1) refuse("--rounds must be a whole number >= 1")
   Object.assign(scale, {
     httpRounds: rounds, readRounds: rounds, flowRounds: rounds, eventRounds: rounds, replyRounds: rounds,
-    startRounds: rounds, downloadRounds: rounds
+    startRounds: rounds, cliStartRounds: rounds, downloadRounds: rounds
   })
 }
 if (options.duration) {

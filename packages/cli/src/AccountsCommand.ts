@@ -22,6 +22,15 @@ export const me = Command.make("me", {}, () =>
     ], profile.accounts))
   })).pipe(Command.withDescription("Who you are signed in as, and your accounts"))
 
+/** `me`'s identity line alone, for prompts and scripts: `Alice (alice)`. */
+export const whoami = Command.make("whoami", {}, () =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const profile = yield* session.client.accounts.me()
+    if (session.json) return yield* Output.json(profile.user)
+    yield* Output.line(`${profile.user.name} (${profile.user.id})`)
+  })).pipe(Command.withDescription("Who you are signed in as, in one line (the user line of `hosting me`)"))
+
 const memberColumns: ReadonlyArray<Output.Column<{ readonly user_id: string; readonly name: string; readonly role: string }>> = [
   { header: "MEMBER", value: (m) => m.user_id },
   { header: "NAME", value: (m) => m.name },
@@ -44,7 +53,7 @@ const get = Command.make("get", { account: Arguments.account() }, ({ account }) 
 
 const rename = Command.make("rename", {
   account: Arguments.account(),
-  name: Args.text({ name: "new-name" }).pipe(Args.mapEffect(Arguments.decode(Arguments.accountName, "new name")))
+  name: Args.text({ name: "new-name" }).pipe(Args.withDescription("The account's new name (lowercase letters, digits and dashes)"), Arguments.checkedArg("new-name", Arguments.accountName))
 }, ({ account, name }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
@@ -56,7 +65,7 @@ const rename = Command.make("rename", {
 const create = Command.make("create", {
   name: Args.text({ name: "name" }).pipe(
     Args.withDescription("The new account's name (lowercase letters, digits and dashes)"),
-    Args.mapEffect(Arguments.decode(Arguments.accountName, "account name"))
+    Arguments.checkedArg("name", Arguments.accountName)
   )
 }, ({ name }) =>
   Effect.gen(function*() {
@@ -187,10 +196,10 @@ const auditLog = Command.make("audit", {
   account: Arguments.account(),
   limit: Options.integer("limit").pipe(
     Options.withDescription(`Entries per page, 1 to ${Audit.maxPageSize} (default ${Audit.defaultPageSize})`),
-    Options.withSchema(Schema.Number.pipe(Schema.between(1, Audit.maxPageSize))),
+    Arguments.checked("--limit", Schema.Number.pipe(Schema.between(1, Audit.maxPageSize))),
     Options.optional
   ),
-  offset: Options.integer("offset").pipe(Options.withDescription("Entries to skip"), Options.withSchema(Schema.NonNegative), Options.optional)
+  offset: Options.integer("offset").pipe(Options.withDescription("Entries to skip"), Arguments.checked("--offset", Schema.NonNegative), Options.optional)
 }, ({ account, limit, offset }) =>
   Effect.gen(function*() {
     const session = yield* Session.current

@@ -26,11 +26,15 @@ const warningsTable = (warnings: ReadonlyArray<Agent.ValidationWarning>) =>
 const list = Command.make("list", {
   query: Options.text("query").pipe(Options.withAlias("q"), Options.withDescription("Words to look for"), Options.optional),
   limit: Options.integer("limit").pipe(
-    Options.withSchema(Schema.Number.pipe(Schema.between(1, 200))),
+    Arguments.checked("--limit", Schema.Number.pipe(Schema.between(1, 200))),
     Options.withDescription("Agents per page, 1 to 200"),
     Options.withDefault(50)
   ),
-  offset: Options.integer("offset").pipe(Options.withSchema(Schema.NonNegative), Options.withDefault(0))
+  offset: Options.integer("offset").pipe(
+    Options.withDescription("Agents to skip (default 0)"),
+    Arguments.checked("--offset", Schema.NonNegative),
+    Options.withDefault(0)
+  )
 }, ({ limit, offset, query }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
@@ -136,7 +140,7 @@ const channelsTable = (channels: ReadonlyArray<Agent.Channel>) =>
 
 const channelName = Args.text({ name: "channel" }).pipe(
   Args.withDescription("A channel name: lowercase letters, digits and hyphens (e.g. stable)"),
-  Args.withSchema(Ids.ChannelName)
+  Arguments.checkedArg("channel", Ids.ChannelName)
 )
 
 const channelsList = Command.make("list", { agent: Arguments.agent }, ({ agent }) =>

@@ -3,18 +3,44 @@
  * before any request is made (a bad one is a usage error, exit 1).
  */
 import { Args, HelpDoc, Options, ValidationError } from "@effect/cli"
-import { Conversation, Deployment, Ids } from "@hosting/core"
+import { Deployment, Ids } from "@hosting/core"
 import { Effect, ParseResult, Schema } from "effect"
 
-const decodeWith = <A>(schema: Schema.Schema<A, string>, what: string) => (raw: string) =>
-  Schema.decodeUnknown(schema)(raw).pipe(
-    Effect.mapError((error) =>
-      HelpDoc.p(`${what} "${raw}" ${ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => i.message).join("; ")}`)
-    )
-  )
+/** Why `raw` is not a `what`, in one sentence: `agent name "Helper" must be a slug: …`. */
+const problem = (what: string, raw: unknown, error: ParseResult.ParseError) => {
+  const messages = ParseResult.ArrayFormatter.formatErrorSync(error).map((i) => i.message)
+  const said = typeof raw === "string" ? `${what} "${raw}"` : what
+  return messages.every((m) => m.startsWith("must"))
+    ? `${said} ${messages.join("; ")}`
+    : `${said}: ${messages.map((m) => m.charAt(0).toLowerCase() + m.slice(1)).join("; ")}`
+}
 
-const decodeOption = <A>(schema: Schema.Schema<A, string>, what: string) => (raw: string) =>
+const decodeWith = <A, I>(schema: Schema.Schema<A, I>, what: string) => (raw: I) =>
+  Schema.decodeUnknown(schema)(raw).pipe(Effect.mapError((error) => HelpDoc.p(problem(what, raw, error))))
+
+const decodeOption = <A, I>(schema: Schema.Schema<A, I>, what: string) => (raw: I) =>
   decodeWith(schema, what)(raw).pipe(Effect.mapError(ValidationError.invalidValue))
+
+/**
+ * Decodes an option's value with a schema, the error naming the option
+ * (`--start "yesterday" must be an RFC 3339 date-time …`) where
+ * `Options.withSchema` prints the schema's tree.
+ */
+export const checked = <A, I>(option: string, schema: Schema.Schema<A, I>) => (self: Options.Options<I>) =>
+  Options.mapEffect(self, decodeOption(schema, option)) as Options.Options<A>
+
+/** The same for a positional argument, named as its usage shows it (`<title>`). */
+export const checkedArg = <A, I>(argument: string, schema: Schema.Schema<A, I>) => (self: Args.Args<I>) =>
+  Args.mapEffect(self, decodeWith(schema, `<${argument}>`))
+
+/** Names the argument in its errors: `<account/agent>: agent name "x" must be …`. */
+const naming = (argument: string) => (error: HelpDoc.HelpDoc) =>
+  HelpDoc.p(`<${argument}>: ${HelpDoc.toAnsiText(error).replace(/\u001b\[[0-9;]*m/g, "").trim()}`)
+
+/** A conversation id or the start of one: hexadecimal digits and dashes. */
+const conversationRef = Schema.String.pipe(Schema.pattern(/^[0-9a-f][0-9a-f-]{3,35}$/i, {
+  message: () => "must be a conversation id or its first 4 or more characters"
+}))
 
 /** An agent named `<account>/<agent>`. */
 export interface AgentRef {
@@ -51,7 +77,7 @@ const agentWith = <V>(name: string, description: string, required: boolean, deco
         const version = at === -1 ? undefined : yield* decode(raw.slice(at + 1))
         const result: AgentAt<V> = { ...ref, version }
         return result
-      })
+      }).pipe(Effect.mapError(naming(name)))
     )
   )
 
@@ -81,12 +107,14 @@ export const agentAtRange = agentWith(
 /** `<account>/<agent>` as the first argument. */
 export const agent = Args.text({ name: "account/agent" }).pipe(
   Args.withDescription("The agent, as <account>/<agent> (e.g. acme/helper)"),
-  Args.mapEffect(parseAgentRef)
+  Args.mapEffect((raw) => parseAgentRef(raw).pipe(Effect.mapError(naming("account/agent"))))
 )
 
+/** An account name as a positional argument. */
 export const account = (name = "account") =>
   Args.text({ name }).pipe(Args.withDescription("An account name"), Args.mapEffect(decodeWith(Ids.AccountName, "account")))
 
+/** A user id as a positional argument. */
 export const user = Args.text({ name: "user" }).pipe(
   Args.withDescription("A user id (see `hosting accounts members`)"),
   Args.mapEffect(decodeWith(Ids.UserId, "user"))
@@ -97,31 +125,33 @@ export const role = Options.choice("role", Ids.Role.literals).pipe(
   Options.withDescription("The role in the account: owner (everything), admin (builds, deployments, members) or member")
 )
 
+/** A deployment id as a positional argument. */
 export const deployment = Args.text({ name: "deployment" }).pipe(
   Args.withDescription("A deployment id (see `hosting deployments history`)"),
   Args.mapEffect(decodeWith(Deployment.DeploymentId, "deployment"))
 )
 
+/** A conversation id, or its first characters (4 or more), as a positional argument; the command resolves a prefix. */
 export const conversation = Args.text({ name: "conversation" }).pipe(
-  Args.withDescription("A conversation id (a UUID v4)"),
-  Args.mapEffect(decodeWith(Conversation.ConversationId, "conversation"))
+  Args.withDescription("A conversation id (a UUID v4), or its first characters as `hosting chat list` shows them"),
+  Args.mapEffect(decodeWith(conversationRef, "<conversation>"))
 )
 
 /** `--account` of the ConfigMap and pod routes, which check that the namespace belongs to it. */
 export const ownerAccount = Options.text("account").pipe(
   Options.withDescription("The account the deployment's namespace belongs to"),
-  Options.mapEffect(decodeOption(Ids.AccountName, "account"))
+  Options.mapEffect(decodeOption(Ids.AccountName, "--account"))
 )
 
 export const buildId = Options.text("build-id").pipe(
   Options.withDescription("The build id"),
-  Options.mapEffect(decodeOption(Ids.BuildId, "build id"))
+  Options.mapEffect(decodeOption(Ids.BuildId, "--build-id"))
 )
 
 /** A semantic version under an option of its own name (`--version` alone is the CLI's own). */
 export const version = (name: string) => Options.text(name).pipe(
   Options.withDescription("A semantic version"),
-  Options.mapEffect(decodeOption(Ids.SemVer, "version"))
+  Options.mapEffect(decodeOption(Ids.SemVer, `--${name}`))
 )
 
 /** What a send does while a reply of its conversation still streams (`--concurrent-send`). */

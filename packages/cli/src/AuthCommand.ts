@@ -63,7 +63,7 @@ export const login = Command.make("login", {
   )
 }, ({ scopes }) =>
   Effect.gen(function*() {
-    const session = yield* Session.current
+    const session = yield* Session.creating
     // The device flow needs no token; an old one is not sent along.
     const anonymous = yield* HostingClient.make({ baseUrl: session.baseUrl })
     const code = yield* anonymous.oauth.deviceCode({

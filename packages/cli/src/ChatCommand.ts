@@ -4,10 +4,10 @@
  */
 import { Args, Command, Options } from "@effect/cli"
 import { ReplyStream } from "@hosting/client"
-import { Conversation } from "@hosting/core"
-import { Effect, Option, Stream } from "effect"
+import { Conversation, type Deployment } from "@hosting/core"
+import { Effect, Option, Schema, Stream } from "effect"
 import * as Arguments from "./Arguments.js"
-import { CliFailure, server, usageError } from "./ExitCode.js"
+import { CliFailure, notFound, server, usageError } from "./ExitCode.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
 
@@ -16,6 +16,31 @@ const readStdin = Effect.promise(async () => {
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
   return Buffer.concat(chunks).toString("utf8")
 })
+
+/**
+ * The conversation an argument names: an id as it is, else the one
+ * conversation of the deployment whose id starts with it.
+ */
+const resolveConversation = (session: Session.Session, deployment: Deployment.DeploymentId, raw: string) =>
+  Effect.gen(function*() {
+    if (Schema.is(Conversation.ConversationId)(raw)) return raw
+    const { conversations } = yield* session.client.chat.list({ path: { deploymentId: deployment } })
+    const matches = conversations.filter((c) => c.conversation_id.startsWith(raw.toLowerCase()))
+    if (matches.length === 1) return matches[0]!.conversation_id
+    if (matches.length === 0) {
+      return yield* new CliFailure({
+        exitCode: notFound,
+        error: "conversation_not_found",
+        details: `no conversation of ${deployment} starts with ${raw}`
+      })
+    }
+    return yield* usageError(
+      `${raw} starts ${matches.length} conversations (${matches.slice(0, 3).map((c) => c.conversation_id).join(", ")}${
+        matches.length > 3 ? ", …" : ""
+      }); give more of the id`,
+      "ambiguous_id"
+    )
+  })
 
 const list = Command.make("list", { deployment: Arguments.deployment }, ({ deployment }) =>
   Effect.gen(function*() {
@@ -44,7 +69,7 @@ const send = Command.make("send", {
   conversation: Options.text("conversation").pipe(
     Options.withAlias("c"),
     Options.withDescription("Continue this conversation (default: start a new one)"),
-    Options.withSchema(Conversation.ConversationId),
+    Arguments.checked("--conversation", Conversation.ConversationId),
     Options.optional
   ),
   attach: Options.text("attach").pipe(Options.withDescription("The key of a ready file to attach; repeatable"), Options.repeated),
@@ -123,10 +148,11 @@ const send = Command.make("send", {
 const title = Command.make("title", {
   deployment: Arguments.deployment,
   conversation: Arguments.conversation,
-  title: Args.text({ name: "title" }).pipe(Args.withSchema(Conversation.Title))
-}, ({ conversation, deployment, title }) =>
+  title: Args.text({ name: "title" }).pipe(Args.withDescription("The new title, 1 to 80 characters"), Arguments.checkedArg("title", Conversation.Title))
+}, ({ conversation: raw, deployment, title }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const conversation = yield* resolveConversation(session, deployment, raw)
     const renamed = yield* session.client.chat.setTitle({
       path: { deploymentId: deployment, conversationId: conversation },
       payload: { title }
@@ -135,9 +161,10 @@ const title = Command.make("title", {
     yield* Output.line(`Conversation ${renamed.conversation_id} is titled "${renamed.title}".`)
   })).pipe(Command.withDescription("Set a conversation's title (1 to 80 characters)"))
 
-const history = Command.make("history", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation, deployment }) =>
+const history = Command.make("history", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation: raw, deployment }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const conversation = yield* resolveConversation(session, deployment, raw)
     const found = yield* session.client.chat.history({ path: { deploymentId: deployment, conversationId: conversation } })
     if (session.json) return yield* Output.json(found)
     for (const m of found.messages) {
@@ -147,9 +174,10 @@ const history = Command.make("history", { deployment: Arguments.deployment, conv
     }
   })).pipe(Command.withDescription("Every message of a conversation, oldest first"))
 
-const cancel = Command.make("cancel", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation, deployment }) =>
+const cancel = Command.make("cancel", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation: raw, deployment }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const conversation = yield* resolveConversation(session, deployment, raw)
     const result = yield* session.client.chat.cancel({ path: { deploymentId: deployment, conversationId: conversation } })
     if (session.json) return yield* Output.json(result)
     yield* Output.line(result.status === "cancelled" ? `Cancelled the reply ${result.message_id}.` : "No reply was streaming.")

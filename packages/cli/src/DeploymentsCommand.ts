@@ -19,7 +19,8 @@ const deploymentsTable = (deployments: ReadonlyArray<Deployment.Deployment>) =>
     { header: "ACCOUNT", value: (d) => d.account },
     { header: "AGENT", value: (d) => d.agent },
     { header: "BUILD", value: (d) => d.build_id },
-    { header: "STATUS", value: (d) => (d.undeployed_at === null ? statusText(d) : "undeployed") },
+    // The record's own status, as --json shows it (superseded and undeployed both end a deployment), with the cluster's reason.
+    { header: "STATUS", value: (d) => statusText(d) },
     { header: "NAMESPACE", value: (d) => d.namespace },
     { header: "DEPLOYED", value: (d) => Output.date(d.deployed_at) },
     { header: "UNDEPLOYED", value: (d) => Output.date(d.undeployed_at) }
@@ -80,7 +81,7 @@ const create = Command.make("create", {
   buildId: Arguments.buildId.pipe(Options.optional),
   channel: Options.text("channel").pipe(
     Options.withDescription("Deploy the version a channel of the agent names (e.g. stable)"),
-    Options.withSchema(Ids.ChannelName),
+    Arguments.checked("--channel", Ids.ChannelName),
     Options.optional
   ),
   follow: Options.boolean("follow").pipe(
@@ -88,7 +89,7 @@ const create = Command.make("create", {
   ),
   into: Options.text("into").pipe(
     Options.withDescription("The account that deploys (default: the agent's own)"),
-    Options.withSchema(Arguments.accountName),
+    Arguments.checked("--into", Arguments.accountName),
     Options.optional
   ),
   env: Options.text("env").pipe(
@@ -111,10 +112,20 @@ const create = Command.make("create", {
       ...Option.match(into, { onNone: () => ({}), onSome: (a) => ({ into: a }) }),
       ...(Object.keys(overrides).length === 0 ? {} : { env: overrides })
     }
+    // What ran before, to say what the deploy superseded (the answer is the new deployment alone).
+    const before = session.json ? [] : yield* session.client.deployments.history({ path: { account: agent.account, name: agent.name } }).pipe(
+      Effect.map((found) => found.deployments),
+      Effect.orElseSucceed(() => [])
+    )
     const deployed = yield* session.client.deployments.deploy({ path: { account: agent.account, name: agent.name }, payload })
     if (session.json) return yield* Output.json(deployed)
     const following = deployed.follow === undefined ? "" : `, following its ${Deployment.describeFollow(deployed.follow)}`
     yield* Output.line(`Deployed ${deployed.agent} build ${deployed.build_id} as ${deployed.id}${following}.`)
+    for (const old of before) {
+      if (old.id !== deployed.id && old.undeployed_at === null && old.namespace === deployed.namespace) {
+        yield* Output.line(`Superseded ${old.id} (build ${old.build_id}).`)
+      }
+    }
     yield* Output.line(one(deployed))
   })).pipe(
     Command.withDescription(
@@ -194,8 +205,8 @@ const kubernetesName = Schema.String.pipe(Schema.pattern(/^[a-z0-9](?:[a-z0-9.-]
 }))
 
 const configMap = Command.make("configmap", {
-  namespace: Args.text({ name: "namespace" }).pipe(Args.withSchema(kubernetesName)),
-  name: Args.text({ name: "name" }).pipe(Args.withSchema(kubernetesName)),
+  namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("The deployment's namespace (see `hosting deployments get`)"), Arguments.checkedArg("namespace", kubernetesName)),
+  name: Args.text({ name: "name" }).pipe(Args.withDescription("The ConfigMap's name"), Arguments.checkedArg("name", kubernetesName)),
   account: Arguments.ownerAccount
 }, ({ account, name, namespace }) =>
   Effect.gen(function*() {
@@ -209,8 +220,8 @@ const configMap = Command.make("configmap", {
   })).pipe(Command.withDescription("The data of a ConfigMap in a deployment's namespace"))
 
 const restart = Command.make("restart", {
-  namespace: Args.text({ name: "namespace" }).pipe(Args.withSchema(kubernetesName)),
-  pod: Args.text({ name: "pod" }).pipe(Args.withSchema(kubernetesName)),
+  namespace: Args.text({ name: "namespace" }).pipe(Args.withDescription("The deployment's namespace (see `hosting deployments get`)"), Arguments.checkedArg("namespace", kubernetesName)),
+  pod: Args.text({ name: "pod" }).pipe(Args.withDescription("The pod's name"), Arguments.checkedArg("pod", kubernetesName)),
   account: Arguments.ownerAccount
 }, ({ account, namespace, pod }) =>
   Effect.gen(function*() {

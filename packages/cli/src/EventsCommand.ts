@@ -9,6 +9,9 @@ import * as Arguments from "./Arguments.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
 
+/** An event's id at the end of its line, for `--last-event-id`. */
+const idOf = (id: string | undefined) => (id === undefined ? "" : ` (id ${id})`)
+
 /** Set while following: Ctrl-C is then the normal end of the command, not a failure. */
 export const stopping = { isSuccess: false }
 
@@ -22,14 +25,16 @@ const human = (event: AccountEvents.AccountEvent): Effect.Effect<void> =>
         return Effect.void
       case "AgentBuild":
         return Output.line(
-          [now, "agent.build", event.agent, event.build_id ?? "-", event.status ?? "-", event.version ?? ""].join(" ").trimEnd()
+          [now, "agent.build", event.agent, event.build_id ?? "-", event.status ?? "-", event.version ?? ""].join(" ").trimEnd() +
+            idOf(event.id)
         )
       case "DeploymentChanged":
         return Output.line(
-          [now, "deployment.changed", event.deployment_id, event.agent ?? "-", event.build_id ?? "-", event.status ?? "-"].join(" ")
+          [now, "deployment.changed", event.deployment_id, event.agent ?? "-", event.build_id ?? "-", event.status ?? "-"].join(" ") +
+            idOf(event.id)
         )
       case "Other":
-        return Output.line(`${now} ${event.event} ${Output.toJson(event.data)}`)
+        return Output.line(`${now} ${event.event} ${Output.toJson(event.data)}${idOf(event.id)}`)
     }
   })
 

@@ -42,11 +42,15 @@ export const ofProblem = (problem: ClientError.Problem): number => {
   return problem.error === "invalid_request" ? usage : server
 }
 
-/** A failure of the CLI itself, with the code to exit with; printed as `error: <details> (<error>)`. */
+/**
+ * A failure of the CLI itself, with the code to exit with; printed as
+ * `error: <details> (<error>)`, then `hint: <hint>` when there is one.
+ */
 export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
   exitCode: Schema.Number,
   error: Schema.String,
-  details: Schema.String
+  details: Schema.String,
+  hint: Schema.optional(Schema.String)
 }) {
   override get message() {
     return this.details
@@ -54,4 +58,5 @@ export class CliFailure extends Schema.TaggedError<CliFailure>()("CliFailure", {
 }
 
 /** A usage error (exit 1). */
-export const usageError = (details: string, error = "invalid_usage") => new CliFailure({ exitCode: usage, error, details })
+export const usageError = (details: string, error = "invalid_usage", hint?: string) =>
+  new CliFailure({ exitCode: usage, error, details, ...(hint === undefined ? {} : { hint }) })

@@ -7,6 +7,7 @@ import * as FileSystem from "@effect/platform/FileSystem"
 import * as Path from "@effect/platform/Path"
 import * as NodeSink from "@effect/platform-node/NodeSink"
 import { FileTransfer } from "@hosting/client"
+import type { Deployment } from "@hosting/core"
 import { Effect, Option, Stream } from "effect"
 import * as Arguments from "./Arguments.js"
 import { CliFailure, usage, usageError } from "./ExitCode.js"
@@ -86,9 +87,31 @@ const localName = (path: Path.Path, suggested: string) => {
   return base === "" || base === "." || base === ".." ? undefined : base
 }
 
+/**
+ * The key of the file a download names: a key as it is; a name that one
+ * file of `files list` has, that file's key; anything else goes to the
+ * server as it is (the name of a file the agent produced).
+ */
+const keyOf = (session: Session.Session, deployment: Deployment.DeploymentId, keyOrName: string) =>
+  Effect.gen(function*() {
+    const { files } = yield* session.client.files.list({ path: { deploymentId: deployment } })
+    if (files.some((f) => f.key === keyOrName)) return keyOrName
+    const named = files.filter((f) => f.filename === keyOrName)
+    if (named.length === 1) return named[0]!.key
+    if (named.length > 1) {
+      return yield* usageError(
+        `${named.length} files are named ${keyOrName} (${named.map((f) => f.key).join(", ")}); name one by its key`,
+        "ambiguous_name"
+      )
+    }
+    return keyOrName
+  })
+
 const download = Command.make("download", {
   deployment: Arguments.deployment,
-  key: Args.text({ name: "key" }).pipe(Args.withDescription("The file's key, or the name of a file the agent produced")),
+  key: Args.text({ name: "key-or-name" }).pipe(
+    Args.withDescription("The file's key, or its name as `hosting files list` shows it (else the name of a file the agent produced)")
+  ),
   output: Options.text("output").pipe(
     Options.withAlias("o"),
     Options.withDescription("Where to write it; - for stdout (default: the file's name, in the current directory)"),
@@ -100,13 +123,14 @@ const download = Command.make("download", {
     const session = yield* Session.current
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
+    const fileKey = yield* keyOf(session, deployment, key)
     // The name is known once the answer came, before the first byte is reported.
     let label = `download ${key}`
     const result = yield* Effect.scoped(Effect.gen(function*() {
       const opened = yield* FileTransfer.download({
         ...session.options,
         deploymentId: deployment,
-        fileKey: key,
+        fileKey,
         onProgress: Output.progress(() => label)
       })
       const name = opened.filename ?? key

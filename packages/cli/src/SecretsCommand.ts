@@ -15,12 +15,12 @@ import * as Session from "./Session.js"
 
 const secretName = Args.text({ name: "name" }).pipe(
   Args.withDescription("The secret's name: upper-case letters, digits and underscores (e.g. OPENAI_API_KEY)"),
-  Args.mapEffect(Arguments.decode(Secret.SecretName, "secret name"))
+  Arguments.checkedArg("name", Secret.SecretName)
 )
 
 const accountOption = Options.text("account").pipe(
   Options.withDescription("The account (default: your only account)"),
-  Options.withSchema(Arguments.accountName),
+  Arguments.checked("--account", Arguments.accountName),
   Options.optional
 )
 

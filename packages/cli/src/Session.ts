@@ -7,6 +7,7 @@ import { Command, Options } from "@effect/cli"
 import { HostingClient } from "@hosting/client"
 import { Config, Effect, Option } from "effect"
 import { usageError } from "./ExitCode.js"
+import * as Output from "./Output.js"
 import * as Profiles from "./Profiles.js"
 
 /** Where a profile without a base address points: the example server on its default port. */
@@ -78,15 +79,30 @@ const normalized = (raw: string, where: string) =>
     catch: () => usageError(`${where} is not an http(s) URL: ${raw}`)
   })
 
+/** The session this run resolved last, for the error report (`not signed in to <url>`). */
+export const resolved: { current: Session | undefined } = { current: undefined }
+
 /**
  * Resolves the session of this run. The profile's token is only sent to the
- * profile's own base address: pointing `--base-url` elsewhere never leaks it.
+ * profile's own base address: pointing `--base-url` elsewhere never leaks it
+ * (a note on stderr says it was withheld). A profile named with `--profile`
+ * or `$HOSTING_PROFILE` must exist, except for the commands that create one
+ * (`creating`: login, setup).
  */
-export const current = Effect.gen(function*() {
+const resolve = (creating: boolean) => Effect.gen(function*() {
   const options = yield* root
   const envProfile = yield* env("HOSTING_PROFILE")
-  const profileName = Option.getOrElse(Option.orElse(options.profile, () => envProfile), () => Profiles.defaultProfile)
+  const named = Option.orElse(options.profile, () => envProfile)
+  const profileName = Option.getOrElse(named, () => Profiles.defaultProfile)
   const file = yield* Profiles.load
+  if (!creating && Option.isSome(named) && file.profiles[profileName] === undefined) {
+    const known = Object.keys(file.profiles)
+    return yield* usageError(
+      `there is no profile "${profileName}"${known.length === 0 ? "" : ` (profiles: ${known.join(", ")})`}`,
+      "profile_not_found",
+      `create it by signing in: hosting login --profile ${profileName} --base-url <url>`
+    )
+  }
   const stored = file.profiles[profileName] ?? {}
   const envBase = yield* env("HOSTING_BASE_URL")
   const baseUrl = Option.isSome(options.baseUrl)
@@ -106,6 +122,12 @@ export const current = Effect.gen(function*() {
     : profileToken !== undefined
     ? [profileToken, "profile" as const]
     : [undefined, "none" as const]
+  if (!creating && stored.token !== undefined && profileToken === undefined && tokenSource === "none") {
+    const where = storedBase === undefined ? "no base address" : Option.getOrElse(storedBase, () => "an unreadable base address")
+    yield* Output.note(
+      `note: the token of profile "${profileName}" is for ${where}, not ${baseUrl}; it is not sent there`
+    )
+  }
   const clientOptions: HostingClient.ClientOptions = token === undefined ? { baseUrl } : { baseUrl, token }
   const client = yield* HostingClient.make(clientOptions)
   const session: Session = {
@@ -117,5 +139,12 @@ export const current = Effect.gen(function*() {
     client,
     options: clientOptions
   }
+  resolved.current = session
   return session
 })
+
+/** The session of this run; a profile named must exist. */
+export const current = resolve(false)
+
+/** The session of a command that creates the profile it names (login, setup). */
+export const creating = resolve(true)

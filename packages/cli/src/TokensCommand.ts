@@ -18,12 +18,12 @@ export const setup = Command.make("setup", {
   ),
   user: Options.text("user").pipe(
     Options.withDescription("Your user id: letters, digits and . _ @ - (used in member commands)"),
-    Options.withSchema(Ids.UserId)
+    Arguments.checked("--user", Ids.UserId)
   ),
   name: Options.text("name").pipe(Options.withDescription("Your display name (default: the user id)"), Options.optional)
 }, ({ code, name, user }) =>
   Effect.gen(function*() {
-    const session = yield* Session.current
+    const session = yield* Session.creating
     // Setting up needs no token; an old one is not sent along.
     const anonymous = yield* HostingClient.make({ baseUrl: session.baseUrl })
     const made = yield* anonymous.setup.complete({
@@ -65,7 +65,7 @@ const create = Command.make("create", {
   accounts: Options.text("account").pipe(
     Options.withDescription("An account the token may reach; repeatable (default: all of yours)"),
     Options.repeated,
-    Options.withSchema(Schema.mutable(Schema.Array(Arguments.accountName)))
+    Arguments.checked("--account", Schema.mutable(Schema.Array(Arguments.accountName)))
   ),
   days: Options.integer("expires-in-days").pipe(
     Options.withDescription("Days until the token expires, 1 to 366 (default 30)"),

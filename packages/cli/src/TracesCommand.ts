@@ -13,21 +13,21 @@ const list = Command.make("list", {
   agent: Arguments.agent,
   start: Options.text("start").pipe(
     Options.withDescription("Traces at or after this time (RFC 3339, e.g. 2026-11-01T00:00:00Z)"),
-    Options.withSchema(Trace.Rfc3339),
+    Arguments.checked("--start", Trace.Rfc3339),
     Options.optional
   ),
   end: Options.text("end").pipe(
     Options.withDescription("Traces at or before this time (RFC 3339)"),
-    Options.withSchema(Trace.Rfc3339),
+    Arguments.checked("--end", Trace.Rfc3339),
     Options.optional
   ),
   status: Options.choice("status", ["ok", "error"]).pipe(Options.withDescription("Only traces with this status"), Options.optional),
   limit: Options.integer("limit").pipe(
     Options.withDescription(`Traces per page, 1 to ${Trace.maxPageSize} (default ${Trace.defaultPageSize})`),
-    Options.withSchema(Schema.Number.pipe(Schema.between(1, Trace.maxPageSize))),
+    Arguments.checked("--limit", Schema.Number.pipe(Schema.between(1, Trace.maxPageSize))),
     Options.optional
   ),
-  offset: Options.integer("offset").pipe(Options.withDescription("Traces to skip"), Options.withSchema(Schema.NonNegative), Options.optional)
+  offset: Options.integer("offset").pipe(Options.withDescription("Traces to skip"), Arguments.checked("--offset", Schema.NonNegative), Options.optional)
 }, ({ agent, end, limit, offset, start, status }) =>
   Effect.gen(function*() {
     const session = yield* Session.current

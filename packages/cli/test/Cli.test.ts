@@ -352,7 +352,9 @@ describe("hosting (the CLI)", () => {
     expect(refused.stderr).toContain("forbidden")
     const badName = await runCli(["secrets", "set", "lower", "--account", "acme", "--value", "x"], alice())
     expect(badName.code).toBe(1)
-    expect(badName.stderr).toContain("secret name")
+    expect(badName.stderr.split("\n")[0]).toBe(
+      'error: <name> "lower" must be 1-128 upper-case letters, digits or underscores, not starting with a digit (like API_KEY) (invalid_argument)'
+    )
     const empty = await runCli(["secrets", "set", "EMPTY", "--account", "acme"], { ...alice(), input: "\n" })
     expect(empty.code).toBe(1)
 

@@ -203,9 +203,16 @@ describe("hosting login / logout", () => {
     await new Promise<void>((resolve) => other.listen(0, "127.0.0.1", resolve))
     try {
       const port = (other.address() as { port: number }).port
-      const elsewhere = await runCli(["me", "--base-url", `http://127.0.0.1:${port}/api/v1`], { configDir })
+      const base = `http://127.0.0.1:${port}/api/v1`
+      const elsewhere = await runCli(["me", "--base-url", base], { configDir })
       expect(elsewhere.code).toBe(2)
       expect(seen).toEqual([undefined])
+      // Said, not silently dropped: the token is withheld, and the answer means "not signed in" there.
+      expect(elsewhere.stderr).toBe(
+        `note: the token of profile "default" is for ${server.baseUrl}, not ${base}; it is not sent there\n` +
+          `error: not signed in to ${base} (unauthorized)\n` +
+          "hint: sign in with `hosting login`, or pass --token / set HOSTING_TOKEN\n"
+      )
     } finally {
       await new Promise<void>((resolve) => other.close(() => resolve()))
     }

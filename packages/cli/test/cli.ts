@@ -24,6 +24,8 @@ export interface Options {
   readonly cwd?: string
   /** Written to the command's stdin, which is then closed (by default stdin is closed at once). */
   readonly input?: string
+  /** `closed`: the reader of stdout goes away at once, as `head` does once it has its lines. */
+  readonly stdout?: "closed"
 }
 
 const environment = (options: Options) => {
@@ -43,6 +45,7 @@ export const spawnCli = (args: ReadonlyArray<string>, options: Options) => {
     stdio: [options.input === undefined ? "ignore" : "pipe", "pipe", "pipe"]
   })
   if (options.input !== undefined) child.stdin!.end(options.input)
+  if (options.stdout === "closed") child.stdout!.destroy()
   let stdout = ""
   let stderr = ""
   /** Each piece of stdout as it arrived, for checks that output streams. */

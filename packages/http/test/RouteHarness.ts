@@ -50,13 +50,21 @@ const record = (write: string) =>
     Effect.flatMap(FiberRef.get(currentRequest), (request) =>
       Effect.sync(() => void (pending ?? writes).push({ request, write }))))
 
-/** The service with each write method recording itself once it succeeds; a write answering `false` changed nothing. */
+/** Answers of a turn's start that refuse it: by the port's contract they store nothing. */
+const refusedTurns = new Set(["NotOwner", "LimitReached", "ReplyInProgress"])
+
+/** True for the answer of a write that changed nothing: `false`, or a turn the store refused. */
+const changedNothing = (result: unknown) =>
+  result === false ||
+  (typeof result === "object" && result !== null && "_tag" in result && refusedTurns.has(String((result as { _tag: unknown })._tag)))
+
+/** The service with each write method recording itself once it succeeds, unless it answered that it changed nothing. */
 const spied = <S extends object>(port: string, service: S): S => {
   const wrapped: Record<string, unknown> = {}
   for (const [name, member] of Object.entries(service)) {
     wrapped[name] = typeof member === "function" && isWrite(name)
       ? (...args: Array<unknown>) =>
-        Effect.tap(member(...args) as Effect.Effect<unknown>, (result) => result === false ? Effect.void : record(`${port}.${name}`))
+        Effect.tap(member(...args) as Effect.Effect<unknown>, (result) => changedNothing(result) ? Effect.void : record(`${port}.${name}`))
       : member
   }
   return wrapped as S
