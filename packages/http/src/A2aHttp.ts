@@ -44,19 +44,42 @@ const principalOf = (context: ServerCallContext) => (context.user as PrincipalUs
 
 const isConversationId = Schema.is(Conversation.ConversationId)
 
+/** The id of a JSON-RPC request, for an answer of ours (null when it has none that JSON-RPC allows). */
+const idOf = (request: unknown) => {
+  const id = typeof request === "object" && request !== null ? (request as { id?: unknown }).id : undefined
+  return typeof id === "string" || typeof id === "number" ? id : null
+}
+
+/**
+ * The JSON-RPC error for a request that asks (`A2A-Version`) for a protocol
+ * version other than the one this agent speaks; undefined when it asks for
+ * none (taken as 1.0) or for 1.0.
+ */
+const versionRefusal = (request: unknown, requested: string | undefined) =>
+  requested === undefined || requested.trim() === protocolVersion || requested.trim() === "1"
+    ? undefined
+    : {
+      jsonrpc: "2.0",
+      id: idOf(request),
+      error: {
+        code: -32009,
+        message: `Version not supported: this agent speaks A2A ${protocolVersion}, not "${requested.slice(0, 16)}" (the A2A-Version header).`
+      }
+    }
+
 /**
  * The JSON-RPC error for a message whose context cannot be a conversation
  * (a UUID), checked before the SDK runs anything; undefined when it can.
  */
 const contextRefusal = (request: unknown) => {
   if (typeof request !== "object" || request === null) return undefined
-  const { id, method, params } = request as { id?: unknown; method?: unknown; params?: { message?: { contextId?: unknown } } }
+  const { method, params } = request as { method?: unknown; params?: { message?: { contextId?: unknown } } }
   if (method !== "SendMessage" && method !== "SendStreamingMessage") return undefined
   const context = params?.message?.contextId
   if (typeof context !== "string" || context === "" || isConversationId(context)) return undefined
   return {
     jsonrpc: "2.0",
-    id: typeof id === "string" || typeof id === "number" ? id : null,
+    id: idOf(request),
     error: { code: -32602, message: `Invalid params: a context of this agent is a conversation, a UUID, not "${context.slice(0, 64)}".` }
   }
 }
@@ -272,17 +295,21 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           const deployment = yield* handle(deployments.get(principal, path.deploymentId))
           const body = yield* Effect.orElseSucceed(request.text, () => "")
           const version = request.headers["a2a-version"]
-          const context = new ServerCallContext({ user: new PrincipalUser(principal), ...(version === undefined ? {} : { requestedVersion: version }) })
+          // Negotiated above (versionRefusal): what reaches the SDK is a request for the one version spoken.
+          const context = new ServerCallContext({ user: new PrincipalUser(principal), requestedVersion: protocolVersion })
           const parsed = yield* Effect.try({ try: () => JSON.parse(body) as unknown, catch: (error) => error }).pipe(Effect.either)
           if (parsed._tag === "Left") return HttpServerResponse.unsafeJson(parseError(parsed.left))
-          const refused = contextRefusal(parsed.right)
+          const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
           if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
           const transport = transportFor(deployment, agentUrlOf(request, path.deploymentId))
           const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
           if (Symbol.asyncIterator in answer) {
+            // A failure of the stream (a task that does not exist) is the stream's last event, as a JSON-RPC error.
             const frames = Stream.fromAsyncIterable(answer, (error) => error).pipe(
+              Stream.catchAll((error) =>
+                Stream.make({ jsonrpc: "2.0", id: idOf(parsed.right), error: JsonRpcTransportHandler.mapToJSONRPCError(error) })
+              ),
               Stream.map((response) => `data: ${JSON.stringify(response)}\n\n`),
-              Stream.orElse(() => Stream.empty),
               Stream.encodeText
             )
             return HttpServerResponse.stream(frames, {

@@ -161,6 +161,45 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           expect(Option.isSome(Option.fromNullable(messages[1]))).toBe(true)
         }))
 
+      it.effect("SubscribeToTask joins a running task: the rest of its reply, then completed; a task that does not exist is -32001", () =>
+        Effect.gen(function*() {
+          const { base, deployment, team } = yield* deployed
+          const client = yield* clientFor(base, deployment, team.tokens.member)
+          const words = Array.from({ length: 20 }, (_, i) => `r${i}`).join(" ")
+          const joined = yield* Effect.promise(async () => {
+            const stream = client.sendMessageStream(request(userMessage(words)))
+            const first = await stream.next()
+            const taskId = (first.value as StreamResponse).payload?.$case === "task" ? ((first.value as any).payload.value.id as string) : ""
+            const seen: Array<StreamResponse> = []
+            for await (const event of client.resubscribeTask({ tenant: "", id: taskId })) seen.push(event)
+            for await (const _ of stream) void _
+            return seen
+          })
+          const end = joined.at(-1)!
+          expect(end.payload?.$case).toBe("statusUpdate")
+          expect((end.payload as any).value.status.state).toBe(TaskState.TASK_STATE_COMPLETED)
+          const rpc = (body: unknown) =>
+            raw("POST", `/deployments/${deployment}/a2a`, { token: team.tokens.member, json: body, headers: { "a2a-version": "1.0" } })
+          const missing = yield* rpc({ jsonrpc: "2.0", id: 9, method: "SubscribeToTask", params: { id: "no-such-task" } })
+          const text = typeof missing.body === "string" ? missing.body : JSON.stringify(missing.body)
+          expect(text).toContain("-32001")
+        }))
+
+      it.effect("version negotiation: a request for a protocol version the card does not offer is -32009 and runs nothing", () =>
+        Effect.gen(function*() {
+          const { deployment, team } = yield* deployed
+          const message = { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "hi" }] }
+          const old = yield* raw("POST", `/deployments/${deployment}/a2a`, {
+            token: team.tokens.member,
+            json: { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message } },
+            headers: { "a2a-version": "0.3" }
+          })
+          expect(old.status).toBe(200)
+          expect(old.body.error.code).toBe(-32009)
+          const list = yield* raw("GET", `/deployments/${deployment}/chat/conversations`, { token: team.tokens.member })
+          expect(list.body.conversations).toEqual([])
+        }))
+
       it.effect("bad input answers the protocol's JSON-RPC errors and stores nothing: malformed JSON, an unknown method, bad params, a context that is not a UUID", () =>
         Effect.gen(function*() {
           const { deployment, team } = yield* deployed
