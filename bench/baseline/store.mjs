@@ -165,7 +165,9 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
       status: d.status,
       deployed_at: d.deployed_at,
       undeployed_at: d.undeployed_at,
-      spec: JSON.parse(d.spec)
+      spec: JSON.parse(d.spec),
+      // The settings every seeded deployment has: the default strategy for a send while a reply streams.
+      settings: { concurrent_send: "interrupt" }
     }))
     return answer(200, { deployments, count: deployments.length })
   }
