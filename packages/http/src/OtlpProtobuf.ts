@@ -6,19 +6,35 @@
  * those of opentelemetry-proto, read by protobufjs (docs/decisions.md).
  */
 import type { Otlp } from "@hosting/core"
-import protobuf from "protobufjs"
+import { Effect } from "effect"
+import type protobuf from "protobufjs"
 import { files } from "./internal/otlpProtos.js"
 
 /** The media type of OTLP/HTTP protobuf. */
 export const contentType = "application/x-protobuf"
+
+/** protobufjs, once `ready` loaded it. */
+let library: typeof protobuf | undefined
+
+/**
+ * Loads protobufjs the first time a protobuf export arrives (about 10 MB of
+ * memory): a server that is never sent one does not pay for it. Run before
+ * `decodeRequest` and `encodeResponse`.
+ */
+export const ready: Effect.Effect<void> = Effect.suspend(() =>
+  library !== undefined ? Effect.void : Effect.promise(async () => {
+    library = (await import("protobufjs")).default
+  })
+)
 
 let types: { readonly request: protobuf.Type; readonly response: protobuf.Type } | undefined
 
 /** The two messages of the trace service, parsed once, when first needed. */
 const messages = () => {
   if (types !== undefined) return types
-  const root = new protobuf.Root()
-  for (const file of files) protobuf.parse(file, root)
+  if (library === undefined) throw new Error("OtlpProtobuf.ready must run before protobuf is decoded or encoded")
+  const root = new library.Root()
+  for (const file of files) library.parse(file, root)
   root.resolveAll()
   types = {
     request: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest"),

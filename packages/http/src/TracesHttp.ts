@@ -98,6 +98,7 @@ const exportOf = (request: HttpServerRequest.HttpServerRequest, format: Format) 
         badRequest("invalid_json", `The request body is not valid JSON (or nests more than ${maxJsonDepth} levels deep).`)
       ))
     } else {
+      yield* OtlpProtobuf.ready
       const decoded = yield* Effect.try({
         try: () => OtlpProtobuf.decodeRequest(bytes),
         catch: () => badRequest("invalid_request", "The request body is not a protobuf ExportTraceServiceRequest.")
