@@ -7,11 +7,12 @@ import { Effect, Option, Schema } from "effect"
 import * as semver from "semver"
 import * as Agent from "../model/Agent.js"
 import { type DeploymentRecord, describeFollow, type Follow } from "../model/Deployment.js"
-import { ChannelNotFound, NoMatchingVersion, VersionNotFound, VersionYanked } from "../model/Errors.js"
+import { BuildNotFound, ChannelNotFound, InvalidRequest, NoMatchingVersion, VersionNotFound, VersionYanked } from "../model/Errors.js"
 import type { NewEvent } from "../model/Event.js"
-import { type AccountId, type ChannelName, latestChannel, SemVer, type VersionRange } from "../model/Ids.js"
+import { type AccountId, type BuildId, type ChannelName, latestChannel, SemVer, type VersionRange } from "../model/Ids.js"
 import type { AgentStore } from "../ports/AgentStore.js"
 import type { DeploymentStore } from "../ports/DeploymentStore.js"
+import { orFail } from "./lookup.js"
 
 const isSemVer = Schema.is(SemVer)
 
@@ -27,7 +28,7 @@ export type Selector =
 export const selectorOf = (follow: Follow): Selector => "range" in follow ? { version: follow.range } : { channel: follow.channel }
 
 /** Refuses a yanked build where an installable one is needed. */
-const installable = (ref: string, build: Agent.Build) =>
+export const installable = (ref: string, build: Agent.Build) =>
   build.yanked === undefined
     ? Effect.succeed(build)
     : Effect.fail(new VersionYanked({ agent: ref, version: Option.getOrElse(build.version, () => ""), reason: build.yanked.reason }))
@@ -96,3 +97,53 @@ export const buildEventRecipients = (deployments: DeploymentStore["Type"], agent
   Effect.map(deployments.accountsDeploying(agent.account_id, agent.name), (deploying) => [
     ...new Set([agent.account_id, ...deploying])
   ])
+
+/** What a deploy names: a build, a version or range, a channel, and whether to follow it. */
+export interface BuildChoice {
+  readonly build_id?: BuildId | undefined
+  readonly version?: VersionRange | SemVer | undefined
+  readonly channel?: ChannelName | undefined
+  readonly follow?: boolean | undefined
+}
+
+/** What a deploy asks to follow (a range, a channel, or `latest`), checked against what it names; undefined: nothing. */
+export const followOf = (input: BuildChoice) =>
+  Effect.gen(function*() {
+    if (input.follow !== true) return undefined
+    if (input.build_id !== undefined) {
+      return yield* new InvalidRequest({ details: "A deployment of a build_id cannot follow anything; give a range or a channel with follow." })
+    }
+    if (input.version !== undefined && Option.isSome(exactVersion(input.version))) {
+      return yield* new InvalidRequest({
+        details: `Version ${input.version} is exact and never moves; follow a range such as ^${input.version} or a channel.`
+      })
+    }
+    const follow: Follow = input.version !== undefined ? { range: input.version as VersionRange } : { channel: input.channel ?? latestChannel }
+    return follow
+  })
+
+/**
+ * The build a deploy names; another account (`crossAccount`) deploys only
+ * published builds, and not the build of a yanked version.
+ */
+export const chooseBuild = (agents: AgentStore["Type"], agent: Agent.AgentRecord, input: BuildChoice, crossAccount: boolean) =>
+  Effect.gen(function*() {
+    const ref = `${agent.account}/${agent.name}`
+    if (input.channel !== undefined && (input.build_id !== undefined || input.version !== undefined)) {
+      return yield* new InvalidRequest({ details: "Give one of build_id, version and channel: a channel names its own version." })
+    }
+    if (input.build_id === undefined) {
+      return yield* resolve(agents, agent, input.version !== undefined ? { version: input.version } : { channel: input.channel ?? latestChannel })
+    }
+    const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
+      Effect.map(Option.filter((b) => !crossAccount || Option.isSome(b.version))),
+      orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id! }))
+    )
+    if (input.version !== undefined && Option.getOrUndefined(build.version) !== input.version) {
+      return yield* new InvalidRequest({
+        details: `Build ${build.build_id} of ${ref} is not version ${input.version}; give one of build_id and version, or both that match.`
+      })
+    }
+    // Other accounts deploy versions, not builds: naming the build of a yanked version is refused to them too.
+    return crossAccount ? yield* installable(ref, build) : build
+  })

@@ -25,21 +25,18 @@ import {
 import {
   AccountNotFound,
   AgentNotFound,
-  BuildNotFound,
   DeploymentNotFound,
   ConfigMapNotFound,
-  InvalidRequest,
   NothingToRollBack,
-  VersionYanked,
   PodNotFound,
   SecretsMissing,
   VersionNotFound
 } from "../model/Errors.js"
 import type { EnvOverrides, SecretName } from "../model/Secret.js"
 import { EventBus } from "../ports/EventBus.js"
-import { type AccountId, type AccountName, type AgentName, type BuildId, type ChannelName, latestChannel, type SemVer, type VersionRange } from "../model/Ids.js"
+import { type AccountId, type AccountName, type AgentName, type BuildId, type ChannelName, type SemVer, type VersionRange } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
-import { deploymentChanged, exactVersion, resolve, type Selector, selectorOf } from "../internal/releases.js"
+import { chooseBuild, deploymentChanged, followOf, resolve, selectorOf } from "../internal/releases.js"
 import * as Policy from "../model/Policy.js"
 import { audit } from "../internal/audit.js"
 import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
@@ -149,51 +146,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      */
     const viewFor = (principal: Principal, record: DeploymentRecord) =>
       toView(record, !Policy.seesAgentEnv(principal, record.publisher_id), !Policy.seesDeploymentEnv(principal, record.account_id))
-
-    /** What the input asks to follow, checked against what it names. */
-    const followOf = (input: DeployInput) =>
-      Effect.gen(function*() {
-        if (input.follow !== true) return undefined
-        if (input.build_id !== undefined) {
-          return yield* new InvalidRequest({ details: "A deployment of a build_id cannot follow anything; give a range or a channel with follow." })
-        }
-        if (input.version !== undefined && Option.isSome(exactVersion(input.version))) {
-          return yield* new InvalidRequest({
-            details: `Version ${input.version} is exact and never moves; follow a range such as ^${input.version} or a channel.`
-          })
-        }
-        const follow: Follow = input.version !== undefined
-          ? { range: input.version as VersionRange }
-          : { channel: input.channel ?? latestChannel }
-        return follow
-      })
-
-    /** Picks the build to deploy; another account's agent can only be deployed from a published version. */
-    const chooseBuild = (agent: Agent.AgentRecord, input: DeployInput, crossAccount: boolean) =>
-      Effect.gen(function*() {
-        const ref = `${agent.account}/${agent.name}`
-        if (input.channel !== undefined && (input.build_id !== undefined || input.version !== undefined)) {
-          return yield* new InvalidRequest({ details: "Give one of build_id, version and channel: a channel names its own version." })
-        }
-        if (input.build_id !== undefined) {
-          const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
-            Effect.map(Option.filter((b) => !crossAccount || Option.isSome(b.version))),
-            orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id! }))
-          )
-          if (input.version !== undefined && Option.getOrUndefined(build.version) !== input.version) {
-            return yield* new InvalidRequest({
-              details: `Build ${build.build_id} of ${ref} is not version ${input.version}; give one of build_id and version, or both that match.`
-            })
-          }
-          // Naming the build of a yanked version is still refused to other accounts: they deploy versions, not builds.
-          if (crossAccount && build.yanked !== undefined) {
-            return yield* new VersionYanked({ agent: ref, version: Option.getOrElse(build.version, () => ""), reason: build.yanked.reason })
-          }
-          return build
-        }
-        const selector: Selector = input.version !== undefined ? { version: input.version } : { channel: input.channel ?? latestChannel }
-        return yield* resolve(agents, agent, selector)
-      })
 
     /**
      * Runs a build in the deploying account's namespace for the agent: the
@@ -329,7 +281,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       // For another account, an agent with nothing published does not exist.
       if (crossAccount && Agent.publishedOf(yield* agents.listBuilds(agent.id)).length === 0) return yield* notFound
       const follow = yield* followOf(input)
-      const build = yield* chooseBuild(agent, input, crossAccount)
+      const build = yield* chooseBuild(agents, agent, input, crossAccount)
       const record = yield* apply(principal, target, publisher, agent, build, { rolled_back_from: rolledBackFrom, follow, env: input.env })
       return viewFor(principal, record)
     })
