@@ -53,7 +53,7 @@ const describeTransport = (operation: Json): Json => {
     ok.content = { ...ok.content, "text/event-stream": { schema: { type: "string", description: "One JSON-RPC message per `data:` frame" } } }
   }
   const bad = responses["400"]?.content?.["application/json"]
-  if (bad?.schema !== undefined) bad.schema = { anyOf: [bad.schema, jsonRpcError] }
+  if (bad?.schema !== undefined) bad.schema = { anyOf: [...(bad.schema.anyOf ?? [bad.schema]), jsonRpcError] }
   responses["406"] = { description: "Not acceptable: `Accept` must name application/json and text/event-stream", content: { "application/json": { schema: jsonRpcError } } }
   responses["415"] = { description: "The body must be application/json", content: { "application/json": { schema: jsonRpcError } } }
   operation["requestBody"] = {

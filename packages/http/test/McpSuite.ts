@@ -160,6 +160,9 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           const notUuid = yield* call({ message: "hi", conversation_id: "not-a-uuid" })
           expect(notUuid.code).toBe(-32602)
           expect((yield* call({ message: "hi", extra: true })).code).toBe(-32602)
+          // A NUL, which no storage could keep, is refused naming the argument (as the send route refuses it).
+          const nul = yield* call({ message: "a\u0000b" })
+          expect([nul.code, nul.message.includes("message")]).toEqual([-32602, true])
           expect((yield* call({ message: "hi" }, "dance")).code).toBe(-32602)
           const list = yield* raw("GET", `/deployments/${deployment}/chat/conversations`, { token: team.tokens.member })
           expect(list.status).toBe(200)

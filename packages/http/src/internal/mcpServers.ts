@@ -7,8 +7,9 @@
  */
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
-import { Chat, Conversation, Deployment, Deployments, type Principal } from "@hosting/core"
-import { Cause, Effect, Either, Exit, Option, Runtime, Schema, Stream } from "effect"
+import { ChatApi } from "@hosting/api"
+import { Chat, Conversation, Deployment, type Deployments, type Principal, Text } from "@hosting/core"
+import { Cause, Effect, Either, Exit, Option, ParseResult, Runtime, Schema, Stream } from "effect"
 import { storageDetails } from "../ErrorMapping.js"
 import type { Sdk } from "./mcpSdk.js"
 
@@ -23,7 +24,8 @@ const resourceNotFound = -32002
 
 /** The arguments of `send_message`, as its input schema says. */
 const SendArguments = Schema.Struct({
-  message: Schema.String,
+  // As the send route takes a message's content: no NUL (no storage could keep it), at most its length.
+  message: Text.Text.pipe(Schema.maxLength(ChatApi.maxContentLength)),
   conversation_id: Schema.optional(Conversation.ConversationId)
 }).annotations({ parseOptions: { onExcessProperty: "error" } })
 
@@ -32,7 +34,7 @@ const decodeArguments = Schema.decodeUnknownEither(SendArguments)
 const inputSchema = {
   type: "object" as const,
   properties: {
-    message: { type: "string", minLength: 1, description: "The message to the agent (a user turn)" },
+    message: { type: "string", minLength: 1, maxLength: ChatApi.maxContentLength, description: "The message to the agent (a user turn)" },
     conversation_id: {
       type: "string",
       format: "uuid",
@@ -97,9 +99,11 @@ export const deploymentServer = (sdk: Sdk, options: DeploymentServerOptions): Se
     }
     const decoded = decodeArguments(request.params.arguments ?? {})
     if (Either.isLeft(decoded)) {
+      const issues = ParseResult.ArrayFormatter.formatErrorSync(decoded.left)
+        .map((issue) => `${issue.path.join(".") || "arguments"}: ${issue.message}`).join("; ")
       throw new sdk.McpError(
         sdk.ErrorCode.InvalidParams,
-        `Invalid arguments of ${toolName}: message is a string, conversation_id (optional) a conversation's UUID, and nothing else.`
+        `Invalid arguments of ${toolName} (message is a string, conversation_id an optional conversation's UUID, nothing else): ${issues.slice(0, 500)}`
       )
     }
     const progressToken = request.params._meta?.progressToken
