@@ -118,6 +118,35 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           expect(yield* historyOf(team.tokens.member, deployment, conversation)).toHaveLength(4)
         }))
 
+      it.scoped("under concurrent_send queue, a call made while a reply streams answers its own reply, not the one before", () =>
+        Effect.gen(function*() {
+          const { deployment, team, url } = yield* deployed
+          const settings = yield* raw("PUT", `/deployments/${deployment}/settings`, { token: team.tokens.owner, json: { concurrent_send: "queue" } })
+          expect(settings.status).toBe(200)
+          const client = yield* connected(url, team.tokens.member)
+          // A conversation id of the client's choosing starts that conversation.
+          const conversation_id = globalThis.crypto.randomUUID()
+          const long = Array.from({ length: 30 }, (_, i) => `w${i}`).join(" ")
+          const [first, second] = yield* Effect.promise(async () => {
+            let started!: () => void
+            const streaming = new Promise<void>((resolve) => (started = resolve))
+            const first = client.callTool({ name: "send_message", arguments: { message: long, conversation_id } }, undefined, {
+              onprogress: () => started()
+            })
+            await streaming
+            const second = client.callTool({ name: "send_message", arguments: { message: "queued after", conversation_id } })
+            return (await Promise.all([first, second])) as Array<ToolResult>
+          })
+          expect(first!.structuredContent).toMatchObject({ reply: long, conversation_id })
+          expect(second!.structuredContent).toMatchObject({ reply: "queued after", conversation_id })
+          expect(yield* historyOf(team.tokens.member, deployment, conversation_id)).toEqual([
+            `user:${long}:complete`,
+            `assistant:${long}:complete`,
+            "user:queued after:complete",
+            "assistant:queued after:complete"
+          ])
+        }))
+
       it.scoped("a refused send is a tool error and stores nothing: another user's conversation, the message limit", () =>
         Effect.gen(function*() {
           const { deployment, team, url } = yield* deployed

@@ -38,7 +38,8 @@ const inputSchema = {
     conversation_id: {
       type: "string",
       format: "uuid",
-      description: "The conversation to continue: the conversation_id of an earlier answer. Leave it out to start a new conversation."
+      description: "The conversation to continue: the conversation_id of an earlier answer (a new UUID starts that conversation). " +
+        "Leave it out to start a new conversation."
     }
   },
   required: ["message"],
@@ -120,10 +121,19 @@ export const deploymentServer = (sdk: Sdk, options: DeploymentServerOptions): Se
   return server
 }
 
+/** How a turn ended: the reply's text, or why it did not complete. */
+type TurnEnd =
+  | { readonly _tag: "Completed"; readonly message_id: string; readonly content: string }
+  | { readonly _tag: "Failed"; readonly error: string }
+
 /**
  * One turn: the message sent as `POST .../messages` sends it (the same use
- * case and rules), then the reply followed to its end, each chunk reported.
- * Fails only with a storage failure; a refusal is a tool error.
+ * case and rules), then its reply followed to its end, each chunk reported.
+ * The reply is known by its id (the assistant message stored after the
+ * user's), so that a reply of an earlier turn still streaming (`queue`) is
+ * not taken for it; a reply that ended before the stream opened is read
+ * from the history, which each heartbeat reads again. Fails only with a
+ * storage failure; a refusal is a tool error.
  */
 const sendAndFollow = (
   chat: Chat.Chat,
@@ -139,35 +149,50 @@ const sendAndFollow = (
       if (sent.left._tag === "StorageError") return yield* sent.left
       return toolError(sent.left.message)
     }
-    let reply: string | undefined
-    let received = 0
-    let end: Chat.ReplyItem | undefined
-    const items = Chat.stream(chat, principal, deploymentId, conversation, Option.none()).pipe(
-      Stream.filter((item) => item._tag !== "Heartbeat" && (reply ??= item.message_id) === item.message_id),
-      Stream.takeUntil((item) => item._tag === "Completed" || item._tag === "Failed")
-    )
-    const followed = yield* Effect.either(Stream.runForEach(items, (item) => {
-      if (item._tag !== "Delta") {
-        end = item
-        return Effect.void
+    const stored = (history: ReadonlyArray<Conversation.Message>) => {
+      const at = history.findIndex((m) => m.message_id === sent.right.message_id)
+      return history.slice(at + 1).find((m) => m.role === "assistant")
+    }
+    const endOf = (reply: Conversation.Message | undefined): Option.Option<TurnEnd> => {
+      if (reply === undefined || reply.status === "streaming") return Option.none()
+      return Option.some(reply.status === "complete"
+        ? { _tag: "Completed", message_id: reply.message_id, content: reply.content }
+        : { _tag: "Failed", error: reply.status === "cancelled" ? "the reply was cancelled" : "the agent failed" })
+    }
+    const storedEnd = Effect.map(chat.history(principal, deploymentId, conversation), (history) => endOf(stored(history)))
+    const reply = stored(yield* chat.history(principal, deploymentId, conversation))
+    let end = endOf(reply)
+    if (Option.isNone(end) && reply !== undefined) {
+      let received = 0
+      const items = Chat.stream(chat, principal, deploymentId, conversation, Option.none()).pipe(
+        Stream.mapEffect((item): Effect.Effect<Option.Option<TurnEnd>, Effect.Effect.Error<typeof storedEnd>> => {
+          if (item._tag === "Heartbeat") return storedEnd
+          if (item.message_id !== reply.message_id) return Effect.succeed(Option.none())
+          if (item._tag === "Completed") return Effect.succeed(Option.some({ _tag: "Completed", message_id: item.message_id, content: item.content }))
+          if (item._tag === "Failed") return Effect.succeed(Option.some({ _tag: "Failed", error: item.error }))
+          if (item.delta === "") return Effect.succeed(Option.none())
+          received += item.delta.length
+          return Effect.as(progress(received, item.delta), Option.none())
+        }),
+        Stream.filterMap((ended) => ended),
+        Stream.take(1)
+      )
+      const followed = yield* Effect.either(Stream.runHead(items))
+      if (Either.isLeft(followed)) {
+        if (followed.left._tag === "StorageError") return yield* followed.left
+        return toolError(followed.left.message)
       }
-      if (item.delta === "") return Effect.void
-      received += item.delta.length
-      return progress(received, item.delta)
-    }))
-    if (Either.isLeft(followed)) {
-      if (followed.left._tag === "StorageError") return yield* followed.left
-      return toolError(followed.left.message)
+      end = followed.right
     }
     const continues = `conversation_id: ${conversation} (pass it to continue this conversation)`
-    if (end?._tag === "Completed") {
+    if (Option.isSome(end) && end.value._tag === "Completed") {
       const result: CallToolResult = {
-        content: [{ type: "text", text: end.content }, { type: "text", text: continues }],
-        structuredContent: { reply: end.content, conversation_id: conversation, message_id: end.message_id }
+        content: [{ type: "text", text: end.value.content }, { type: "text", text: continues }],
+        structuredContent: { reply: end.value.content, conversation_id: conversation, message_id: end.value.message_id }
       }
       return result
     }
-    const why = end?._tag === "Failed" ? end.error : "the server stopped before the reply ended"
+    const why = Option.isSome(end) && end.value._tag === "Failed" ? end.value.error : "the reply stream ended before the reply"
     return toolError(`The agent's reply did not complete (${why}). ${continues}`)
   })
 
