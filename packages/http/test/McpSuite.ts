@@ -8,9 +8,9 @@
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
-import type { Ports } from "@hosting/core"
+import { Metrics, type Ports } from "@hosting/core"
 import { Seed } from "@hosting/testing"
-import { Effect, type Layer } from "effect"
+import { Effect, type Layer, Metric } from "effect"
 import { layer, port, raw } from "./HttpTestServer.js"
 
 /** The per-thread message limit of the suite's server: the third message of a conversation is refused. */
@@ -147,6 +147,39 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           ])
         }))
 
+      it.scoped("a client that goes away mid-call stops the following of the reply at once (no reply stream left open); the turn's reply still completes and is stored", () =>
+        Effect.gen(function*() {
+          const { deployment, team, url } = yield* deployed
+          const openStreams = Effect.map(Metric.value(Metrics.replyStreamsOpen), (state) => state.value)
+          const before = yield* openStreams
+          const client = yield* connected(url, team.tokens.member)
+          const conversation_id = globalThis.crypto.randomUUID()
+          // About three seconds of reply: long enough to see the server let go of it while it streams.
+          const long = Array.from({ length: 150 }, (_, i) => `x${i}`).join(" ")
+          const outcome = yield* Effect.promise(() =>
+            client.callTool({ name: "send_message", arguments: { message: long, conversation_id } }, undefined, {
+              // The client closes its transport: the call's HTTP response is dropped.
+              onprogress: () => void client.close()
+            }).then(() => "answered", () => "dropped")
+          )
+          expect(outcome).toBe("dropped")
+          let open = yield* openStreams
+          for (let i = 0; i < 50 && open > before; i++) {
+            yield* Effect.sleep("20 millis")
+            open = yield* openStreams
+          }
+          expect(open).toBe(before)
+          // Let go while the reply still streams: the server stopped following, the turn did not stop.
+          const during = yield* historyOf(team.tokens.member, deployment, conversation_id)
+          expect(during.at(-1)).toMatch(/^assistant:.*:streaming$/)
+          let history: Array<string> = []
+          for (let i = 0; i < 300 && history.at(-1) !== `assistant:${long}:complete`; i++) {
+            yield* Effect.sleep("20 millis")
+            history = yield* historyOf(team.tokens.member, deployment, conversation_id)
+          }
+          expect(history).toEqual([`user:${long}:complete`, `assistant:${long}:complete`])
+        }))
+
       it.scoped("a refused send is a tool error and stores nothing: another user's conversation, the message limit", () =>
         Effect.gen(function*() {
           const { deployment, team, url } = yield* deployed
@@ -232,6 +265,8 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           expect((yield* Effect.promise(() => outsider.listResources())).resources.map((r) => r.uri)).not.toContain(uri)
           expect((yield* failureOf(outsider.readResource({ uri }))).code).toBe(-32002)
           expect((yield* failureOf(member.readResource({ uri: "https://elsewhere.example/x" }))).code).toBe(-32002)
+          // A page goes on from a deployment id: a cursor that is none is a wrong param.
+          expect((yield* failureOf(member.listResources({ cursor: "../../x" }))).code).toBe(-32602)
           // An ended deployment is not listed any more.
           expect((yield* raw("DELETE", `/deployments/${deployment}`, { token: team.tokens.owner })).status).toBe(200)
           expect((yield* Effect.promise(() => member.listResources())).resources.map((r) => r.uri)).not.toContain(uri)
