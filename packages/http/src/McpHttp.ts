@@ -17,6 +17,7 @@ import { handle } from "./ErrorMapping.js"
 import { catalogServer, deploymentServer } from "./internal/mcpServers.js"
 import * as McpSdk from "./internal/mcpSdk.js"
 import * as PublicUrl from "./PublicUrl.js"
+import * as StreamLimits from "./StreamLimits.js"
 
 const routes = {
   record: ApiRoutes.routeOf(DeploymentsApi.DeploymentsApi, "get"),
@@ -59,7 +60,8 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           const body = yield* bodyText
           const sdk = yield* McpSdk.load
           return yield* McpSdk.serve(sdk, deploymentServer(sdk, { deployment, principal, chat, runtime }), body)
-        }))
+          // A call follows a reply for as long as it streams: it holds one of the caller's streams, as the reply stream does.
+        }).pipe(StreamLimits.guard))
       .handle("deploymentStream", ({ path }) =>
         Effect.gen(function*() {
           const principal = yield* Principal.CurrentPrincipal

@@ -16,6 +16,9 @@ import { layer, port, raw } from "./HttpTestServer.js"
 /** The per-thread message limit of the suite's server: the third message of a conversation is refused. */
 const messageLimit = 2
 
+/** The most streams a user of the suite's server holds at once (event and reply streams, MCP calls). */
+const maxStreamsPerUser = 3
+
 /** An SDK client connected to an MCP server of ours as the token's holder; closed with the scope. */
 const connected = (url: string, token: string) =>
   Effect.acquireRelease(
@@ -67,7 +70,7 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
   describe(`HTTP on ${name} storage: every deployment is an MCP server, the catalog too (issue 29)`, () => {
     // Real time: the echo agent sleeps between chunks.
     withLayer(
-      layer({ echo: { delay: "20 millis" }, messageLimit, ...(storage === undefined ? {} : { storageLayer: storage }) }),
+      layer({ echo: { delay: "20 millis" }, messageLimit, maxStreamsPerUser, ...(storage === undefined ? {} : { storageLayer: storage }) }),
       { excludeTestServices: true }
     )((it) => {
       it.scoped("a deployment's server names the agent and lists one tool, send_message; members only (others: 404, no token: 401)", () =>
@@ -178,6 +181,35 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
             history = yield* historyOf(team.tokens.member, deployment, conversation_id)
           }
           expect(history).toEqual([`user:${long}:complete`, `assistant:${long}:complete`])
+        }))
+
+      it.scoped("a call holds one of the caller's streams while it lasts: beyond the most, 429 too_many_streams; given back when it ends", () =>
+        Effect.gen(function*() {
+          const { deployment, team, url } = yield* deployed
+          const client = yield* connected(url, team.tokens.member)
+          const long = Array.from({ length: 40 }, (_, i) => `y${i}`).join(" ")
+          const toolsList = JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/list" })
+          const headers = { "content-type": "application/json", accept: "application/json, text/event-stream", "mcp-protocol-version": "2025-06-18" }
+          const post = raw("POST", `/deployments/${deployment}/mcp`, { token: team.tokens.member, text: toolsList, headers })
+          let streaming = 0
+          let all!: () => void
+          const started = new Promise<void>((resolve) => (all = resolve))
+          const calls = Array.from({ length: maxStreamsPerUser }, () => {
+            let counted = false
+            return client.callTool({ name: "send_message", arguments: { message: long } }, undefined, {
+              onprogress: () => {
+                if (!counted && ++streaming === maxStreamsPerUser) all()
+                counted = true
+              }
+            }).then((result) => result as ToolResult, (e) => ({ isError: true, content: [{ type: "text", text: String(e) }] }) as ToolResult)
+          })
+          yield* Effect.promise(() => started)
+          const refused = yield* post
+          const results = yield* Effect.promise(() => Promise.all(calls))
+          expect(results.map((r) => r.structuredContent?.["reply"])).toEqual(results.map(() => long))
+          expect(refused.status).toBe(429)
+          expect(refused.body.error).toBe("too_many_streams")
+          expect((yield* post).status).toBe(200)
         }))
 
       it.scoped("a refused send is a tool error and stores nothing: another user's conversation, the message limit", () =>
