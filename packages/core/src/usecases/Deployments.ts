@@ -231,6 +231,14 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return viewFor(principal, yield* deploymentFor(principal, id, false))
     })
 
+    /**
+     * The live deployments of the caller's accounts (each as `get` shows it:
+     * members of the deploying account see it), by id after `after`, at most `limit`.
+     */
+    const listLive = Tracing.fn("Deployments.listLive")(function*(principal: Principal, after: DeploymentId | undefined, limit: number) {
+      return (yield* store.liveOfAccounts(Policy.memberAccounts(principal), after, limit)).map((record) => viewFor(principal, record))
+    })
+
     /** Ends a deployment and removes its cluster objects; undeploying twice changes nothing. */
     const undeploy = Tracing.fn("Deployments.undeploy")(function*(principal: Principal, id: DeploymentId) {
       const record = yield* deploymentFor(principal, id, true)
@@ -342,6 +350,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
     // Reading a ConfigMap and restarting a pod of a deployment live in deployments/Namespaces.ts.
     const { configMap, restartPod } = yield* namespaceOperations
 
-    return { deploy, get, undeploy, rollback, rollForward, updateSettings, history, configMap, restartPod } as const
+    return { deploy, get, listLive, undeploy, rollback, rollForward, updateSettings, history, configMap, restartPod } as const
   })
 }) {}
