@@ -68,7 +68,7 @@ const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamL
     AgentsHttp.publicLayer,
     AgentsHttp.layer,
     AccountsHttp.layerWith(publicUrlOf(options)),
-    DeploymentsHttp.layer,
+    DeploymentsHttp.layerWith(publicUrlOf(options)),
     ChatHttp.layer,
     FilesHttp.layerWith(publicUrlOf(options)),
     A2aHttp.layerWith(publicUrlOf(options)),

@@ -145,7 +145,7 @@ export const make = Effect.gen(function*() {
       reply.content += chunk
       bus.publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk, at: Date.now() })
     }
-    const stream = (history: ReadonlyArray<Message>) => runtime.reply({ deployment, history, message: turn }, delta)
+    const stream = (history: ReadonlyArray<Message>) => runtime.reply({ deployment, conversation: reply.conversation, history, message: turn }, delta)
     // A cancel taken by another process arrives on the bus; this process stops the reply itself.
     const cancelRequests = Effect.gen(function*() {
       const requests = yield* ReplyBus.subscribe(bus, reply.conversation)
