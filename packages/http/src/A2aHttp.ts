@@ -7,17 +7,8 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { AgentCard, type Message, type Part, Role, type Task, TaskState } from "@a2a-js/sdk"
-import {
-  type AgentExecutor,
-  DefaultRequestHandler,
-  type ExecutionEventBus,
-  InMemoryTaskStore,
-  JsonRpcTransportHandler,
-  type RequestContext,
-  ServerCallContext,
-  type User
-} from "@a2a-js/sdk/server"
+import type { Message, Part, Task, TaskState } from "@a2a-js/sdk"
+import type { AgentExecutor, ExecutionEventBus, JsonRpcTransportHandler, RequestContext, ServerCallContext, User } from "@a2a-js/sdk/server"
 import { A2aApi, HostingApi } from "@hosting/api"
 import { Chat, Conversation, type Deployment, Deployments, Principal } from "@hosting/core"
 import { Cause, Deferred, Effect, Exit, Option, Runtime, Schema, Stream } from "effect"
@@ -25,6 +16,14 @@ import * as ApiApp from "./ApiApp.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
+
+/** What this module uses of the SDK, imported at the first A2A request: a server never asked over A2A does not hold it. */
+type Sdk = typeof import("@a2a-js/sdk") & typeof import("@a2a-js/sdk/server")
+
+let loading: Promise<Sdk> | undefined
+const loadSdk = Effect.promise(() =>
+  loading ??= Promise.all([import("@a2a-js/sdk"), import("@a2a-js/sdk/server")]).then(([types, server]) => ({ ...types, ...server }))
+)
 
 /** The protocol version this server speaks. */
 const protocolVersion = "1.0"
@@ -86,11 +85,11 @@ const contextRefusal = (request: unknown) => {
 
 const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" })
 
-const agentMessage = (task: string, context: string, text: string): Message => ({
+const agentMessage = (sdk: Sdk, task: string, context: string, text: string): Message => ({
   messageId: globalThis.crypto.randomUUID(),
   contextId: context,
   taskId: task,
-  role: Role.ROLE_AGENT,
+  role: sdk.Role.ROLE_AGENT,
   parts: [textPart(text)],
   metadata: undefined,
   extensions: [],
@@ -158,7 +157,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
     }>()
 
     /** Runs a turn for a task: the user's text to the conversation, the reply's chunks back as they arrive. */
-    const executorFor = (deploymentId: Deployment.DeploymentId): AgentExecutor => ({
+    const executorFor = (sdk: Sdk, deploymentId: Deployment.DeploymentId): AgentExecutor => ({
       execute: async (request: RequestContext, bus: ExecutionEventBus) => {
         const principal = principalOf(request.context)
         const text = request.userMessage.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("")
@@ -174,7 +173,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
             data: {
               id: request.taskId,
               contextId: request.contextId,
-              status: status(TaskState.TASK_STATE_REJECTED, agentMessage(request.taskId, request.contextId, why)),
+              status: status(sdk.TaskState.TASK_STATE_REJECTED, agentMessage(sdk, request.taskId, request.contextId, why)),
               artifacts: [],
               history: [request.userMessage],
               metadata: undefined
@@ -187,7 +186,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
         const task: Task = {
           id: request.taskId,
           contextId: request.contextId,
-          status: status(TaskState.TASK_STATE_WORKING),
+          status: status(sdk.TaskState.TASK_STATE_WORKING),
           artifacts: [],
           history: [request.userMessage],
           metadata: { message_id: sent.value.message_id }
@@ -221,7 +220,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
                     data: {
                       taskId: request.taskId,
                       contextId: request.contextId,
-                      status: status(TaskState.TASK_STATE_COMPLETED, agentMessage(request.taskId, request.contextId, item.content)),
+                      status: status(sdk.TaskState.TASK_STATE_COMPLETED, agentMessage(sdk, request.taskId, request.contextId, item.content)),
                       metadata: undefined
                     }
                   })
@@ -234,8 +233,8 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
                       taskId: request.taskId,
                       contextId: request.contextId,
                       status: status(
-                        cancelled ? TaskState.TASK_STATE_CANCELED : TaskState.TASK_STATE_FAILED,
-                        agentMessage(request.taskId, request.contextId, item.error)
+                        cancelled ? sdk.TaskState.TASK_STATE_CANCELED : sdk.TaskState.TASK_STATE_FAILED,
+                        agentMessage(sdk, request.taskId, request.contextId, item.error)
                       ),
                       metadata: undefined
                     }
@@ -253,7 +252,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
         if (Exit.isFailure(followed)) {
           bus.publish({
             kind: "statusUpdate",
-            data: { taskId: request.taskId, contextId: request.contextId, status: status(TaskState.TASK_STATE_FAILED), metadata: undefined }
+            data: { taskId: request.taskId, contextId: request.contextId, status: status(sdk.TaskState.TASK_STATE_FAILED), metadata: undefined }
           })
         }
         bus.finished()
@@ -267,11 +266,13 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
 
     /** One request handler per deployment (its tasks kept per caller), made at the first call. */
     const handlers_ = new Map<Deployment.DeploymentId, JsonRpcTransportHandler>()
-    const transportFor = (deployment: Deployment.Deployment, agentUrl: string) => {
+    const transportFor = (sdk: Sdk, deployment: Deployment.Deployment, agentUrl: string) => {
       let transport = handlers_.get(deployment.id)
       if (transport === undefined) {
-        const card = AgentCard.fromJSON(agentCardJson(deployment, agentUrl))
-        transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executorFor(deployment.id)))
+        const card = sdk.AgentCard.fromJSON(agentCardJson(deployment, agentUrl))
+        transport = new sdk.JsonRpcTransportHandler(
+          new sdk.DefaultRequestHandler(card, new sdk.InMemoryTaskStore(), executorFor(sdk, deployment.id))
+        )
         handlers_.set(deployment.id, transport)
       }
       return transport
@@ -286,6 +287,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           const principal = yield* Principal.CurrentPrincipal
           const request = yield* HttpServerRequest.HttpServerRequest
           const deployment = yield* handle(deployments.get(principal, path.deploymentId))
+          const { AgentCard } = yield* loadSdk
           return AgentCard.toJSON(AgentCard.fromJSON(agentCardJson(deployment, agentUrlOf(request, path.deploymentId)))) as Record<string, unknown>
         }))
       .handle("rpc", ({ path }) =>
@@ -296,18 +298,19 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           const body = yield* Effect.orElseSucceed(request.text, () => "")
           const version = request.headers["a2a-version"]
           // Negotiated above (versionRefusal): what reaches the SDK is a request for the one version spoken.
-          const context = new ServerCallContext({ user: new PrincipalUser(principal), requestedVersion: protocolVersion })
+          const loaded = yield* loadSdk
+          const context = new loaded.ServerCallContext({ user: new PrincipalUser(principal), requestedVersion: protocolVersion })
           const parsed = yield* Effect.try({ try: () => JSON.parse(body) as unknown, catch: (error) => error }).pipe(Effect.either)
           if (parsed._tag === "Left") return HttpServerResponse.unsafeJson(parseError(parsed.left))
           const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
           if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
-          const transport = transportFor(deployment, agentUrlOf(request, path.deploymentId))
+          const transport = transportFor(loaded, deployment, agentUrlOf(request, path.deploymentId))
           const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
           if (Symbol.asyncIterator in answer) {
             // A failure of the stream (a task that does not exist) is the stream's last event, as a JSON-RPC error.
             const frames = Stream.fromAsyncIterable(answer, (error) => error).pipe(
               Stream.catchAll((error) =>
-                Stream.make({ jsonrpc: "2.0", id: idOf(parsed.right), error: JsonRpcTransportHandler.mapToJSONRPCError(error) })
+                Stream.make({ jsonrpc: "2.0", id: idOf(parsed.right), error: loaded.JsonRpcTransportHandler.mapToJSONRPCError(error) })
               ),
               Stream.map((response) => `data: ${JSON.stringify(response)}\n\n`),
               Stream.encodeText
