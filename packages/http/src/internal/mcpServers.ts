@@ -221,6 +221,8 @@ interface CatalogServerOptions {
   }
   /** The URL template of a deployment's record (`{deploymentId}` in place of the id). */
   readonly template: string
+  /** The record as the API shows it (its links). */
+  readonly linked: (deployment: Deployment.Deployment) => Deployment.Deployment
 }
 
 const isDeploymentId = Schema.is(Deployment.DeploymentId)
@@ -280,7 +282,7 @@ export const catalogServer = (sdk: Sdk, options: CatalogServerOptions): Server =
     }
     const urls = options.urls(id)
     const document = {
-      deployment: encodeDeployment(exit.value.right),
+      deployment: encodeDeployment(options.linked(exit.value.right)),
       mcp_url: urls.mcp,
       a2a_url: urls.a2a,
       agent_card_url: urls.agentCard
