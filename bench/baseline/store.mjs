@@ -168,10 +168,15 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
       spec: JSON.parse(d.spec),
       // The settings every seeded deployment has: the default strategy for a send while a reply streams.
       settings: { concurrent_send: "interrupt" },
-      // A live deployment links its A2A agent card, under the public URL both servers are given.
+      // A live deployment links its A2A agent card and its MCP server, under the public URL both servers are given.
       ...(publicUrl === undefined || d.undeployed_at !== null
         ? {}
-        : { links: { a2a_card: `${publicUrl}/deployments/${encodeURIComponent(d.id)}/a2a/.well-known/agent-card.json` } })
+        : {
+          links: {
+            a2a_card: `${publicUrl}/deployments/${encodeURIComponent(d.id)}/a2a/.well-known/agent-card.json`,
+            mcp: `${publicUrl}/deployments/${encodeURIComponent(d.id)}/mcp`
+          }
+        })
     }))
     return answer(200, { deployments, count: deployments.length })
   }

@@ -54,7 +54,10 @@ describe("example server: an A2A agent as the runtime of its deployment (issue 2
     const deployed = await call(server, "POST", "/agents/acme/relay/deployments", "alice-token", { build_id: "b-1" })
     expect(deployed.status).toBe(201)
     const deployment = deployed.body.id as string
-    expect(deployed.body.links).toEqual({ a2a_card: `${server.baseUrl}/deployments/${deployment}/a2a/.well-known/agent-card.json` })
+    expect(deployed.body.links).toEqual({
+      a2a_card: `${server.baseUrl}/deployments/${deployment}/a2a/.well-known/agent-card.json`,
+      mcp: `${server.baseUrl}/deployments/${deployment}/mcp`
+    })
 
     const chat = (conversation: string) => `/deployments/${deployment}/messaging/conversations/${conversation}`
     const conversation = crypto.randomUUID()

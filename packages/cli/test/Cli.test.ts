@@ -419,6 +419,9 @@ describe("hosting (the CLI)", () => {
     // A live deployment links its A2A agent card (docs/protocols.md), in the detail and in --json.
     expect(back.stdout).toMatch(new RegExp(`^a2a card:\\s+http://\\S+/api/v1/deployments/${rolled![2]}/a2a/\\.well-known/agent-card\\.json$`, "m"))
     expect(deployment.links.a2a_card).toMatch(new RegExp(`/api/v1/deployments/${deployment.id}/a2a/\\.well-known/agent-card\\.json$`))
+    // And its MCP server.
+    expect(back.stdout).toMatch(new RegExp(`^mcp:\\s+http://\\S+/api/v1/deployments/${rolled![2]}/mcp$`, "m"))
+    expect(deployment.links.mcp).toMatch(new RegExp(`/api/v1/deployments/${deployment.id}/mcp$`))
     // Env over the spec's: a plain value and a secret of the deploying account (set by the secrets test); a missing one is 409.
     const missing = await runCli(["deployments", "create", "acme/helper@1.0.0", "--env-secret", "KEY=NOT_SET"], alice())
     expect(missing.code).not.toBe(0)

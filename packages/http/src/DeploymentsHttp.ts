@@ -1,9 +1,9 @@
 /**
  * Handlers of the deployment routes. A live deployment's record links its
- * A2A agent card, under the public URL (PublicUrl.ts).
+ * A2A agent card and its MCP server, under the public URL (PublicUrl.ts).
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import { A2aApi, HostingApi } from "@hosting/api"
+import { A2aApi, HostingApi, McpApi } from "@hosting/api"
 import { Deployment, Deployments, Principal } from "@hosting/core"
 import { Effect } from "effect"
 import * as ApiApp from "./ApiApp.js"
@@ -12,6 +12,7 @@ import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
 
 const agentCardRoute = ApiRoutes.routeOf(A2aApi.A2aApi, "agentCard")
+const mcpRoute = ApiRoutes.routeOf(McpApi.McpApi, "deployment")
 
 /** The record with its links under `base` (the API's public base URL); an undeployed one has none. */
 export const withLinks = (deployment: Deployment.Deployment, base: string): Deployment.Deployment =>
@@ -19,7 +20,10 @@ export const withLinks = (deployment: Deployment.Deployment, base: string): Depl
     ? deployment
     : new Deployment.Deployment({
       ...deployment,
-      links: new Deployment.DeploymentLinks({ a2a_card: ApiRoutes.link(base, agentCardRoute, { deploymentId: deployment.id }) })
+      links: new Deployment.DeploymentLinks({
+        a2a_card: ApiRoutes.link(base, agentCardRoute, { deploymentId: deployment.id }),
+        mcp: ApiRoutes.link(base, mcpRoute, { deploymentId: deployment.id })
+      })
     }, { disableValidation: true })
 
 export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(HostingApi.HostingApi, "deployments", (handlers) =>

@@ -13,6 +13,7 @@ import { Chat, type Deployment, Deployments, Principal } from "@hosting/core"
 import { Effect } from "effect"
 import * as ApiApp from "./ApiApp.js"
 import * as ApiRoutes from "./ApiRoutes.js"
+import * as DeploymentsHttp from "./DeploymentsHttp.js"
 import { handle } from "./ErrorMapping.js"
 import { catalogServer, deploymentServer } from "./internal/mcpServers.js"
 import * as McpSdk from "./internal/mcpSdk.js"
@@ -80,6 +81,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
             deployments,
             runtime,
             urls: urlsOf(base),
+            linked: (deployment) => DeploymentsHttp.withLinks(deployment, base),
             template: ApiRoutes.link(base, routes.record, { deploymentId: "{deploymentId}" }).replace("%7BdeploymentId%7D", "{deploymentId}")
           })
           return yield* McpSdk.serve(sdk, server, body)

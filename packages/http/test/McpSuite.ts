@@ -82,6 +82,8 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           expect(tools.map((t) => t.name)).toEqual(["send_message"])
           expect(tools[0]!.inputSchema).toMatchObject({ type: "object", required: ["message"] })
           expect(tools[0]!.description).toContain("Answers questions")
+          // The deployment's record links its server.
+          expect((yield* raw("GET", `/deployments/${deployment}`, { token: team.tokens.member })).body.links.mcp).toBe(url)
           const initialize = { jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "t", version: "1" } } }
           const accept = { accept: "application/json, text/event-stream" }
           expect((yield* raw("POST", `/deployments/${deployment}/mcp`, { json: initialize, headers: accept })).status).toBe(401)
@@ -286,7 +288,7 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           const read = yield* Effect.promise(() => member.readResource({ uri }))
           const document = JSON.parse((read.contents[0] as { text: string }).text)
           expect(document).toMatchObject({
-            deployment: { id: deployment, agent: `${team.account}/helper`, build_id: "b-1" },
+            deployment: { id: deployment, agent: `${team.account}/helper`, build_id: "b-1", links: { mcp: url } },
             mcp_url: url,
             agent_card_url: `${base}/deployments/${deployment}/a2a/.well-known/agent-card.json`
           })

@@ -102,7 +102,9 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
 /** Where to reach a deployment beyond its record: absolute URLs under the API's public base URL. */
 export class DeploymentLinks extends Schema.Class<DeploymentLinks>("DeploymentLinks")({
   /** The deployment's A2A agent card (docs/protocols.md): what an A2A client is pointed at. */
-  a2a_card: Schema.String
+  a2a_card: Schema.String,
+  /** The deployment's MCP server (docs/protocols.md): what an MCP client connects to. */
+  mcp: Schema.String
 }) {}
 
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */

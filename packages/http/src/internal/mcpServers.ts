@@ -10,7 +10,7 @@ import type { CallToolResult } from "@modelcontextprotocol/sdk/types.js"
 import { ChatApi } from "@hosting/api"
 import { Chat, Conversation, Deployment, type Deployments, type Principal, Text } from "@hosting/core"
 import { Cause, Effect, Either, Exit, Option, ParseResult, Runtime, Schema, Stream } from "effect"
-import { storageDetails } from "../ErrorMapping.js"
+import { internalDetails, storageDetails } from "../ErrorMapping.js"
 import type { Sdk } from "./mcpSdk.js"
 
 /** The name of the one tool of a deployment's server. */
@@ -65,6 +65,18 @@ const toolError = (text: string): CallToolResult => ({ isError: true, content: [
 /** A failure of the storage is not the caller's to read: the protocol's internal error, without the cause. */
 const internal = (sdk: Sdk) => new sdk.McpError(sdk.ErrorCode.InternalError, storageDetails)
 
+/**
+ * The protocol's error for a call that failed: interrupted (the client went
+ * away, the server stops), the storage (as the API says it), or a bug, which
+ * is logged and not shown.
+ */
+const failed = <E>(sdk: Sdk, runtime: Runtime.Runtime<never>, cause: Cause.Cause<E>) => {
+  if (Cause.isInterruptedOnly(cause)) return new sdk.McpError(sdk.ErrorCode.InternalError, "The call was stopped.")
+  if (Option.isSome(Cause.failureOption(cause))) return internal(sdk)
+  Runtime.runFork(runtime)(Effect.logError("An MCP call failed", cause))
+  return new sdk.McpError(sdk.ErrorCode.InternalError, internalDetails)
+}
+
 interface DeploymentServerOptions {
   readonly deployment: Deployment.Deployment
   readonly principal: Principal.Principal
@@ -80,7 +92,7 @@ export const deploymentServer = (sdk: Sdk, options: DeploymentServerOptions): Se
     instructions: `The agent ${deployment.agent}, deployed as ${deployment.id}. Call ${toolName} to talk to it.`
   })
   const spec = deployment.spec
-  const described = typeof spec["description"] === "string" ? ` (${spec["description"]})` : ""
+  const described = typeof spec["description"] === "string" ? ` (${spec["description"].slice(0, 300)})` : ""
 
   server.setRequestHandler(sdk.ListToolsRequestSchema, () => ({
     tools: [{
@@ -116,7 +128,7 @@ export const deploymentServer = (sdk: Sdk, options: DeploymentServerOptions): Se
     const turn = sendAndFollow(chat, principal, deployment.id, conversation, decoded.right.message, progress)
     const exit = await Runtime.runPromiseExit(options.runtime)(turn, { signal: extra.signal })
     if (Exit.isSuccess(exit)) return exit.value
-    throw Cause.isInterruptedOnly(exit.cause) ? new sdk.McpError(sdk.ErrorCode.InternalError, "The call was stopped.") : internal(sdk)
+    throw failed(sdk, options.runtime, exit.cause)
   })
   return server
 }
@@ -209,6 +221,8 @@ interface CatalogServerOptions {
   }
   /** The URL template of a deployment's record (`{deploymentId}` in place of the id). */
   readonly template: string
+  /** The record as the API shows it (its links). */
+  readonly linked: (deployment: Deployment.Deployment) => Deployment.Deployment
 }
 
 const isDeploymentId = Schema.is(Deployment.DeploymentId)
@@ -230,7 +244,7 @@ export const catalogServer = (sdk: Sdk, options: CatalogServerOptions): Server =
       throw new sdk.McpError(sdk.ErrorCode.InvalidParams, "Invalid cursor: pass the nextCursor of an earlier page.")
     }
     const exit = await run(deployments.listLive(principal, cursor, pageSize + 1), extra.signal)
-    if (Exit.isFailure(exit)) throw internal(sdk)
+    if (Exit.isFailure(exit)) throw failed(sdk, options.runtime, exit.cause)
     const page = exit.value.slice(0, pageSize)
     return {
       resources: page.map((d) => ({
@@ -261,14 +275,14 @@ export const catalogServer = (sdk: Sdk, options: CatalogServerOptions): Server =
     const notFound = () => new sdk.McpError(resourceNotFound, `Resource not found: ${uri.slice(0, 200)}`, { uri: uri.slice(0, 200) })
     if (!isDeploymentId(id)) throw notFound()
     const exit = await run(Effect.either(deployments.get(principal, id)), extra.signal)
-    if (Exit.isFailure(exit)) throw internal(sdk)
+    if (Exit.isFailure(exit)) throw failed(sdk, options.runtime, exit.cause)
     if (Either.isLeft(exit.value)) {
       if (exit.value.left._tag === "StorageError") throw internal(sdk)
       throw notFound()
     }
     const urls = options.urls(id)
     const document = {
-      deployment: encodeDeployment(exit.value.right),
+      deployment: encodeDeployment(options.linked(exit.value.right)),
       mcp_url: urls.mcp,
       a2a_url: urls.a2a,
       agent_card_url: urls.agentCard
