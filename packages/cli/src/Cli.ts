@@ -4,8 +4,10 @@
  */
 import { Command, HelpDoc, ValidationError } from "@effect/cli"
 // Deep imports: the package index loads every Node module of the platform, which slows down each start.
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { ClientError } from "@hosting/client"
 import { Cause, Console, Effect, Exit, Layer } from "effect"
 import * as AccountsCommand from "./AccountsCommand.js"
@@ -111,8 +113,12 @@ export const report = (error: unknown, command = "hosting"): Effect.Effect<numbe
     return ExitCode.ofProblem(problem)
   })
 
-/** What the CLI runs on: Node's file system, terminal and HTTP client (which sends streamed uploads with their length). */
-export const layer = Layer.mergeAll(NodeContext.layer, NodeHttpClient.layer)
+/**
+ * What the CLI runs on: Node's file system, paths, terminal and HTTP client
+ * (which sends streamed uploads with their length); not the whole
+ * NodeContext, whose command executor and workers no command uses.
+ */
+export const layer = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer, NodeHttpClient.layer)
 
 /**
  * Runs the CLI on `argv` (as `process.argv`: node, script, arguments) and

@@ -126,5 +126,8 @@ export const polish = (text: string, path: ReadonlyArray<string>, color = colors
   if (path.length > 1) out += `\n\n${globalOptions}`
   const own = examples[path.slice(1).join(" ")]
   if (own !== undefined) out += `\nEXAMPLES\n\n${own.map((e) => `  $ ${e}`).join("\n")}\n`
-  return color ? out.replace(/^([A-Z][A-Z ]+)$/gm, "\u001b[1m$1\u001b[0m") : out
+  return color ? colorize(out) : out
 }
+
+/** A polished help text for a terminal: its headers in bold. */
+export const colorize = (help: string): string => help.replace(/^([A-Z][A-Z ]+)$/gm, "\u001b[1m$1\u001b[0m")
