@@ -68,13 +68,14 @@ const examples: Record<string, ReadonlyArray<string>> = {
   "agents channels set": ["hosting agents channels set acme/helper@1.0.0 stable", "hosting agents channels set acme/helper@1.1.0 beta"],
   "agents channels delete": ["hosting agents channels delete acme/helper beta"],
   "agents config": ["hosting agents config acme/helper", "hosting agents config acme/helper --json"],
+  "deployments list": ["hosting deployments list acme", "hosting deployments list acme --status live --json", "hosting deployments list acme --limit 20 --offset 20"],
   "deployments history": ["hosting deployments history acme/helper", "hosting deployments history acme/helper --json"],
   "deployments create": [
     "hosting deployments create acme/helper@1.0.0",
     "hosting deployments create 'acme/helper@^1.2' --follow",
     "hosting deployments create acme/helper --env MODE=slow --env-secret API_KEY=OPENAI_KEY"
   ],
-  "deployments get": ["hosting deployments get dep-1", "hosting deployments get dep-1 --json"],
+  "deployments get": ["hosting deployments get dep-1", "hosting deployments get dep-5f3a", "hosting deployments get acme/helper"],
   "deployments settings": ["hosting deployments settings dep-1", "hosting deployments settings dep-1 --concurrent-send queue"],
   "deployments rollback": ["hosting deployments rollback dep-7", "hosting deployments rollback dep-7 --to-version 1.0.0"],
   "deployments delete": ["hosting deployments delete dep-1", "hosting deployments delete dep-1 --json"],

@@ -34,7 +34,7 @@ const built = (args: ReadonlyArray<string>, terminal = false, env: Record<string
 describe("hosting start-up (issue 31)", () => {
   it("the build renders a help page for every command and a completion script for every shell", () => {
     const pages = JSON.parse(readFileSync(join(dist, "help.json"), "utf8"))
-    for (const path of ["", "chat", "chat send", "chat cancel", "deployments history", "accounts members set"]) {
+    for (const path of ["", "chat", "chat send", "chat cancel", "deployments list", "accounts members set"]) {
       expect(pages.help[path], path).toMatch(/^[\s\S]*USAGE[\s\S]*\$ hosting/)
     }
     expect(Object.keys(pages.completions).sort()).toEqual(["bash", "fish", "sh", "zsh"])

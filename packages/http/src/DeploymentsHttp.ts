@@ -16,6 +16,7 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "deployments", (handler
         Effect.flatMap(caller, (p) => handle(deployments.history(p, path.account, path.name))).pipe(
           Effect.map((list) => ({ deployments: list, count: list.length }))
         ))
+      .handle("list", ({ path, urlParams }) => Effect.flatMap(caller, (p) => handle(deployments.list(p, path.account, urlParams))))
       .handle("deploy", ({ path, payload }) =>
         Effect.flatMap(caller, (p) => handle(deployments.deploy(p, { account: path.account, name: path.name, ...payload }))))
       .handle("get", ({ path }) => Effect.flatMap(caller, (p) => handle(deployments.get(p, path.deploymentId))))

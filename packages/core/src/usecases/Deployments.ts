@@ -13,6 +13,7 @@ import {
   DeploymentId,
   type DeploymentRecord,
   DeploymentStatus,
+  defaultPageSize,
   describeFollow,
   type Follow,
   labelKeys,
@@ -20,6 +21,7 @@ import {
   managedByValue,
   namespaceFor,
   settingsOf,
+  type StatusFilter,
   toView
 } from "../model/Deployment.js"
 import {
@@ -447,6 +449,23 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
     })
 
     /**
+     * The deployments an account made, most recent first, kept by `status`
+     * when given, a page at a time (members of the account).
+     */
+    const list = Tracing.fn("Deployments.list")(function*(
+      principal: Principal,
+      name: AccountName,
+      query: { readonly status?: StatusFilter | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }
+    ) {
+      const account = yield* accountNamed(name)
+      yield* Policy.requireMember(principal, account, "listing its deployments")
+      const limit = query.limit ?? defaultPageSize
+      const offset = query.offset ?? 0
+      const found = yield* store.listForAccount(account.id, { status: query.status }, { limit, offset })
+      return { deployments: found.deployments.map((record) => viewFor(principal, record)), total: found.total, limit, offset }
+    })
+
+    /**
      * The deployment behind a namespace, checked against the `account` the
      * caller names: the caller must be a member of it, and the namespace must
      * be that account's.
@@ -496,6 +515,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return { status: "restarting", pod }
     })
 
-    return { deploy, get, undeploy, rollback, rollForward, updateSettings, history, configMap, restartPod } as const
+    return { deploy, get, undeploy, rollback, rollForward, updateSettings, history, list, configMap, restartPod } as const
   })
 }) {}
