@@ -136,7 +136,7 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
         error: () => Effect.void,
         // What it prints on stdout is help (and completion scripts): polished, and plain unless on a terminal.
         log: (...texts) =>
-          console.log(...texts.map((t) => (typeof t === "string" ? Completions.repair(Help.polish(t, command.split(" "))) : t)))
+          console.log(...texts.map((t) => (typeof t === "string" ? Completions.repair(Help.polish(t, command.split(" ")), valued()) : t)))
       })
     )
     : Effect.fail(checked)
@@ -153,6 +153,9 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
 let cachedTree: CommandLine.Node | undefined
 /** The command tree, read once. */
 const tree = () => (cachedTree ??= CommandLine.tree(command))
+let cachedValued: ReadonlySet<string> | undefined
+/** The options of the tree that take a free value, for the zsh completion script. */
+const valued = () => (cachedValued ??= CommandLine.valuedNames(tree()))
 
 /** The exit code of the process: the one `main` answered, or Ctrl-C's. */
 export const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: number) => void) => {
