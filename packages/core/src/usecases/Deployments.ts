@@ -13,16 +13,13 @@ import {
   DeploymentId,
   type DeploymentRecord,
   DeploymentStatus,
-  defaultPageSize,
   describeFollow,
   type Follow,
   labelKeys,
   labelValue,
   managedByValue,
   namespaceFor,
-  settingsOf,
-  type StatusFilter,
-  toView
+  settingsOf
 } from "../model/Deployment.js"
 import {
   AccountNotFound,
@@ -37,6 +34,7 @@ import {
 import type { EnvOverrides, SecretName } from "../model/Secret.js"
 import { EventBus } from "../ports/EventBus.js"
 import { type AccountId, type AccountName, type AgentName, type BuildId, type ChannelName, type SemVer, type VersionRange } from "../model/Ids.js"
+import { listOf, viewFor } from "../internal/deploymentViews.js"
 import { orFail } from "../internal/lookup.js"
 import { chooseBuild, deploymentChanged, followOf, resolve, selectorOf } from "../internal/releases.js"
 import * as Policy from "../model/Policy.js"
@@ -140,14 +138,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         ),
         now
       )
-
-    /**
-     * A deployment as the caller sees it: the values of the agent's `env` only
-     * for members of the agent's account, those of the deploy's own env only
-     * for members of the deploying account.
-     */
-    const viewFor = (principal: Principal, record: DeploymentRecord) =>
-      toView(record, !Policy.seesAgentEnv(principal, record.publisher_id), !Policy.seesDeploymentEnv(principal, record.account_id))
 
     /**
      * Runs a build in the deploying account's namespace for the agent: the
@@ -448,22 +438,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return visible.map((record) => viewFor(principal, record))
     })
 
-    /**
-     * The deployments an account made, most recent first, kept by `status`
-     * when given, a page at a time (members of the account).
-     */
-    const list = Tracing.fn("Deployments.list")(function*(
-      principal: Principal,
-      name: AccountName,
-      query: { readonly status?: StatusFilter | undefined; readonly limit?: number | undefined; readonly offset?: number | undefined }
-    ) {
-      const account = yield* accountNamed(name)
-      yield* Policy.requireMember(principal, account, "listing its deployments")
-      const limit = query.limit ?? defaultPageSize
-      const offset = query.offset ?? 0
-      const found = yield* store.listForAccount(account.id, { status: query.status }, { limit, offset })
-      return { deployments: found.deployments.map((record) => viewFor(principal, record)), total: found.total, limit, offset }
-    })
+    const list = listOf(store, accountNamed)
 
     /**
      * The deployment behind a namespace, checked against the `account` the
