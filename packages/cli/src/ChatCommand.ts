@@ -88,9 +88,8 @@ const send = Command.make("send", {
 }, ({ attach, clientMessageId, concurrentSend, conversation, deployment: ref, message }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
-    const target = yield* DeploymentRefs.resolve(session, ref)
-    const deployment = target.id
-    if (target.undeployed_at !== null) {
+    const { id: deployment, record: target } = yield* DeploymentRefs.resolve(session, ref)
+    if (target !== undefined && target.undeployed_at !== null) {
       // The API decides whether an ended deployment still takes messages; the person should know it has ended.
       yield* Output.note(
         `warning: ${deployment} is ${target.status} (ended ${Output.date(target.undeployed_at)}); sending to it anyway. ` +

@@ -41,29 +41,39 @@ const byPrefix = (session: Session.Session, prefix: string) =>
     return [...matches.values()]
   })
 
-const isNotFound = (error: unknown) => ClientError.isApiError(error) && ClientError.statusOfApiError(error) === 404
+const statusOf = (error: unknown) => ClientError.isApiError(error) ? ClientError.statusOfApiError(error) : undefined
 
-/** The deployment `ref` names, as the API shows it. */
-export const resolve = (session: Session.Session, ref: DeploymentRef): Effect.Effect<Deployment.Deployment, unknown> =>
+/** A deployment found: its id, and its record unless the caller may not read it (a token without the read scope). */
+export interface Resolved {
+  readonly id: Deployment.DeploymentId
+  readonly record: Deployment.Deployment | undefined
+}
+
+const found = (record: Deployment.Deployment): Resolved => ({ id: record.id, record })
+
+/** The deployment `ref` names. */
+export const resolve = (session: Session.Session, ref: DeploymentRef): Effect.Effect<Resolved, unknown> =>
   Effect.gen(function*() {
     if (ref._tag === "Agent") {
       const { account, name } = ref.agent
       const { deployments } = yield* session.client.deployments.history({ path: { account, name } })
       const live = deployments.filter((d) => d.undeployed_at === null)
-      if (live.length === 1) return live[0]!
+      if (live.length === 1) return found(live[0]!)
       if (live.length === 0) return yield* missing(`${account}/${name} has no live deployment of your accounts`)
       return yield* usageError(
         `${account}/${name} has ${live.length} live deployments: ${candidates(live)}; name one by its id`,
         "ambiguous_deployment"
       )
     }
+    // A token that may not read deployments (403) still names one by its whole id: the command's own request decides.
     const exact = yield* session.client.deployments.get({ path: { deploymentId: ref.id } }).pipe(
-      Effect.map((d): Deployment.Deployment | undefined => d),
-      Effect.catchIf(isNotFound, () => Effect.succeed(undefined))
+      Effect.map((d): Resolved | undefined => found(d)),
+      Effect.catchIf((error) => statusOf(error) === 403, () => Effect.succeed({ id: ref.id, record: undefined })),
+      Effect.catchIf((error) => statusOf(error) === 404, () => Effect.succeed(undefined))
     )
     if (exact !== undefined) return exact
-    const found = yield* byPrefix(session, ref.id)
-    if (found.length === 1) return found[0]!
-    if (found.length === 0) return yield* missing(`no deployment of your accounts is or starts with ${ref.id}`)
-    return yield* usageError(`${ref.id} starts ${found.length} deployments: ${candidates(found)}; give more of the id`, "ambiguous_id")
+    const matches = yield* byPrefix(session, ref.id)
+    if (matches.length === 1) return found(matches[0]!)
+    if (matches.length === 0) return yield* missing(`no deployment of your accounts is or starts with ${ref.id}`)
+    return yield* usageError(`${ref.id} starts ${matches.length} deployments: ${candidates(matches)}; give more of the id`, "ambiguous_id")
   })

@@ -168,8 +168,9 @@ const create = Command.make("create", {
 const get = Command.make("get", { deployment: Arguments.deployment }, ({ deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
-    // Resolving the name reads the deployment.
-    const found = yield* DeploymentRefs.resolve(session, ref)
+    // Resolving the name reads the deployment (when the token may).
+    const resolved = yield* DeploymentRefs.resolve(session, ref)
+    const found = resolved.record ?? (yield* session.client.deployments.get({ path: { deploymentId: resolved.id } }))
     if (session.json) return yield* Output.json(found)
     yield* Output.line(one(found))
   })).pipe(Command.withDescription("Show one deployment"))
