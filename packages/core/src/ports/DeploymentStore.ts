@@ -61,6 +61,12 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     filter: { readonly status?: StatusFilter | undefined },
     page: { readonly limit: number; readonly offset: number }
   ) => Effect.Effect<{ readonly deployments: ReadonlyArray<DeploymentRecord>; readonly total: number }, StorageError>
+  /** Live deployments made by the given accounts, by id after `after` (from the start when absent), at most `limit`. */
+  readonly liveOfAccounts: (
+    accountIds: ReadonlyArray<AccountId>,
+    after: DeploymentId | undefined,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
   /** Ends a deployment: sets its status and undeployed_at, and drops the status's reason and message. */
   readonly markUndeployed: (id: DeploymentId, status: string, at: DateTime.Utc) => Effect.Effect<void, StorageError>
   /**
