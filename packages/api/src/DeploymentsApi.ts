@@ -9,6 +9,7 @@ import { Cluster, Deployment, Ids, Secret } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Conflict, Forbidden, NotFound, ServiceUnavailable } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
+import { pageFields } from "./Paging.js"
 import { BodyLimit, KiB, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
@@ -35,6 +36,21 @@ export const OwnershipParams = Schema.Struct({ account: Ids.AccountName })
 export const HistoryResponse = Schema.Struct({
   deployments: Schema.Array(Deployment.Deployment),
   count: Schema.Int
+})
+
+/** `?status=` and the page of an account's deployments. */
+export const AccountDeploymentsParams = Schema.Struct({
+  status: Schema.optional(Deployment.StatusFilter.annotations({
+    description: "`live` (not ended), `ended`, or one status: pending, progressing, available, failed, superseded, undeployed"
+  })),
+  ...pageFields("Deployments", Deployment.maxPageSize, Deployment.defaultPageSize)
+})
+
+export const AccountDeploymentsPage = Schema.Struct({
+  deployments: Schema.Array(Deployment.Deployment),
+  total: Schema.Int,
+  limit: Schema.Int,
+  offset: Schema.Int
 })
 
 export const DeployRequest = Schema.Struct({
@@ -70,6 +86,20 @@ export class DeploymentsApi extends HttpApiGroup.make("deployments")
       .addError(BadRequest)
       .addError(Forbidden)
       .annotate(OpenApi.Summary, "Deployments of an agent that the caller's accounts made, most recent first")
+  )
+  .add(
+    HttpApiEndpoint.get("list")`/accounts/${account}/deployments`
+      .setUrlParams(AccountDeploymentsParams)
+      .addSuccess(AccountDeploymentsPage)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(NotFound)
+      .annotate(OpenApi.Summary, "The deployments an account made, most recent first (members)")
+      .annotate(
+        OpenApi.Description,
+        "Every deployment the account made, live or ended, kept by `status` when given (`live`, `ended`, or one " +
+          "status). Paged with `limit` and `offset`, as traces are; `total` counts every match."
+      )
   )
   .add(
     HttpApiEndpoint.post("deploy")`/agents/${account}/${name}/deployments`

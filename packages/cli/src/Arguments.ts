@@ -125,10 +125,25 @@ export const role = Options.choice("role", Ids.Role.literals).pipe(
   Options.withDescription("The role in the account: owner (everything), admin (builds, deployments, members) or member")
 )
 
-/** A deployment id as a positional argument. */
+/**
+ * A deployment as a command line names it: an id or the start of one, or
+ * `<account>/<agent>` for its one live deployment (DeploymentRefs.resolve
+ * finds which).
+ */
+export type DeploymentRef =
+  | { readonly _tag: "Id"; readonly id: Deployment.DeploymentId }
+  | { readonly _tag: "Agent"; readonly agent: AgentRef }
+
+/** A deployment id, its first characters, or `<account>/<agent>`, as a positional argument. */
 export const deployment = Args.text({ name: "deployment" }).pipe(
-  Args.withDescription("A deployment id (see `hosting deployments history`)"),
-  Args.mapEffect(decodeWith(Deployment.DeploymentId, "deployment"))
+  Args.withDescription(
+    "A deployment id (see `hosting deployments list`), its first characters, or <account>/<agent> for the agent's one live deployment"
+  ),
+  Args.mapEffect((raw): Effect.Effect<DeploymentRef, HelpDoc.HelpDoc> =>
+    raw.includes("/")
+      ? parseAgentRef(raw).pipe(Effect.map((agent) => ({ _tag: "Agent" as const, agent })), Effect.mapError(naming("deployment")))
+      : decodeWith(Deployment.DeploymentId, "deployment")(raw).pipe(Effect.map((id) => ({ _tag: "Id" as const, id })))
+  )
 )
 
 /** A conversation id, or its first characters (4 or more), as a positional argument; the command resolves a prefix. */

@@ -7,6 +7,7 @@ import { ReplyStream } from "@hosting/client"
 import { Conversation, type Deployment } from "@hosting/core"
 import { Effect, Option, Schema, Stream } from "effect"
 import * as Arguments from "./Arguments.js"
+import * as DeploymentRefs from "./DeploymentRefs.js"
 import { CliFailure, notFound, server, usageError } from "./ExitCode.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
@@ -42,9 +43,10 @@ const resolveConversation = (session: Session.Session, deployment: Deployment.De
     )
   })
 
-const list = Command.make("list", { deployment: Arguments.deployment }, ({ deployment }) =>
+const list = Command.make("list", { deployment: Arguments.deployment }, ({ deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const found = yield* session.client.chat.list({ path: { deploymentId: deployment } })
     if (session.json) return yield* Output.json(found)
     yield* Output.line(Output.table([
@@ -83,9 +85,17 @@ const send = Command.make("send", {
     ),
     Options.optional
   )
-}, ({ attach, clientMessageId, concurrentSend, conversation, deployment, message }) =>
+}, ({ attach, clientMessageId, concurrentSend, conversation, deployment: ref, message }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const { id: deployment, record: target } = yield* DeploymentRefs.resolve(session, ref)
+    if (target !== undefined && target.undeployed_at !== null) {
+      // The API decides whether an ended deployment still takes messages; the person should know it has ended.
+      yield* Output.note(
+        `warning: ${deployment} is ${target.status} (ended ${Output.date(target.undeployed_at)}); sending to it anyway. ` +
+          `\`hosting chat send ${target.agent} …\` sends to the agent's live deployment`
+      )
+    }
     const content = Option.isSome(message) ? (message.value === "-" ? yield* readStdin : message.value) : ""
     if (content.trim() === "" && attach.length === 0) return yield* usageError("a message needs text or --attach")
     const conversationId = Option.getOrElse(conversation, () => Conversation.ConversationId.make(globalThis.crypto.randomUUID()))
@@ -111,6 +121,13 @@ const send = Command.make("send", {
       if (!session.json) yield* Output.write(`${stored.content}\n`)
     } else {
       let ended: Outcome = { message_id: stored?.message_id, status: "streaming", content: "" }
+      // Ctrl-C stops following the reply, not the reply: say how to stop it too (the exit code is then 130).
+      const onCtrlC = Effect.suspend(() =>
+        Output.note(
+          `${ended.content === "" || session.json ? "" : "\n"}stopped following the reply, which goes on on the server; ` +
+            `cancel it with: hosting chat cancel ${deployment} ${conversationId}`
+        )
+      )
       yield* ReplyStream.reply({ ...session.options, ...path, messageId: stored?.message_id }).pipe(
         Stream.runForEach((part) => {
           switch (part._tag) {
@@ -129,7 +146,8 @@ const send = Command.make("send", {
               }
               return session.json ? Effect.void : Output.write(ended.content === "" ? "" : "\n")
           }
-        })
+        }),
+        Effect.onInterrupt(() => onCtrlC)
       )
       outcome = ended
     }
@@ -149,9 +167,10 @@ const title = Command.make("title", {
   deployment: Arguments.deployment,
   conversation: Arguments.conversation,
   title: Args.text({ name: "title" }).pipe(Args.withDescription("The new title, 1 to 80 characters"), Arguments.checkedArg("title", Conversation.Title))
-}, ({ conversation: raw, deployment, title }) =>
+}, ({ conversation: raw, deployment: ref, title }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const conversation = yield* resolveConversation(session, deployment, raw)
     const renamed = yield* session.client.chat.setTitle({
       path: { deploymentId: deployment, conversationId: conversation },
@@ -161,9 +180,10 @@ const title = Command.make("title", {
     yield* Output.line(`Conversation ${renamed.conversation_id} is titled "${renamed.title}".`)
   })).pipe(Command.withDescription("Set a conversation's title (1 to 80 characters)"))
 
-const history = Command.make("history", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation: raw, deployment }) =>
+const history = Command.make("history", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation: raw, deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const conversation = yield* resolveConversation(session, deployment, raw)
     const found = yield* session.client.chat.history({ path: { deploymentId: deployment, conversationId: conversation } })
     if (session.json) return yield* Output.json(found)
@@ -174,9 +194,10 @@ const history = Command.make("history", { deployment: Arguments.deployment, conv
     }
   })).pipe(Command.withDescription("Every message of a conversation, oldest first"))
 
-const cancel = Command.make("cancel", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation: raw, deployment }) =>
+const cancel = Command.make("cancel", { deployment: Arguments.deployment, conversation: Arguments.conversation }, ({ conversation: raw, deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const conversation = yield* resolveConversation(session, deployment, raw)
     const result = yield* session.client.chat.cancel({ path: { deploymentId: deployment, conversationId: conversation } })
     if (session.json) return yield* Output.json(result)

@@ -4,8 +4,10 @@
  */
 import { Command, HelpDoc, ValidationError } from "@effect/cli"
 // Deep imports: the package index loads every Node module of the platform, which slows down each start.
-import * as NodeContext from "@effect/platform-node/NodeContext"
+import * as NodeFileSystem from "@effect/platform-node/NodeFileSystem"
 import * as NodeHttpClient from "@effect/platform-node/NodeHttpClient"
+import * as NodePath from "@effect/platform-node/NodePath"
+import * as NodeTerminal from "@effect/platform-node/NodeTerminal"
 import { ClientError } from "@hosting/client"
 import { Cause, Console, Effect, Exit, Layer } from "effect"
 import * as AccountsCommand from "./AccountsCommand.js"
@@ -111,8 +113,12 @@ export const report = (error: unknown, command = "hosting"): Effect.Effect<numbe
     return ExitCode.ofProblem(problem)
   })
 
-/** What the CLI runs on: Node's file system, terminal and HTTP client (which sends streamed uploads with their length). */
-export const layer = Layer.mergeAll(NodeContext.layer, NodeHttpClient.layer)
+/**
+ * What the CLI runs on: Node's file system, paths, terminal and HTTP client
+ * (which sends streamed uploads with their length); not the whole
+ * NodeContext, whose command executor and workers no command uses.
+ */
+export const layer = Layer.mergeAll(NodeFileSystem.layer, NodePath.layer, NodeTerminal.layer, NodeHttpClient.layer)
 
 /**
  * Runs the CLI on `argv` (as `process.argv`: node, script, arguments) and
@@ -130,7 +136,7 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
         error: () => Effect.void,
         // What it prints on stdout is help (and completion scripts): polished, and plain unless on a terminal.
         log: (...texts) =>
-          console.log(...texts.map((t) => (typeof t === "string" ? Completions.repair(Help.polish(t, command.split(" "))) : t)))
+          console.log(...texts.map((t) => (typeof t === "string" ? Completions.repair(Help.polish(t, command.split(" ")), valued()) : t)))
       })
     )
     : Effect.fail(checked)
@@ -147,6 +153,9 @@ export const main = (argv: ReadonlyArray<string>): Effect.Effect<number> => {
 let cachedTree: CommandLine.Node | undefined
 /** The command tree, read once. */
 const tree = () => (cachedTree ??= CommandLine.tree(command))
+let cachedValued: ReadonlySet<string> | undefined
+/** The options of the tree that take a free value, for the zsh completion script. */
+const valued = () => (cachedValued ??= CommandLine.valuedNames(tree()))
 
 /** The exit code of the process: the one `main` answered, or Ctrl-C's. */
 export const teardown = (exit: Exit.Exit<unknown, unknown>, onExit: (code: number) => void) => {

@@ -183,3 +183,24 @@ export const pathOf = (root: Node, args: ReadonlyArray<string>): string => {
   }
   return name(node)
 }
+
+/**
+ * The long options of the tree that take a value of no fixed choices
+ * (`--limit`, `--profile`), for completion scripts that must know an
+ * option takes one; a name that is a flag anywhere is left out.
+ */
+export const valuedNames = (root: Node): ReadonlySet<string> => {
+  const valued = new Set<string>()
+  const flags = new Set<string>()
+  const visit = (node: Node) => {
+    for (const option of node.options) {
+      for (const name of option.names.filter((n) => n.startsWith("--"))) {
+        if (option.valued && option.choices === undefined) valued.add(name)
+        else flags.add(name)
+      }
+    }
+    for (const child of node.children.values()) visit(child)
+  }
+  visit(root)
+  return new Set([...valued].filter((name) => !flags.has(name)))
+}

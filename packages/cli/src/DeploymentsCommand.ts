@@ -1,10 +1,11 @@
 /**
- * `hosting deployments history|create|get|settings|rollback|delete|configmap|restart`.
+ * `hosting deployments list|history|create|get|settings|rollback|delete|configmap|restart`.
  */
 import { Args, Command, Options } from "@effect/cli"
 import { Deployment, Ids, SchemaIssues, Secret } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
+import * as DeploymentRefs from "./DeploymentRefs.js"
 import { usageError } from "./ExitCode.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
@@ -77,6 +78,36 @@ const history = Command.make("history", { agent: Arguments.agent }, ({ agent }) 
     yield* Output.line(deploymentsTable(found.deployments))
   })).pipe(Command.withDescription("Deployments of an agent made by your accounts, most recent first"))
 
+const list = Command.make("list", {
+  account: Arguments.account(),
+  status: Options.choice("status", Deployment.StatusFilter.literals).pipe(
+    Options.withDescription("Only live (not ended) or ended deployments, or those with one status"),
+    Options.optional
+  ),
+  limit: Options.integer("limit").pipe(
+    Arguments.checked("--limit", Schema.Number.pipe(Schema.between(1, Deployment.maxPageSize))),
+    Options.withDescription(`Deployments per page, 1 to ${Deployment.maxPageSize}`),
+    Options.withDefault(Deployment.defaultPageSize)
+  ),
+  offset: Options.integer("offset").pipe(
+    Options.withDescription("Deployments to skip (default 0)"),
+    Arguments.checked("--offset", Schema.NonNegative),
+    Options.withDefault(0)
+  )
+}, ({ account, limit, offset, status }) =>
+  Effect.gen(function*() {
+    const session = yield* Session.current
+    const found = yield* session.client.deployments.list({
+      path: { account },
+      urlParams: Option.match(status, { onNone: () => ({ limit, offset }), onSome: (s) => ({ status: s, limit, offset }) })
+    })
+    if (session.json) return yield* Output.json(found)
+    yield* Output.line(deploymentsTable(found.deployments))
+    if (found.offset + found.deployments.length < found.total) {
+      yield* Output.note(`${found.deployments.length} of ${found.total}; the next page: --offset ${found.offset + found.deployments.length}`)
+    }
+  })).pipe(Command.withDescription("The deployments an account made, live and ended, most recent first (members)"))
+
 const create = Command.make("create", {
   agent: Arguments.agentAtRange,
   buildId: Arguments.buildId.pipe(Options.optional),
@@ -135,10 +166,12 @@ const create = Command.make("create", {
     )
   )
 
-const get = Command.make("get", { deployment: Arguments.deployment }, ({ deployment }) =>
+const get = Command.make("get", { deployment: Arguments.deployment }, ({ deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
-    const found = yield* session.client.deployments.get({ path: { deploymentId: deployment } })
+    // Resolving the name reads the deployment (when the token may).
+    const resolved = yield* DeploymentRefs.resolve(session, ref)
+    const found = resolved.record ?? (yield* session.client.deployments.get({ path: { deploymentId: resolved.id } }))
     if (session.json) return yield* Output.json(found)
     yield* Output.line(one(found))
   })).pipe(Command.withDescription("Show one deployment"))
@@ -151,9 +184,10 @@ const settings = Command.make("settings", {
     ),
     Options.optional
   )
-}, ({ concurrentSend, deployment }) =>
+}, ({ concurrentSend, deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     if (Option.isNone(concurrentSend)) {
       const found = yield* session.client.deployments.get({ path: { deploymentId: deployment } })
       if (session.json) return yield* Output.json(found.settings)
@@ -172,9 +206,10 @@ const settings = Command.make("settings", {
     )
   )
 
-const remove = Command.make("delete", { deployment: Arguments.deployment }, ({ deployment }) =>
+const remove = Command.make("delete", { deployment: Arguments.deployment }, ({ deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const ended = yield* session.client.deployments.undeploy({ path: { deploymentId: deployment } })
     if (session.json) return yield* Output.json(ended)
     yield* Output.line(`Undeployed ${ended.id} (${ended.agent}).`)
@@ -184,9 +219,10 @@ const rollback = Command.make("rollback", {
   deployment: Arguments.deployment,
   buildId: Arguments.buildId.pipe(Options.withDescription("A build of the deployment's history to return to"), Options.optional),
   version: Arguments.version("to-version").pipe(Options.withDescription("A version of the deployment's history to return to"), Options.optional)
-}, ({ buildId, deployment, version }) =>
+}, ({ buildId, deployment: ref, version }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const payload = {
       ...Option.match(buildId, { onNone: () => ({}), onSome: (build_id) => ({ build_id }) }),
       ...Option.match(version, { onNone: () => ({}), onSome: (v) => ({ version: v }) })
@@ -234,5 +270,5 @@ const restart = Command.make("restart", {
 
 export const command = Command.make("deployments").pipe(
   Command.withDescription("Deployments of agents"),
-  Command.withSubcommands([history, create, get, settings, rollback, remove, configMap, restart])
+  Command.withSubcommands([list, history, create, get, settings, rollback, remove, configMap, restart])
 )

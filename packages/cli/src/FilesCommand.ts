@@ -10,6 +10,7 @@ import { FileTransfer } from "@hosting/client"
 import type { Deployment } from "@hosting/core"
 import { Effect, Option, Stream } from "effect"
 import * as Arguments from "./Arguments.js"
+import * as DeploymentRefs from "./DeploymentRefs.js"
 import { CliFailure, usage, usageError } from "./ExitCode.js"
 import * as Output from "./Output.js"
 import * as Session from "./Session.js"
@@ -35,9 +36,10 @@ const contentTypes: Record<string, string> = {
 const localFailure = (what: string) => (error: unknown) =>
   new CliFailure({ exitCode: usage, error: "local_file_error", details: `${what}: ${error instanceof Error ? error.message : String(error)}` })
 
-const list = Command.make("list", { deployment: Arguments.deployment }, ({ deployment }) =>
+const list = Command.make("list", { deployment: Arguments.deployment }, ({ deployment: ref }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const found = yield* session.client.files.list({ path: { deploymentId: deployment } })
     if (session.json) return yield* Output.json(found)
     yield* Output.line(Output.table([
@@ -59,9 +61,10 @@ const upload = Command.make("upload", {
     Options.withDescription("Its content type (default: from the extension, else application/octet-stream)"),
     Options.optional
   )
-}, ({ contentType, deployment, file, name }) =>
+}, ({ contentType, deployment: ref, file, name }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const info = yield* fs.stat(file).pipe(Effect.mapError(localFailure(`cannot read ${file}`)))
@@ -118,9 +121,10 @@ const download = Command.make("download", {
     Options.optional
   ),
   force: Options.boolean("force").pipe(Options.withDescription("Overwrite an existing file"))
-}, ({ deployment, force, key, output }) =>
+}, ({ deployment: ref, force, key, output }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
+    const deployment = (yield* DeploymentRefs.resolve(session, ref)).id
     const fs = yield* FileSystem.FileSystem
     const path = yield* Path.Path
     const fileKey = yield* keyOf(session, deployment, key)

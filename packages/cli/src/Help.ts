@@ -68,13 +68,14 @@ const examples: Record<string, ReadonlyArray<string>> = {
   "agents channels set": ["hosting agents channels set acme/helper@1.0.0 stable", "hosting agents channels set acme/helper@1.1.0 beta"],
   "agents channels delete": ["hosting agents channels delete acme/helper beta"],
   "agents config": ["hosting agents config acme/helper", "hosting agents config acme/helper --json"],
+  "deployments list": ["hosting deployments list acme", "hosting deployments list acme --status live --json", "hosting deployments list acme --limit 20 --offset 20"],
   "deployments history": ["hosting deployments history acme/helper", "hosting deployments history acme/helper --json"],
   "deployments create": [
     "hosting deployments create acme/helper@1.0.0",
     "hosting deployments create 'acme/helper@^1.2' --follow",
     "hosting deployments create acme/helper --env MODE=slow --env-secret API_KEY=OPENAI_KEY"
   ],
-  "deployments get": ["hosting deployments get dep-1", "hosting deployments get dep-1 --json"],
+  "deployments get": ["hosting deployments get dep-1", "hosting deployments get dep-5f3a", "hosting deployments get acme/helper"],
   "deployments settings": ["hosting deployments settings dep-1", "hosting deployments settings dep-1 --concurrent-send queue"],
   "deployments rollback": ["hosting deployments rollback dep-7", "hosting deployments rollback dep-7 --to-version 1.0.0"],
   "deployments delete": ["hosting deployments delete dep-1", "hosting deployments delete dep-1 --json"],
@@ -126,5 +127,8 @@ export const polish = (text: string, path: ReadonlyArray<string>, color = colors
   if (path.length > 1) out += `\n\n${globalOptions}`
   const own = examples[path.slice(1).join(" ")]
   if (own !== undefined) out += `\nEXAMPLES\n\n${own.map((e) => `  $ ${e}`).join("\n")}\n`
-  return color ? out.replace(/^([A-Z][A-Z ]+)$/gm, "\u001b[1m$1\u001b[0m") : out
+  return color ? colorize(out) : out
 }
+
+/** A polished help text for a terminal: its headers in bold. */
+export const colorize = (help: string): string => help.replace(/^([A-Z][A-Z ]+)$/gm, "\u001b[1m$1\u001b[0m")

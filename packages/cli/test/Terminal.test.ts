@@ -4,7 +4,7 @@
  * do, ids as people use them.
  */
 import { execFile } from "node:child_process"
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs"
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import { fileURLToPath } from "node:url"
@@ -190,7 +190,7 @@ describe("hosting at a terminal and in pipes (issue 31)", () => {
     expect(noColor).not.toMatch(/\u001b\[/)
   }, timeout)
 
-  it("completion: bash and fish complete to the leaves (options, choices, global options); zsh loads the script", async () => {
+  it("completion: bash, fish and zsh complete to the leaves (options, choices, global options)", async () => {
     const local = { configDir: join(dir, "config") }
     const [bash, fish, zsh] = await Promise.all(["bash", "fish", "zsh"].map((shell) => runCli(["--completions", shell], local, 60_000)))
     const scripts = { bash: join(dir, "hosting.bash"), fish: join(dir, "hosting.fish"), zsh: join(dir, "hosting.zsh") }
@@ -216,10 +216,27 @@ describe("hosting at a terminal and in pipes (issue 31)", () => {
       expect((await offer("hosting traces list acme/helper --status ")).split("\n").map((l) => l.split("\t")[0]).sort()).toEqual(["", "error", "ok"])
     }
     if (shellExists("zsh")) {
-      expect(await shell("zsh", `autoload -U compinit && compinit -u && source ${scripts.zsh} && print -r -- \${+functions[_hosting_zsh_completions]}`))
-        .toBe("1\n")
+      let asked = 0
+      /** What zsh offers, in a real interactive zsh on a pseudo-terminal, when Tab is pressed after `line`. */
+      const offer = async (line: string) => {
+        const out = join(dir, `zsh-offer-${++asked}`)
+        await new Promise<void>((resolve, reject) =>
+          execFile("zsh", ["-f", fileURLToPath(new URL("zsh-complete.zsh", import.meta.url)), scripts.zsh, out, line], (error, _stdout, stderr) =>
+            error === null ? resolve() : reject(new Error(`zsh: ${error.message}\n${stderr}`))
+          )
+        )
+        return existsSync(out) ? [...new Set(readFileSync(out, "utf8").trim().split("\n"))].sort() : []
+      }
+      expect(await offer("hosting agents list --li")).toEqual(["--limit"])
+      expect(await offer("hosting chat s")).toEqual(["send"])
+      expect(await offer("hosting traces list acme/helper --status ")).toEqual(["error", "ok"])
+      expect(await offer("hosting deployments history acme/helper --j")).toEqual(["--json"])
+      // Options that take a value take it: after `--limit 5` and `--profile work`, completion goes on.
+      expect(await offer("hosting traces list --limit 5 --st")).toEqual(["--start", "--status"])
+      expect(await offer("hosting --profile work cha")).toEqual(["chat"])
+      expect(await offer("hosting chat send dep-1 --concurrent-send ")).toEqual(["interrupt", "queue", "reject"])
     }
-  }, timeout)
+  }, timeout * 2)
 
   // Last: deploying the agent again supersedes the fixtures' dep-1, which the tests above use.
   it("deployments create says what it superseded; the history's STATUS agrees with --json", async () => {

@@ -39,6 +39,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           Effect.zipWith(base, (list, at) => list.map((d) => withLinks(d, at))),
           Effect.map((list) => ({ deployments: list, count: list.length }))
         ))
+      .handle("list", ({ path, urlParams }) => Effect.flatMap(caller, (p) => handle(deployments.list(p, path.account, urlParams))))
       .handle("deploy", ({ path, payload }) =>
         linked(Effect.flatMap(caller, (p) => handle(deployments.deploy(p, { account: path.account, name: path.name, ...payload })))))
       .handle("get", ({ path }) => linked(Effect.flatMap(caller, (p) => handle(deployments.get(p, path.deploymentId)))))

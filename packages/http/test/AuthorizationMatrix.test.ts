@@ -247,6 +247,11 @@ const matrix: Record<string, Entry> = {
     request: (_, w, c) => bare(c, "GET", `${agentPath(w)}/deployment/history`),
     expect: members(200)
   },
+  "deployments.list": {
+    setup: deployment,
+    request: (_, w, c) => bare(c, "GET", `/accounts/${w.team.account}/deployments?status=live&limit=5`),
+    expect: members(200)
+  },
   "deployments.deploy": {
     setup: (w) => Effect.as(published(w), {}),
     request: (_, w, c) => withJson(c, "POST", `${agentPath(w)}/deployments`, {}),

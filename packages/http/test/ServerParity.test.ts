@@ -746,6 +746,16 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "deployment history with an invalid account", () => get("/agents/A!/helper/deployment/history", owner))
     ]
   },
+  "deployments.list": {
+    steps: [
+      step("unauthenticated", "account deployments without a credential", () => get(`/accounts/${account}/deployments`)),
+      step("valid", "account deployments", () => get(`/accounts/${account}/deployments`, owner)),
+      step("valid", "live account deployments, one a page", () => get(`/accounts/${account}/deployments?status=live&limit=1`, owner)),
+      step("bad", "account deployments with an unknown status", () => get(`/accounts/${account}/deployments?status=running`, owner)),
+      step("bad", "account deployments with a limit too large", () => get(`/accounts/${account}/deployments?limit=1000`, owner)),
+      step("bad", "deployments of an account that does not exist", () => get("/accounts/nobody-here/deployments", owner))
+    ]
+  },
   "deployments.configMap": {
     steps: [
       step("unauthenticated", "config map without a credential", (s) => get(`/deployments/${s["namespace"]}/configmap/helper-config?account=${account}`)),

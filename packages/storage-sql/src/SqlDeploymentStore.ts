@@ -101,6 +101,24 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
           storageError("SqlDeploymentStore.listForAgent")
         )
 
+  const listForAccount: Ports.DeploymentStore["Type"]["listForAccount"] = (accountId, filter, page) => {
+    const status = filter.status
+    const kept = status === undefined
+      ? sql`d.account_id = ${accountId}`
+      : status === "live"
+      ? sql`d.account_id = ${accountId} AND d.undeployed_at IS NULL`
+      : status === "ended"
+      ? sql`d.account_id = ${accountId} AND d.undeployed_at IS NOT NULL`
+      : sql`d.account_id = ${accountId} AND d.status = ${status}`
+    return Effect.all([
+      sql<DeploymentRow>`${select} WHERE ${kept} ORDER BY d.deployed_at DESC, d.id DESC LIMIT ${page.limit} OFFSET ${page.offset}`,
+      sql<{ total: number | string }>`SELECT COUNT(*) AS total FROM deployments d WHERE ${kept}`
+    ]).pipe(
+      Effect.map(([rows, [count]]) => ({ deployments: rows.map(toRecord), total: Number(count?.total ?? 0) })),
+      storageError("SqlDeploymentStore.listForAccount")
+    )
+  }
+
   const liveOfAccounts: Ports.DeploymentStore["Type"]["liveOfAccounts"] = (accountIds, after, limit) =>
     accountIds.length === 0
       ? Effect.succeed([])
@@ -171,6 +189,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
     findByNamespace,
     liveInNamespace,
     listForAgent,
+    listForAccount,
     liveOfAccounts,
     markUndeployed,
     setStatus,

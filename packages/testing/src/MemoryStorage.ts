@@ -557,6 +557,20 @@ export const make = Effect.gen(function*() {
           .sort(newestFirst)
           .map(toDeployment)
       ),
+    listForAccount: (accountId, filter, page) =>
+      Effect.sync(() => {
+        const kept = [...state.deployments.values()]
+          .filter((d) =>
+            d.account_id === accountId && (
+              filter.status === undefined ||
+              (filter.status === "live" ? Option.isNone(d.undeployed_at) : filter.status === "ended"
+                ? Option.isSome(d.undeployed_at)
+                : d.status === filter.status)
+            )
+          )
+          .sort(newestFirst)
+        return { deployments: kept.slice(page.offset, page.offset + page.limit).map(toDeployment), total: kept.length }
+      }),
     liveOfAccounts: (accountIds, after, limit) =>
       Effect.sync(() =>
         [...state.deployments.values()]

@@ -847,6 +847,41 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(Option.isNone(yield* deployments.findByNamespace(uniqueName("ns")))).toBe(true)
           }))
 
+        it.effect("listForAccount pages an account's deployments, most recent first, kept by live, ended or a status, with the total", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const account = yield* newAccount()
+            const other = yield* newAccount()
+            const make = (owner: Account.Account, day: string, status: string) => ({
+              id: Deployment.DeploymentId.make(uniqueName("dep")),
+              account_id: owner.id,
+              publisher_id: owner.id,
+              agent_name: Ids.AgentName.make(uniqueName("agent")),
+              build_id: Ids.BuildId.make("b-1"),
+              namespace: uniqueName("ns"),
+              status,
+              deployed_at: at(`2026-11-${day}T10:00:00.000Z`),
+              undeployed_at: Option.none(),
+              spec: {}
+            })
+            const first = make(account, "01", "available")
+            const second = make(account, "02", "failed")
+            const third = make(account, "03", "available")
+            const foreign = make(other, "04", "available")
+            for (const d of [first, second, third, foreign]) yield* deployments.upsert(d)
+            yield* deployments.markUndeployed(first.id, "superseded", at("2026-11-03T10:00:00.000Z"))
+            const ids = (found: { readonly deployments: ReadonlyArray<{ readonly id: string }>; readonly total: number }) =>
+              [found.deployments.map((d) => d.id), found.total]
+            const page = { limit: 10, offset: 0 }
+            expect(ids(yield* deployments.listForAccount(account.id, {}, page))).toEqual([[third.id, second.id, first.id], 3])
+            expect(ids(yield* deployments.listForAccount(account.id, {}, { limit: 1, offset: 1 }))).toEqual([[second.id], 3])
+            expect(ids(yield* deployments.listForAccount(account.id, { status: "live" }, page))).toEqual([[third.id, second.id], 2])
+            expect(ids(yield* deployments.listForAccount(account.id, { status: "ended" }, page))).toEqual([[first.id], 1])
+            expect(ids(yield* deployments.listForAccount(account.id, { status: "failed" }, page))).toEqual([[second.id], 1])
+            expect(ids(yield* deployments.listForAccount(account.id, { status: "superseded" }, page))).toEqual([[first.id], 1])
+            expect(ids(yield* deployments.listForAccount(account.id, { status: "pending" }, page))).toEqual([[], 0])
+          }))
+
         it.effect("liveOfAccounts gives the live deployments made by the given accounts, by id, a page after `after` at a time", () =>
           Effect.gen(function*() {
             const deployments = yield* Ports.DeploymentStore

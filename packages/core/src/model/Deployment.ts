@@ -59,6 +59,17 @@ export const DeploymentStatus = {
   undeployed: "undeployed"
 } as const
 
+/**
+ * What a list of an account's deployments may keep: `live` (not ended) or
+ * `ended`, or one status.
+ */
+export const StatusFilter = Schema.Literal("live", "ended", ...Object.values(DeploymentStatus))
+export type StatusFilter = typeof StatusFilter.Type
+
+/** The most deployments a page of an account's list holds, and how many it holds when the caller does not say. */
+export const maxPageSize = 200
+export const defaultPageSize = 50
+
 /** Statuses of live deployments whose rollout has not settled: the platform reads the cluster until it does. */
 export const unsettledStatuses: ReadonlyArray<string> = [DeploymentStatus.pending, DeploymentStatus.progressing]
 

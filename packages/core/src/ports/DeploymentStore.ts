@@ -1,5 +1,5 @@
 import { Context, type DateTime, Effect, type Option } from "effect"
-import type { ConcurrentSend, DeploymentId, DeploymentRecord, Follow } from "../model/Deployment.js"
+import type { ConcurrentSend, DeploymentId, DeploymentRecord, Follow, StatusFilter } from "../model/Deployment.js"
 import type { StorageError } from "../model/Errors.js"
 import type { AccountId, AgentName, BuildId } from "../model/Ids.js"
 import type { EnvOverrides } from "../model/Secret.js"
@@ -51,6 +51,16 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     agentName: AgentName,
     accountIds: ReadonlyArray<AccountId>
   ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
+  /**
+   * The deployments an account made, most recent first, kept by `status`
+   * (`live`, `ended` or one status) when given: one page of them, and how
+   * many there are in all.
+   */
+  readonly listForAccount: (
+    accountId: AccountId,
+    filter: { readonly status?: StatusFilter | undefined },
+    page: { readonly limit: number; readonly offset: number }
+  ) => Effect.Effect<{ readonly deployments: ReadonlyArray<DeploymentRecord>; readonly total: number }, StorageError>
   /** Live deployments made by the given accounts, by id after `after` (from the start when absent), at most `limit`. */
   readonly liveOfAccounts: (
     accountIds: ReadonlyArray<AccountId>,

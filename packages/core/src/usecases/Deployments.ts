@@ -12,8 +12,7 @@ import {
   DeploymentStatus,
   describeFollow,
   namespaceFor,
-  settingsOf,
-  toView
+  settingsOf
 } from "../model/Deployment.js"
 import {
   AccountNotFound,
@@ -26,6 +25,7 @@ import {
 import type { SecretName } from "../model/Secret.js"
 import { EventBus } from "../ports/EventBus.js"
 import type { AccountId, AccountName, AgentName } from "../model/Ids.js"
+import { listOf, viewFor } from "../internal/deploymentViews.js"
 import { orFail } from "../internal/lookup.js"
 import { chooseBuild, deploymentChanged, followOf, resolve, selectorOf } from "../internal/releases.js"
 import * as Policy from "../model/Policy.js"
@@ -73,14 +73,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         ),
         now
       )
-
-    /**
-     * A deployment as the caller sees it: the values of the agent's `env` only
-     * for members of the agent's account, those of the deploy's own env only
-     * for members of the deploying account.
-     */
-    const viewFor = (principal: Principal, record: DeploymentRecord) =>
-      toView(record, !Policy.seesAgentEnv(principal, record.publisher_id), !Policy.seesDeploymentEnv(principal, record.account_id))
 
     /**
      * Runs a build in the deploying account's namespace for the agent: the
@@ -347,9 +339,11 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return visible.map((record) => viewFor(principal, record))
     })
 
+    const list = listOf(store, accountNamed)
+
     // Reading a ConfigMap and restarting a pod of a deployment live in deployments/Namespaces.ts.
     const { configMap, restartPod } = yield* namespaceOperations
 
-    return { deploy, get, listLive, undeploy, rollback, rollForward, updateSettings, history, configMap, restartPod } as const
+    return { deploy, get, listLive, undeploy, rollback, rollForward, updateSettings, history, list, configMap, restartPod } as const
   })
 }) {}
