@@ -231,12 +231,16 @@ const agentRuntime = (config: ServerConfig) => {
 }
 
 /** Storage, cluster, use cases and fixtures: everything below HTTP. */
-export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) =>
-  Layer.mergeAll(
+export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) => {
+  // One layer, so built once: what needs the fixtures in waits for the same load.
+  const loaded = fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty
+  return Layer.mergeAll(
     // The setup code is offered once the fixtures (users among them) are in.
-    offerSetup(config).pipe(Layer.provide(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty)),
+    offerSetup(config).pipe(Layer.provide(loaded)),
     Events.retention,
     Files.expirySweep,
+    // Its first sweep comes after the fixtures' traces are stored.
+    Traces.retentionSweep.pipe(Layer.provide(loaded)),
     Rollouts.poller
   ).pipe(
     Layer.provideMerge(UseCases.layer),
@@ -259,7 +263,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       leaseDuration: Duration.millis(config.replyLeaseMs),
       sharedStorage: config.database._tag === "Postgres"
     })),
-    Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces })),
+    Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces, retentionDays: config.traceRetentionDays })),
     Layer.provideMerge(Layer.succeed(Rollouts.RolloutsConfig, {
       ...Rollouts.RolloutsConfig.defaultValue(),
       interval: Duration.millis(config.rolloutPollMs)
@@ -280,6 +284,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
     Layer.provideMerge(cluster(config, fixtures?.data)),
     Layer.provideMerge(storageAndBuses(config))
   )
+}
 
 /** Where `pnpm build` writes the dashboard (examples/dashboard/dist), from src/ and dist/ alike. */
 const builtDashboard = fileURLToPath(new URL("../../dashboard/dist", import.meta.url))

@@ -139,7 +139,12 @@ const validPayload = (id: string, c: Context): unknown => {
   }
 }
 
-const validQuery = (id: string, c: Context): Params => id === "deployments.configMap" || id === "deployments.restartPod" ? { account: c.account } : {}
+const validQuery = (id: string, c: Context): Params =>
+  id === "deployments.configMap" || id === "deployments.restartPod"
+    ? { account: c.account }
+    : id === "traces.stats"
+    ? { start_time: "2023-11-14T00:00:00Z", end_time: "2023-11-15T00:00:00Z" }
+    : {}
 
 /** How a route's body is encoded. */
 const bodyKind = (e: Endpoint): "json" | "form" | "bytes" | "none" => {
