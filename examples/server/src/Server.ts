@@ -232,14 +232,12 @@ const agentRuntime = (config: ServerConfig) => {
 
 /** Storage, cluster, use cases and fixtures: everything below HTTP. */
 export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) => {
-  // One layer, so built once: what needs the fixtures in waits for the same load.
+  // One layer, built once: the setup code is offered, and traces first swept, once the fixtures are in.
   const loaded = fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty
   return Layer.mergeAll(
-    // The setup code is offered once the fixtures (users among them) are in.
     offerSetup(config).pipe(Layer.provide(loaded)),
     Events.retention,
     Files.expirySweep,
-    // Its first sweep comes after the fixtures' traces are stored.
     Traces.retentionSweep.pipe(Layer.provide(loaded)),
     Rollouts.poller
   ).pipe(
