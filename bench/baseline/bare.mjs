@@ -6,6 +6,7 @@
 //
 // Environment: BASELINE_DB (SQLite file), BASELINE_SEED (JSON seed written by
 // the runner), BASELINE_AGENT (echo | http | relay; see store.mjs),
+// BASELINE_PUBLIC_URL (the base of the links it answers, as HOSTING_PUBLIC_URL),
 // BASELINE_PORT (0), BASELINE_HOST (127.0.0.1), BASELINE_HEARTBEAT_MS
 // (25000). Prints
 // `listening on http://HOST:PORT/api/v1` when ready; stops on SIGTERM/SIGINT.
@@ -15,7 +16,12 @@ import { pipeline } from "node:stream"
 import { notFound, open, unauthorized } from "./store.mjs"
 
 const env = process.env
-const store = open({ filename: env.BASELINE_DB, seedPath: env.BASELINE_SEED, agent: env.BASELINE_AGENT ?? "echo" })
+const store = open({
+  filename: env.BASELINE_DB,
+  seedPath: env.BASELINE_SEED,
+  agent: env.BASELINE_AGENT ?? "echo",
+  publicUrl: env.BASELINE_PUBLIC_URL
+})
 const heartbeatMs = Number(env.BASELINE_HEARTBEAT_MS ?? 25_000)
 const maxBody = 2 * 1024 * 1024
 

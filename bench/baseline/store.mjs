@@ -49,7 +49,7 @@ const problem = (status, error, details) => answer(status, { error, details })
  * file and returns the operations of the baseline servers. `publish(conv,
  * frame)` is called with every reply frame (SSE text) of a conversation.
  */
-export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_000 }) => {
+export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_000, publicUrl }) => {
   const db = new Database(filename)
   db.pragma("journal_mode = WAL")
   db.pragma("foreign_keys = ON")
@@ -167,7 +167,11 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
       undeployed_at: d.undeployed_at,
       spec: JSON.parse(d.spec),
       // The settings every seeded deployment has: the default strategy for a send while a reply streams.
-      settings: { concurrent_send: "interrupt" }
+      settings: { concurrent_send: "interrupt" },
+      // A live deployment links its A2A agent card, under the public URL both servers are given.
+      ...(publicUrl === undefined || d.undeployed_at !== null
+        ? {}
+        : { links: { a2a_card: `${publicUrl}/deployments/${encodeURIComponent(d.id)}/a2a/.well-known/agent-card.json` } })
     }))
     return answer(200, { deployments, count: deployments.length })
   }

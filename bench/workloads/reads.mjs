@@ -96,10 +96,16 @@ export default {
     const { scale } = ctx
     const dir = ctx.dir()
     const deployments = moreDeployments(scale.readDeployments)
-    const example = await startExample(ctx, { dir, fixtures: writeFixtures(dir, {}, { deployments }) })
+    // One public URL for both, so that the links of the deployment records are the same bytes.
+    const publicUrl = "http://bench.localhost/api/v1"
+    const example = await startExample(ctx, { dir, fixtures: writeFixtures(dir, {}, { deployments }), env: { HOSTING_PUBLIC_URL: publicUrl } })
     ctx.log(`seeding: the agent's builds, ${scale.readConversations} conversations, ${scale.readDeployments} deployments`)
     const agent = await seedAgent(example.url)
-    const bare = await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir, { agents: [agent], deployments }) })
+    const bare = await startBaseline(ctx, "bare", {
+      dir,
+      seed: writeBaselineSeed(dir, { agents: [agent], deployments }),
+      env: { BASELINE_PUBLIC_URL: publicUrl }
+    })
     const targets = [example, bare]
     const ids = Array.from({ length: scale.readConversations }, () => randomUUID())
     for (const target of targets) await seedConversations(target.url, ids)

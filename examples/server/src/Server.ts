@@ -4,8 +4,10 @@
  */
 import * as HttpServer from "@effect/platform/HttpServer"
 import { NodeFileSystem, NodePath } from "@effect/platform-node"
+import { A2aAgentRuntime } from "@hosting/agent-runtime-a2a"
 import { HttpAgentRuntime } from "@hosting/agent-runtime-http"
 import {
+  AgentRuntime,
   Chat,
   DeviceAuth,
   EventBus,
@@ -220,8 +222,8 @@ const objectStore = (
   }
 }
 
-/** The agent runtime of HOSTING_AGENT_RUNTIME. */
-const agentRuntime = (config: ServerConfig) => {
+/** The runtime of HOSTING_AGENT_RUNTIME: the agents of the default protocol (the spec names none, or `openai`). */
+const defaultAgentRuntime = (config: ServerConfig) => {
   switch (config.agentRuntime) {
     case "echo":
       return EchoAgent.layer({ delay: Duration.millis(config.echoDelayMs) })
@@ -229,6 +231,17 @@ const agentRuntime = (config: ServerConfig) => {
       return HttpAgentRuntime.layer()
   }
 }
+
+/**
+ * The agent runtime: each turn goes by the protocol its deployment's spec
+ * names, `protocol: a2a` over A2A (the SDK loaded at the first such turn),
+ * the others to the runtime of HOSTING_AGENT_RUNTIME.
+ */
+const agentRuntime = (config: ServerConfig) =>
+  Layer.effect(
+    AgentRuntime.AgentRuntime,
+    Effect.map(AgentRuntime.AgentRuntime, (fallback) => AgentRuntime.byProtocol(fallback, { a2a: A2aAgentRuntime.make() }))
+  ).pipe(Layer.provide(defaultAgentRuntime(config)))
 
 /** Storage, cluster, use cases and fixtures: everything below HTTP. */
 export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) => {

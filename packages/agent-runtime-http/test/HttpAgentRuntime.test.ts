@@ -61,8 +61,11 @@ const message = (
     status: options.status ?? "complete"
   })
 
+const conversation = () => Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+
 const turn = (spec: Record<string, unknown> = {}, content = "Hello?"): AgentRuntime.Turn => ({
   deployment: deployment(spec),
+  conversation: conversation(),
   history: [],
   message: message("user", content)
 })
@@ -138,6 +141,7 @@ describe("HttpAgentRuntime: the request", () => {
   it("the messages are the history in order without unfinished replies, then the turn; files are named", () => {
     const messages = HttpAgentRuntime.chatMessages({
       deployment: deployment(),
+      conversation: conversation(),
       history: [
         message("user", "Hi"),
         message("assistant", "Hello! How can I help?"),
@@ -184,6 +188,7 @@ describe.each(["fetch", "node"] as const)("HttpAgentRuntime against fake agents 
       const history = [message("user", "Salut"), message("assistant", "Salut !"), message("assistant", "Sal", { status: "failed" })]
       const chunks = yield* AgentRuntime.replyStream(runtime, {
         deployment: deployment({ endpoint: agent.url, model: "tiny-model" }),
+        conversation: conversation(),
         history,
         message: message("user", "Comment ça va ?")
       }).pipe(Stream.runCollect)

@@ -41,7 +41,8 @@ const one = (deployment: Deployment.Deployment) =>
     ...(deployment.follow === undefined ? [] : [["follows", Deployment.describeFollow(deployment.follow)] as const]),
     ...(deployment.rolled_forward_from === undefined ? [] : [["rolled forward from", deployment.rolled_forward_from] as const]),
     ["concurrent send", deployment.settings.concurrent_send],
-    ...(deployment.env === undefined ? [] : [["env", envText(deployment.env)] as const])
+    ...(deployment.env === undefined ? [] : [["env", envText(deployment.env)] as const]),
+    ...(deployment.links === undefined ? [] : [["a2a card", deployment.links.a2a_card] as const])
   ])
 
 const settingsFields = (settings: Deployment.DeploymentSettings) => Output.fields([["concurrent send", settings.concurrent_send]])

@@ -416,6 +416,9 @@ describe("hosting (the CLI)", () => {
     const rolled = /^Rolled (\S+) back to build b-1 as (dep-\S+)\.$/m.exec(back.stdout)
     expect(rolled?.[1]).toBe(deployment.id)
     expect(back.stdout).toMatch(new RegExp(`^rolled back from:\\s+${deployment.id}$`, "m"))
+    // A live deployment links its A2A agent card (docs/protocols.md), in the detail and in --json.
+    expect(back.stdout).toMatch(new RegExp(`^a2a card:\\s+http://\\S+/api/v1/deployments/${rolled![2]}/a2a/\\.well-known/agent-card\\.json$`, "m"))
+    expect(deployment.links.a2a_card).toMatch(new RegExp(`/api/v1/deployments/${deployment.id}/a2a/\\.well-known/agent-card\\.json$`))
     // Env over the spec's: a plain value and a secret of the deploying account (set by the secrets test); a missing one is 409.
     const missing = await runCli(["deployments", "create", "acme/helper@1.0.0", "--env-secret", "KEY=NOT_SET"], alice())
     expect(missing.code).not.toBe(0)

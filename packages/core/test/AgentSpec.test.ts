@@ -24,6 +24,24 @@ describe("AgentSpec", () => {
       expect(yield* codes("name: helper\ndescription: d\nenv: [1]\n")).toEqual(["invalid_type@env"])
     }))
 
+  it.effect("protocol and endpoint: openai and a2a with an http(s) endpoint are known; anything else is warned about", () =>
+    Effect.gen(function*() {
+      const base = "name: helper\ndescription: d\n"
+      expect(yield* codes(`${base}protocol: a2a\nendpoint: https://agent.example/.well-known/agent-card.json\nversion: 1.0.0\nskills: []\n`)).toEqual([])
+      expect(yield* codes(`${base}protocol: OpenAI\nendpoint: http://10.0.0.1:9000\n`)).toEqual([])
+      expect(yield* codes(`${base}protocol: grpc\n`)).toEqual(["invalid_protocol@protocol"])
+      expect(yield* codes(`${base}protocol: 2\n`)).toEqual(["invalid_protocol@protocol"])
+      expect(yield* codes(`${base}protocol: a2a\nendpoint: agent.example\n`)).toEqual(["invalid_endpoint@endpoint"])
+      expect(yield* codes(`${base}endpoint: ftp://agent.example\n`)).toEqual(["invalid_endpoint@endpoint"])
+    }))
+
+  it("protocolOf: the protocol a spec names when it is not the default, trimmed and in lower case", () => {
+    expect(AgentSpec.protocolOf({})).toBeUndefined()
+    expect(AgentSpec.protocolOf({ protocol: " openai " })).toBeUndefined()
+    expect(AgentSpec.protocolOf({ protocol: "A2A" })).toBe("a2a")
+    expect(AgentSpec.protocolOf({ protocol: "grpc" })).toBe("grpc")
+  })
+
   it.effect("an env entry { secret: NAME } is a reference to a secret, not a warning; a malformed one is warned about", () =>
     Effect.gen(function*() {
       const yaml = "name: helper\ndescription: d\nenv:\n  API_KEY: { secret: OPENAI_KEY }\n  MODE: fast\n" +

@@ -1,26 +1,46 @@
 /**
- * Handlers of the deployment routes.
+ * Handlers of the deployment routes. A live deployment's record links its
+ * A2A agent card, under the public URL (PublicUrl.ts).
  */
-import { HostingApi } from "@hosting/api"
-import { Deployments, Principal } from "@hosting/core"
+import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
+import { A2aApi, HostingApi } from "@hosting/api"
+import { Deployment, Deployments, Principal } from "@hosting/core"
 import { Effect } from "effect"
 import * as ApiApp from "./ApiApp.js"
+import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
+import * as PublicUrl from "./PublicUrl.js"
 
-export const layer = ApiApp.group(HostingApi.HostingApi, "deployments", (handlers) =>
+const agentCardRoute = ApiRoutes.routeOf(A2aApi.A2aApi, "agentCard")
+
+/** The record with its links under `base` (the API's public base URL); an undeployed one has none. */
+export const withLinks = (deployment: Deployment.Deployment, base: string): Deployment.Deployment =>
+  deployment.undeployed_at !== null
+    ? deployment
+    : new Deployment.Deployment({
+      ...deployment,
+      links: new Deployment.DeploymentLinks({ a2a_card: ApiRoutes.link(base, agentCardRoute, { deploymentId: deployment.id }) })
+    }, { disableValidation: true })
+
+export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(HostingApi.HostingApi, "deployments", (handlers) =>
   Effect.gen(function*() {
     const deployments = yield* Deployments.Deployments
     const caller = Principal.CurrentPrincipal
+    const base = Effect.map(HttpServerRequest.HttpServerRequest, (request) => PublicUrl.baseOf(request, options))
+    const linked = <E, R>(effect: Effect.Effect<Deployment.Deployment, E, R>) =>
+      Effect.zipWith(effect, base, withLinks)
     return handlers
       .handle("history", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(deployments.history(p, path.account, path.name))).pipe(
+          Effect.zipWith(base, (list, at) => list.map((d) => withLinks(d, at))),
           Effect.map((list) => ({ deployments: list, count: list.length }))
         ))
       .handle("deploy", ({ path, payload }) =>
-        Effect.flatMap(caller, (p) => handle(deployments.deploy(p, { account: path.account, name: path.name, ...payload }))))
-      .handle("get", ({ path }) => Effect.flatMap(caller, (p) => handle(deployments.get(p, path.deploymentId))))
-      .handle("undeploy", ({ path }) => Effect.flatMap(caller, (p) => handle(deployments.undeploy(p, path.deploymentId))))
-      .handle("rollback", ({ path, payload }) => Effect.flatMap(caller, (p) => handle(deployments.rollback(p, path.deploymentId, payload))))
+        linked(Effect.flatMap(caller, (p) => handle(deployments.deploy(p, { account: path.account, name: path.name, ...payload })))))
+      .handle("get", ({ path }) => linked(Effect.flatMap(caller, (p) => handle(deployments.get(p, path.deploymentId)))))
+      .handle("undeploy", ({ path }) => linked(Effect.flatMap(caller, (p) => handle(deployments.undeploy(p, path.deploymentId)))))
+      .handle("rollback", ({ path, payload }) =>
+        linked(Effect.flatMap(caller, (p) => handle(deployments.rollback(p, path.deploymentId, payload)))))
       .handle("updateSettings", ({ path, payload }) =>
         Effect.flatMap(caller, (p) => handle(deployments.updateSettings(p, path.deploymentId, payload))))
       .handle("configMap", ({ path, urlParams }) =>
@@ -28,3 +48,6 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "deployments", (handler
       .handle("restartPod", ({ path, urlParams }) =>
         Effect.flatMap(caller, (p) => handle(deployments.restartPod(p, path.namespace, path.pod, urlParams.account))))
   }))
+
+/** The deployment routes with links under the listening address (no public URL, no trusted proxy). */
+export const layer = layerWith({})

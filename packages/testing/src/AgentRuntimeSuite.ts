@@ -37,6 +37,7 @@ export const turn = (content: string): AgentRuntime.Turn => {
       undeployed_at: Option.none(),
       spec: {}
     }),
+    conversation: Conversation.ConversationId.make(globalThis.crypto.randomUUID()),
     history: [],
     message: new Conversation.Message({
       message_id: Conversation.MessageId.make(uniqueName("msg")),

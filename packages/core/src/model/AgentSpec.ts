@@ -20,8 +20,39 @@ export const knownKeys: ReadonlyArray<string> = [
   "tools",
   "resources",
   "capabilities",
-  "labels"
+  "labels",
+  "protocol",
+  "endpoint",
+  "version",
+  "skills"
 ]
+
+/** The protocols the platform speaks to an agent (`protocol` in its spec). */
+export const protocols: ReadonlyArray<string> = ["openai", "a2a"]
+
+/** The protocol of a spec that names none: OpenAI-compatible chat completions. */
+export const defaultProtocol = "openai"
+
+/**
+ * The protocol a spec names, as written but trimmed and in lower case, when
+ * it is not the default; undefined for a spec that names none or the default.
+ */
+export const protocolOf = (spec: SpecMap): string | undefined => {
+  const value = spec["protocol"]
+  if (value === undefined || value === null) return undefined
+  const protocol = String(value).trim().toLowerCase()
+  return protocol === "" || protocol === defaultProtocol ? undefined : protocol
+}
+
+/** Whether a text is an absolute http(s) URL. */
+export const isHttpUrl = (value: string): boolean => {
+  try {
+    const url = new URL(value)
+    return url.protocol === "http:" || url.protocol === "https:"
+  } catch {
+    return false
+  }
+}
 
 /** Largest specification accepted, in characters. */
 export const maxSpecLength = 256 * 1024
@@ -91,8 +122,9 @@ const registryPrefix = (registry: string) => registry.replace(/^[a-z]+:\/\//i, "
 /**
  * The documented checks (docs/agent-spec.md): missing name or description,
  * a name that differs from the agent's, unknown top-level keys, an image
- * outside the registry, a port out of range, env values that are neither
- * strings nor `{ secret: NAME }`, or that look like credentials.
+ * outside the registry, a port out of range, a protocol the platform does
+ * not speak, an endpoint that is not an http(s) URL, env values that are
+ * neither strings nor `{ secret: NAME }`, or that look like credentials.
  */
 export const validate = (
   spec: SpecMap,
@@ -131,6 +163,24 @@ export const validate = (
   const port = spec["port"]
   if (port !== undefined && !(typeof port === "number" && Number.isInteger(port) && port >= 1 && port <= 65535)) {
     warnings.push(warning("invalid_port", "port", "port should be a whole number from 1 to 65535."))
+  }
+  const protocol = spec["protocol"]
+  if (protocol !== undefined && !(typeof protocol === "string" && protocols.includes(protocol.trim().toLowerCase()))) {
+    warnings.push(warning(
+      "invalid_protocol",
+      "protocol",
+      `protocol should be one of ${protocols.join(", ")} (the default: ${defaultProtocol}); replies to this agent fail until it is.`
+    ))
+  }
+  const endpoint = spec["endpoint"]
+  if (endpoint !== undefined && !(typeof endpoint === "string" && isHttpUrl(endpoint.trim()))) {
+    warnings.push(warning(
+      "invalid_endpoint",
+      "endpoint",
+      protocolOf(spec) === "a2a"
+        ? "endpoint should be the http(s) URL of the agent's A2A card, or the base URL that serves it at /.well-known/agent-card.json."
+        : "endpoint should be the http(s) base URL of the agent."
+    ))
   }
   const env = spec["env"]
   if (env !== undefined) {

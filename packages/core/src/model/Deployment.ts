@@ -99,6 +99,12 @@ export class DeploymentRecord extends Schema.Class<DeploymentRecord>("Deployment
   env: Schema.optional(EnvOverrides)
 }) {}
 
+/** Where to reach a deployment beyond its record: absolute URLs under the API's public base URL. */
+export class DeploymentLinks extends Schema.Class<DeploymentLinks>("DeploymentLinks")({
+  /** The deployment's A2A agent card (docs/protocols.md): what an A2A client is pointed at. */
+  a2a_card: Schema.String
+}) {}
+
 /** A deployment as the API shows it (interface.md "Deployment record", plus `account` and `agent`). */
 export class Deployment extends Schema.Class<Deployment>("Deployment")({
   id: DeploymentId,
@@ -129,7 +135,9 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
    * Present when the deploy set env over the spec's: name to plain value or
    * `{ secret: NAME }`; outside the deploying account every value is hidden.
    */
-  env: Schema.optional(EnvOverrides)
+  env: Schema.optional(EnvOverrides),
+  /** Present while the deployment is live: where else to reach it (set by the HTTP layer, which knows the public URL). */
+  links: Schema.optional(DeploymentLinks)
 }) {}
 
 /** The settings of a stored deployment, the defaults filled in. */

@@ -3,7 +3,8 @@
  * agent and hands its reply back chunk by chunk.
  */
 import { Context, Effect, Schema, Stream } from "effect"
-import type { Message } from "../model/Conversation.js"
+import { protocolOf } from "../model/AgentSpec.js"
+import type { ConversationId, Message } from "../model/Conversation.js"
 import type { DeploymentRecord } from "../model/Deployment.js"
 
 /** The agent could not answer (down, timed out, broke off). `message` is safe to show. */
@@ -12,9 +13,11 @@ export class AgentError extends Schema.TaggedError<AgentError>()("AgentError", {
   cause: Schema.optional(Schema.Defect)
 }) {}
 
-/** One turn for the agent: the deployment, the conversation so far and the new user message. */
+/** One turn for the agent: the deployment, the conversation (its id, the messages so far) and the new user message. */
 export interface Turn {
   readonly deployment: DeploymentRecord
+  /** The conversation the turn belongs to: a runtime whose agent keeps its own context names it with this. */
+  readonly conversation: ConversationId
   readonly history: ReadonlyArray<Message>
   readonly message: Message
   /**
@@ -57,3 +60,24 @@ export const replyStream = (runtime: AgentRuntime["Type"], turn: Turn): Stream.S
       }),
       Effect.forkScoped
     ))
+
+/**
+ * A runtime that hands each turn to the runtime of the protocol its
+ * deployment's spec names (`protocol`, see AgentSpec): `fallback` for a spec
+ * that names none or the default one, the runtime of `runtimes` for the
+ * others. A protocol no runtime speaks fails the reply with a sentence that
+ * names it (the registration already warned of it).
+ */
+export const byProtocol = (
+  fallback: AgentRuntime["Type"],
+  runtimes: Readonly<Record<string, AgentRuntime["Type"]>>
+): AgentRuntime["Type"] =>
+  AgentRuntime.of({
+    reply: (turn, emit) => {
+      const protocol = protocolOf(turn.deployment.spec)
+      if (protocol === undefined) return fallback.reply(turn, emit)
+      const runtime = Object.hasOwn(runtimes, protocol) ? runtimes[protocol] : undefined
+      if (runtime !== undefined) return runtime.reply(turn, emit)
+      return Effect.fail(new AgentError({ message: `The agent's spec names the protocol "${String(protocol).slice(0, 40)}", which this server does not speak` }))
+    }
+  })

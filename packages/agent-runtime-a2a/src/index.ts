@@ -1,0 +1,1 @@
+export * as A2aAgentRuntime from "./A2aAgentRuntime.js"

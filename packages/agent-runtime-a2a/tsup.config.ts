@@ -1,0 +1,2 @@
+// The shared library build: ../../tsup.package.ts
+export { default } from "../../tsup.package.js"
