@@ -14,6 +14,7 @@ import { FilesPage } from "./pages/Files"
 import { InvitationPage } from "./pages/Invitation"
 import { SignInPage } from "./pages/SignIn"
 import { TokensPage } from "./pages/Tokens"
+import { TraceDetailPage } from "./pages/TraceDetail"
 import { TracesPage } from "./pages/Traces"
 import { Link, match, navigate, pathOf, useLocation } from "./router"
 import { useSession } from "./session"
@@ -35,6 +36,11 @@ const routes: ReadonlyArray<Route> = [
     render: (p, query) => <DeploymentsPage account={p["account"]!} name={p["name"]!} selected={query.get("deployment")} />
   },
   { pattern: "/agents/:account/:name/traces", private: true, render: (p, query) => <TracesPage account={p["account"]!} name={p["name"]!} query={query} /> },
+  {
+    pattern: "/agents/:account/:name/traces/:trace",
+    private: true,
+    render: (p, query) => <TraceDetailPage account={p["account"]!} name={p["name"]!} traceId={p["trace"]!} query={query} />
+  },
   { pattern: "/accounts/:account", private: true, render: (p) => <AccountPage account={p["account"]!} /> },
   { pattern: "/deployments/:deployment/chat", private: true, render: (p) => <ChatPage deploymentId={p["deployment"]!} conversationId={undefined} /> },
   {

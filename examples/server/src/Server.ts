@@ -244,12 +244,14 @@ const agentRuntime = (config: ServerConfig) =>
   ).pipe(Layer.provide(defaultAgentRuntime(config)))
 
 /** Storage, cluster, use cases and fixtures: everything below HTTP. */
-export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) =>
-  Layer.mergeAll(
-    // The setup code is offered once the fixtures (users among them) are in.
-    offerSetup(config).pipe(Layer.provide(fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty)),
+export const core = (config: ServerConfig, fixtures?: { readonly path: string; readonly data: Fixtures.Fixtures }) => {
+  // One layer, built once: the setup code is offered, and traces first swept, once the fixtures are in.
+  const loaded = fixtures ? loadFixtures(fixtures.path, fixtures.data) : Layer.empty
+  return Layer.mergeAll(
+    offerSetup(config).pipe(Layer.provide(loaded)),
     Events.retention,
     Files.expirySweep,
+    Traces.retentionSweep.pipe(Layer.provide(loaded)),
     Rollouts.poller
   ).pipe(
     Layer.provideMerge(UseCases.layer),
@@ -272,7 +274,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
       leaseDuration: Duration.millis(config.replyLeaseMs),
       sharedStorage: config.database._tag === "Postgres"
     })),
-    Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces })),
+    Layer.provideMerge(Layer.succeed(Traces.TracesConfig, { enabled: config.traces, retentionDays: config.traceRetentionDays })),
     Layer.provideMerge(Layer.succeed(Rollouts.RolloutsConfig, {
       ...Rollouts.RolloutsConfig.defaultValue(),
       interval: Duration.millis(config.rolloutPollMs)
@@ -293,6 +295,7 @@ export const core = (config: ServerConfig, fixtures?: { readonly path: string; r
     Layer.provideMerge(cluster(config, fixtures?.data)),
     Layer.provideMerge(storageAndBuses(config))
   )
+}
 
 /** Where `pnpm build` writes the dashboard (examples/dashboard/dist), from src/ and dist/ alike. */
 const builtDashboard = fileURLToPath(new URL("../../dashboard/dist", import.meta.url))

@@ -50,6 +50,8 @@ export interface ServerConfig {
   readonly heartbeatMs: number
   readonly echoDelayMs: number
   readonly traces: boolean
+  /** Days a trace is kept before the sweep deletes it (0: kept for ever). */
+  readonly traceRetentionDays: number
   /** How long a token's principal is kept in memory after it was read (0: not kept). */
   readonly authCacheMs: number
   /** How long a process's claim on the replies it receives lasts (renewed every third). */
@@ -252,6 +254,7 @@ const settings: Config.Config<ServerConfig> = Config.all({
   heartbeatMs: int("HOSTING_HEARTBEAT_MS", 25_000, 10, 3_600_000),
   echoDelayMs: int("HOSTING_ECHO_DELAY_MS", 20, 0, 60_000),
   traces: choice("HOSTING_TRACES", ["on", "off"], "on").pipe(Config.map((v) => v === "on")),
+  traceRetentionDays: int("HOSTING_TRACE_RETENTION_DAYS", 30, 0, 36_500),
   replyLeaseMs: int("HOSTING_REPLY_LEASE_MS", 30_000, 300, 3_600_000),
   authCacheMs: int("HOSTING_AUTH_CACHE_MS", 1000, 0, 60_000),
   // Seven days is the longest a presigned S3 URL may live.

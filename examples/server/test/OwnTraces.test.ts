@@ -5,7 +5,8 @@
  * own ingest route; a request's W3C `traceparent` is continued, passed on to
  * the agent by the HTTP agent runtime, and the chat turn's stored trace
  * carries its trace id. Without the variables (or with the SDK disabled)
- * the tracer stays off: nothing is exported, nothing is passed on.
+ * the tracer stays off: nothing is exported, and the agent is sent the
+ * turn's own trace instead of the request's.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs"
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http"
@@ -184,14 +185,15 @@ describe("the server's own traces", () => {
     expect(stored.body.traces.filter((t: any) => t.name.startsWith("http.server"))).toHaveLength(1)
   })
 
-  it("without an OTLP endpoint, or with the SDK disabled, the tracer stays off: nothing exported, no traceparent passed on", async () => {
+  it("without an OTLP endpoint, or with the SDK disabled, the tracer stays off: nothing exported, the request's traceparent not continued (the agent gets the turn's own)", async () => {
     for (const env of [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_SDK_DISABLED: "true", OTEL_BSP_SCHEDULE_DELAY: "100" }]) {
       const server = await withAgent(env)
       const before = exported.length
       const traceId = hex(16)
       const turn = await chatTurn(server, { traceparent: `00-${traceId}-${hex(8)}-01` })
       expect(turn.trace_id).not.toBe(traceId)
-      expect(agentSaw.at(-1)).toBeUndefined()
+      // The agent is sent the turn's own trace (issue 30), not the request's.
+      expect(agentSaw.at(-1)).toMatch(new RegExp(`^00-${turn.trace_id}-[0-9a-f]{16}-01$`))
       await sleep(500)
       expect(exported.length).toBe(before)
       await server.stop()

@@ -37,10 +37,21 @@ describe("example server", () => {
     expect(traces).toEqual({
       status: 200,
       body: {
-        traces: [{ trace_id: "t-1", name: "chat", status: "ok", latency_ms: 12.5, input: "hi", output: "hello", timestamp: "2026-11-01T10:00:00.000Z" }],
+        traces: [{
+          trace_id: "t-1",
+          name: "chat",
+          status: "ok",
+          latency_ms: 12.5,
+          input: "hi",
+          output: "hello",
+          timestamp: "2026-11-01T10:00:00.000Z",
+          model: null,
+          usage: null
+        }],
         total: 1,
         limit: 50,
-        offset: 0
+        offset: 0,
+        next_cursor: null
       }
     })
   })
@@ -166,6 +177,32 @@ describe("example server configuration", () => {
       await server.stop()
     }
   })
+
+  it("HOSTING_TRACE_RETENTION_DAYS: the sweep at start deletes traces older than the retention; 0 keeps them; a bad value is refused", async () => {
+    // The fixture's trace started on 2026-11-01.
+    const age = (Date.now() - Date.parse("2026-11-01T10:00:00Z")) / 86_400_000
+    const totalWith = async (days: string) => {
+      const server = await start({ HOSTING_DATABASE_URL: "sqlite::memory:", HOSTING_FIXTURES: fixtures, HOSTING_TRACE_RETENTION_DAYS: days })
+      try {
+        let total = -1
+        for (let i = 0; i < 50; i++) {
+          total = (await call(server, "GET", "/agents/acme/helper/observability/traces", "bob-token")).body.total
+          if (total === 0 || days !== "1") break
+          await new Promise((resolve) => setTimeout(resolve, 20))
+        }
+        return total
+      } finally {
+        await server.stop()
+      }
+    }
+    expect(await totalWith("0")).toBe(1)
+    if (age > 1) expect(await totalWith("1")).toBe(0)
+    for (const value of ["-1", "soon"]) {
+      const result = await runToExit({ HOSTING_TRACE_RETENTION_DAYS: value, HOSTING_DATABASE_URL: "sqlite::memory:" })
+      expect(result.code).not.toBe(0)
+      expect(result.output).toContain("HOSTING_TRACE_RETENTION_DAYS")
+    }
+  }, 120_000)
 
   it("refuses a fixtures file with an unknown key, naming the key", async () => {
     const bad = join(dir, "bad-fixtures.json")

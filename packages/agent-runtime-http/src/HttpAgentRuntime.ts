@@ -349,9 +349,10 @@ interface Answer {
 /**
  * Sends the POST of a turn. The request lives as long as the scope: closing
  * it before the answer's end aborts the request. Failing before an answer
- * means the agent could not be reached.
+ * means the agent could not be reached. `traceparent` is the turn's, sent
+ * unless a tracer is on (the request's span is then the agent's parent).
  */
-type Send = (url: string, body: string) => Effect.Effect<Answer, unknown, Scope.Scope>
+type Send = (url: string, body: string, traceparent: string | undefined) => Effect.Effect<Answer, unknown, Scope.Scope>
 
 // The body of a failed answer goes into the error's cause only; it is read briefly and cut short.
 const statusError = (answer: Answer, idle: Duration.Duration) =>
@@ -419,7 +420,7 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
       const body = JSON.stringify({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
       // The request lives in a scope of its own within the reply's, so that a stalled agent's request can be aborted.
       const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-      const answer = yield* send(url, body).pipe(
+      const answer = yield* send(url, body, turn.traceparent).pipe(
         Scope.extend(requestScope),
         // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
         Effect.mapError((error) => agentError("The agent is not reachable", error)),
@@ -488,9 +489,12 @@ export const make = (
     const redactedNames = Object.keys(extraHeaders).map((name) => name.toLowerCase())
     // The request's life is tied to the scope: closing it aborts the request.
     const client = HttpClient.withScope(httpClient)
-    const send: Send = (url, body) =>
+    const send: Send = (url, body, traceparent) =>
+      Effect.flatMap(Tracing.currentSpan, (span) =>
       client.execute(HttpClientRequest.post(url).pipe(
         HttpClientRequest.setHeader("accept", accept),
+        // With a tracer on, the client propagates its own span; without, the turn's trace goes to the agent.
+        Option.isNone(span) && traceparent !== undefined ? HttpClientRequest.setHeader("traceparent", traceparent) : identity,
         // After the defaults, so that a configured header wins.
         HttpClientRequest.setHeaders(extraHeaders),
         HttpClientRequest.bodyText(body, "application/json")
@@ -503,7 +507,7 @@ export const make = (
           stream: response.stream,
           source: undefined
         }))
-      )
+      ))
     return makeWith(config, send)
   })
 
@@ -519,14 +523,15 @@ interface Agents {
  * closes otherwise (an interrupt, a stall, a failed answer) the request is
  * destroyed. A request that went out on a pooled connection the agent was
  * closing at that moment (reset before any answer) is sent once more on a
- * new one: the agent never saw it. While a tracer is on, the request carries
- * the current span's W3C `traceparent`, so that the agent's spans join the
- * turn's trace (the platform's client does the same for `make`).
+ * new one: the agent never saw it. The request carries a W3C `traceparent`
+ * so that the agent's spans join the turn's trace: the current span's while
+ * a tracer is on (the platform's client does the same for `make`), else the
+ * turn's own.
  */
-const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send => (url, body) =>
+const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send => (url, body, turnTraceparent) =>
   Effect.flatMap(Effect.zip(Effect.scope, Tracing.currentSpan), ([scope, span]) =>
     Effect.async<Answer, unknown>((resume) => {
-      const traceparent = Option.isSome(span) ? Tracing.traceparentOf(span.value) : undefined
+      const traceparent = Option.isSome(span) ? Tracing.traceparentOf(span.value) ?? turnTraceparent : turnTraceparent
       const target = new URL(url)
       const https = target.protocol === "https:"
       let request: Http.ClientRequest

@@ -419,6 +419,19 @@ describe("HttpAgentRuntime: trace context", () => {
         expect(traced).toMatch(new RegExp(`^00-${turnSpan.traceId}-[0-9a-f]{16}-01$`))
         expect(untraced).toBeUndefined()
       }).pipe(Effect.scoped))
+
+    it.live(`${client}: the turn's own traceparent goes to the agent while no tracer is on; a tracer's span wins over it`, () =>
+      Effect.gen(function*() {
+        const agent = yield* FakeAgent.make(FakeAgent.echo)
+        const runtime = yield* runtimeFor(agent, {}, client)
+        const own = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+        const turnSpan = yield* Effect.makeSpanScoped("turn")
+        yield* runtime.reply({ ...turn(), traceparent: own }).pipe(Stream.runDrain, Effect.withTracerEnabled(false))
+        yield* runtime.reply({ ...turn(), traceparent: own }).pipe(Stream.runDrain, Effect.withParentSpan(turnSpan))
+        const [untraced, traced] = agent.received.map((request) => request.headers["traceparent"])
+        expect(untraced).toBe(own)
+        expect(traced).toMatch(new RegExp(`^00-${turnSpan.traceId}-[0-9a-f]{16}-01$`))
+      }).pipe(Effect.scoped))
   }
 })
 

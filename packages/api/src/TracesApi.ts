@@ -7,11 +7,11 @@ import * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
 import * as OpenApi from "@effect/platform/OpenApi"
-import { Ids, Otlp, Trace } from "@hosting/core"
+import { Ids, Otlp, Trace, TraceStats } from "@hosting/core"
 import { Schema } from "effect"
 import { BadRequest, Forbidden, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from "./ApiErrors.js"
 import { Authentication } from "./Authentication.js"
-import { pageFields } from "./Paging.js"
+import { Digits, pageFields } from "./Paging.js"
 import { BodyLimit, RequiredScope } from "./RouteFacts.js"
 
 const account = HttpApiSchema.param("account", Ids.AccountName)
@@ -24,10 +24,25 @@ export const TraceId = Schema.String.pipe(
 )
 const traceId = HttpApiSchema.param("traceId", TraceId)
 
+/** A model name to filter by: 1 to 256 characters. */
+const ModelName = Schema.String.pipe(
+  Schema.minLength(1, { message: () => "model: must be 1 to 256 characters" }),
+  Schema.maxLength(256, { message: () => "model: must be 1 to 256 characters" })
+)
+
+/** A `next_cursor` given back: opaque text, checked by the listing. */
+const Cursor = Schema.String.pipe(
+  Schema.pattern(/^[A-Za-z0-9._-]{1,200}$/, { message: () => "cursor: must be a next_cursor of an earlier page" })
+)
+
 export const TracesParams = Schema.Struct({
   start_time: Schema.optional(Trace.Rfc3339),
   end_time: Schema.optional(Trace.Rfc3339),
   status: Schema.optional(Trace.TraceStatus),
+  model: Schema.optional(ModelName).annotations({ description: "Only traces whose model (the first their spans name) is this" }),
+  cursor: Schema.optional(Cursor).annotations({
+    description: "The next_cursor of an earlier page: the page after it (not with offset)"
+  }),
   ...pageFields("Traces", Trace.maxPageSize, Trace.defaultPageSize)
 })
 
@@ -35,7 +50,17 @@ export const TracesPage = Schema.Struct({
   traces: Schema.Array(Trace.Trace),
   total: Schema.Int,
   limit: Schema.Int,
-  offset: Schema.Int
+  offset: Schema.Int,
+  /** Where the next page starts (pass it as `cursor`); null on the last page. */
+  next_cursor: Schema.NullOr(Schema.String)
+})
+
+export const TraceStatsParams = Schema.Struct({
+  start_time: Trace.Rfc3339,
+  end_time: Trace.Rfc3339,
+  buckets: Schema.optional(Digits("buckets").pipe(
+    Schema.between(1, TraceStats.maxBuckets, { message: () => `buckets: must be from 1 to ${TraceStats.maxBuckets}` })
+  )).annotations({ description: `Buckets the window is cut into, from 1 to ${TraceStats.maxBuckets} (default ${TraceStats.defaultBuckets})` })
 })
 
 /** The OTLP/HTTP protobuf encoding of an export: an `ExportTraceServiceRequest` message. */
@@ -69,7 +94,19 @@ export class TracesApi extends HttpApiGroup.make("traces")
       .addError(ServiceUnavailable)
       .annotate(
         OpenApi.Summary,
-        "An agent's traces, newest first, filtered by time window and status (members of the agent's account or of an account deploying it)"
+        "An agent's traces, newest first, filtered by time window, status and model, paged by offset or cursor (members of the agent's account or of an account deploying it)"
+      )
+  )
+  .add(
+    HttpApiEndpoint.get("stats")`/agents/${account}/${name}/observability/traces/stats`
+      .setUrlParams(TraceStatsParams)
+      .addSuccess(TraceStats.TraceStats)
+      .addError(BadRequest)
+      .addError(Forbidden)
+      .addError(ServiceUnavailable)
+      .annotate(
+        OpenApi.Summary,
+        "Latency percentiles (p50, p95) and error rate of an agent's traces per time bucket over a window (the traces the caller would list)"
       )
   )
   .add(

@@ -19,7 +19,7 @@ export type ReplyEvent = Data.TaggedEnum<{
   /** A piece of the reply's text; `index` is where it starts in the whole text. */
   Delta: { readonly id: string; readonly message_id: string; readonly index: number; readonly delta: string }
   /** The reply ended; `content` is the whole stored text. */
-  Completed: { readonly id: string; readonly message_id: string; readonly content: string }
+  Completed: { readonly id: string; readonly message_id: string; readonly content: string; readonly trace_id: string | null }
   /** The reply ended without completing (`error: "cancelled"` when cancelled); what arrived is kept. */
   Failed: { readonly id: string; readonly message_id: string; readonly error: string }
   Heartbeat: {}
@@ -32,7 +32,12 @@ export const ReplyEvent = Data.taggedEnum<ReplyEvent>()
 export type ReplyPart = Exclude<ReplyEvent, { readonly _tag: "Heartbeat" }>
 
 const DeltaData = Schema.Struct({ message_id: Schema.String, index: Schema.NonNegativeInt, delta: Schema.String })
-const CompletedData = Schema.Struct({ message_id: Schema.String, content: Schema.String })
+const CompletedData = Schema.Struct({
+  message_id: Schema.String,
+  content: Schema.String,
+  /** The trace of the reply's turn; null while the server records no traces (absent from older servers). */
+  trace_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
+})
 const FailedData = Schema.Struct({ message_id: Schema.String, error: Schema.String })
 
 const json = <A, I>(schema: Schema.Schema<A, I>, message: ServerSentEvents.SseMessage) =>

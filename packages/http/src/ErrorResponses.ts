@@ -1,6 +1,7 @@
 /**
  * Makes every failure that escapes a handler an `{ error, details }` JSON
- * answer: schema decode errors, malformed JSON, oversize bodies, unknown
+ * answer (a protobuf `google.rpc.Status` to an OTLP protobuf export,
+ * OtlpErrors.ts): schema decode errors, malformed JSON, oversize bodies, unknown
  * routes and defects. A defect is logged with its cause and answered with a
  * bare 500 that shows no internals.
  */
@@ -19,6 +20,7 @@ import * as ApiRoutes from "./ApiRoutes.js"
 import * as BodyLimits from "./BodyLimits.js"
 import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
+import * as OtlpErrors from "./OtlpErrors.js"
 
 const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
 
@@ -193,5 +195,6 @@ const refuseDotSegments = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServe
 export const layer = (options: { readonly maxBodyBytes: number }) =>
   HttpApiBuilder.middleware(Effect.map(HttpApi.Api, ({ api }) => {
     const limited = limitBody(options.maxBodyBytes, ApiRoutes.routesOf(api))
-    return (app) => refuseDotSegments(limited(app)).pipe(Effect.catchAllCause(causeResponse))
+    // An error answer to an OTLP protobuf export goes in protobuf (OtlpErrors).
+    return (app) => refuseDotSegments(limited(app)).pipe(Effect.catchAllCause(causeResponse), Effect.flatMap(OtlpErrors.inEncoding))
   }))

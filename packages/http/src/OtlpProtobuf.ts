@@ -27,7 +27,7 @@ export const ready: Effect.Effect<void> = Effect.suspend(() =>
   })
 )
 
-let types: { readonly request: protobuf.Type; readonly response: protobuf.Type } | undefined
+let types: { readonly request: protobuf.Type; readonly response: protobuf.Type; readonly status: protobuf.Type } | undefined
 
 /** The two messages of the trace service, parsed once, when first needed. */
 const messages = () => {
@@ -38,9 +38,57 @@ const messages = () => {
   root.resolveAll()
   types = {
     request: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceRequest"),
-    response: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse")
+    response: root.lookupType("opentelemetry.proto.collector.trace.v1.ExportTraceServiceResponse"),
+    status: statusType(library)
   }
   return types
+}
+
+/**
+ * `google.rpc.Status` (googleapis google/rpc/status.proto), the body of an
+ * OTLP/HTTP protobuf error: `code` and `message`. Its `details` (field 3,
+ * `google.protobuf.Any`) are never sent, so they are not declared.
+ */
+const statusType = (library: typeof protobuf) =>
+  new library.Root().define("google.rpc").add(
+    new library.Type("Status").add(new library.Field("code", 1, "int32")).add(new library.Field("message", 2, "string"))
+  ).lookupType("google.rpc.Status")
+
+/** The `google.rpc.Code` of an HTTP error status, as google.rpc.Code documents their correspondence. */
+export const rpcCodeOf = (status: number): number => {
+  switch (status) {
+    case 401:
+      return 16 // UNAUTHENTICATED
+    case 403:
+      return 7 // PERMISSION_DENIED
+    case 404:
+      return 5 // NOT_FOUND
+    case 409:
+      return 10 // ABORTED
+    case 429:
+      return 8 // RESOURCE_EXHAUSTED
+    case 501:
+      return 12 // UNIMPLEMENTED
+    case 503:
+      return 14 // UNAVAILABLE
+    case 504:
+      return 4 // DEADLINE_EXCEEDED
+    default:
+      return status >= 500 ? 13 : 3 // INTERNAL; INVALID_ARGUMENT for the other 4xx (400, 413, 415)
+  }
+}
+
+/** The protobuf `google.rpc.Status` of an error answer. */
+export const encodeStatus = (code: number, message: string): Uint8Array => {
+  const { status } = messages()
+  return status.encode(status.fromObject({ code, message })).finish()
+}
+
+/** Reads a `google.rpc.Status` (for tests and clients of this module). */
+export const decodeStatus = (bytes: Uint8Array): { readonly code: number; readonly message: string } => {
+  const { status } = messages()
+  const decoded = status.toObject(status.decode(bytes), { defaults: true }) as { code: number; message: string }
+  return { code: decoded.code, message: decoded.message }
 }
 
 const hexOf = (base64: unknown): unknown => {

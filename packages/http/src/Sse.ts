@@ -40,7 +40,7 @@ export const frameReply = (item: Chat.ReplyItem): string => {
     case "Delta":
       return frame({ event: "message.delta", id: item.id, data: { message_id: item.message_id, index: item.index, delta: item.delta } })
     case "Completed":
-      return frame({ event: "message.completed", id: item.id, data: { message_id: item.message_id, content: item.content } })
+      return frame({ event: "message.completed", id: item.id, data: { message_id: item.message_id, content: item.content, trace_id: item.trace_id } })
     case "Failed":
       return frame({ event: "message.failed", id: item.id, data: { message_id: item.message_id, error: item.error } })
     case "Heartbeat":

@@ -129,6 +129,8 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "traces", (handlers) =>
     return handlers
       .handle("list", ({ path, urlParams }) =>
         Effect.flatMap(caller, (p) => handle(traces.list(p, path.account, path.name, urlParams))))
+      .handle("stats", ({ path, urlParams }) =>
+        Effect.flatMap(caller, (p) => handle(traces.stats(p, path.account, path.name, urlParams))))
       .handle("get", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(traces.get(p, path.account, path.name, path.traceId))))
       // Raw: the body is read here, in the encoding its headers name, not by the payload's JSON decoding.

@@ -386,6 +386,12 @@ const matrix: Record<string, Entry> = {
     request: (_, w, c) => bare(c, "GET", `${agentPath(w)}/observability/traces`),
     expect: members(200)
   },
+  "traces.stats": {
+    setup: (w) => Effect.as(exportedTrace(w), {}),
+    request: (_, w, c) =>
+      bare(c, "GET", `${agentPath(w)}/observability/traces/stats?start_time=2023-11-14T00:00:00Z&end_time=2023-11-15T00:00:00Z&buckets=4`),
+    expect: members(200)
+  },
   "traces.get": {
     setup: (w) => Effect.as(exportedTrace(w), {}),
     request: (_, w, c) => bare(c, "GET", `${agentPath(w)}/observability/traces/${otlpTraceId}`),

@@ -143,7 +143,12 @@ const validPayload = (id: string, c: Context): unknown => {
   }
 }
 
-const validQuery = (id: string, c: Context): Params => id === "deployments.configMap" || id === "deployments.restartPod" ? { account: c.account } : {}
+const validQuery = (id: string, c: Context): Params =>
+  id === "deployments.configMap" || id === "deployments.restartPod"
+    ? { account: c.account }
+    : id === "traces.stats"
+    ? { start_time: "2023-11-14T00:00:00Z", end_time: "2023-11-15T00:00:00Z" }
+    : {}
 
 /** The POST routes of the MCP servers, which speak JSON-RPC. */
 const isMcpRpc = (e: Endpoint) => e.id === "mcp.deployment" || e.id === "mcp.catalog"

@@ -341,6 +341,7 @@ const ignoredHeaders = new Set([
 ])
 
 const uuid = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi
+const traceIdField = /"trace_id":"([0-9a-f]{32})"/g
 const isoTime = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g
 
 /**
@@ -349,7 +350,8 @@ const isoTime = /\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z/g
  * - its port, in links (`127.0.0.1:<port>`);
  * - generated ids (UUIDs: records, messages, keys) by the order in which
  *   this server first answered them (`<id:3>`), so that the same id must
- *   come back in the same places on both;
+ *   come back in the same places on both; so are the trace ids of replies
+ *   (`"trace_id":"<trace:1>"`), new for each chat turn;
  * - timestamps of the moment (`<time>`);
  * - values made at random that the test learned from an answer (session
  *   cookies, CSRF values, device and user codes, issued tokens), by kind and
@@ -389,6 +391,7 @@ class Normaliser {
     for (const [value, placeholder] of this.secrets) out = out.replaceAll(value, placeholder)
     out = out.replaceAll(`127.0.0.1:${this.port}`, "127.0.0.1:<port>").replaceAll(`localhost:${this.port}`, "localhost:<port>")
     out = out.replace(uuid, (id) => this.ordinal("id", id.toLowerCase()))
+    out = out.replace(traceIdField, (_, id: string) => `"trace_id":"${this.ordinal("trace", id)}"`)
     return out.replace(isoTime, "<time>")
   }
 }
@@ -930,6 +933,16 @@ const routeCases: Record<string, RouteCase> = {
       step("valid", "traces", () => get(`${agent}/observability/traces`, owner)),
       step("bad", "traces with a limit that is not digits", () => get(`${agent}/observability/traces?limit=1e3`, owner)),
       step("bad", "traces with a start time that is not RFC 3339", () => get(`${agent}/observability/traces?start_time=yesterday`, owner))
+    ]
+  },
+  "traces.stats": {
+    steps: [
+      step("unauthenticated", "stats without a credential", () => get(`${agent}/observability/traces/stats?start_time=2023-11-14T00:00:00Z&end_time=2023-11-15T00:00:00Z`)),
+      step("valid", "stats of a day in four buckets", () =>
+        get(`${agent}/observability/traces/stats?start_time=2023-11-14T00:00:00Z&end_time=2023-11-15T00:00:00Z&buckets=4`, owner)),
+      step("bad", "stats without a window", () => get(`${agent}/observability/traces/stats`, owner)),
+      step("bad", "stats with too many buckets", () =>
+        get(`${agent}/observability/traces/stats?start_time=2023-11-14T00:00:00Z&end_time=2023-11-15T00:00:00Z&buckets=201`, owner))
     ]
   },
   "traces.get": {

@@ -6,7 +6,7 @@
 import { context, SpanKind, SpanStatusCode, trace as otelTrace } from "@opentelemetry/api"
 import { OTLPTraceExporter } from "@opentelemetry/exporter-trace-otlp-http"
 import { OTLPTraceExporter as OTLPProtoTraceExporter } from "@opentelemetry/exporter-trace-otlp-proto"
-import { ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer"
+import { JsonTraceSerializer, ProtobufTraceSerializer } from "@opentelemetry/otlp-transformer"
 import { resourceFromAttributes } from "@opentelemetry/resources"
 import { InMemorySpanExporter, type ReadableSpan, SimpleSpanProcessor, TracerProvider } from "@opentelemetry/sdk-trace"
 import { describe, expect, layer as withLayer } from "@effect/vitest"
@@ -14,6 +14,7 @@ import { Ids, Ports, Trace } from "@hosting/core"
 import { Seed } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
 import { gzipSync } from "node:zlib"
+import protobuf from "protobufjs"
 import { conversationPath, deployedAgent, newConversationId, send, settledHistory } from "./ChatHelpers.js"
 import { expectErrorBody, layer, port, raw, registerBody } from "./HttpTestServer.js"
 
@@ -114,6 +115,14 @@ const rawBytes = (path: string, token: string, bytes: Uint8Array, headers: Recor
       }
     }))
 
+/** google.rpc.Status, as googleapis declares it (less its `details`), read with protobufjs. */
+const rpcStatus = protobuf.parse(
+  `syntax = "proto3"; package google.rpc; message Status { int32 code = 1; string message = 2; }`
+).root.lookupType("google.rpc.Status")
+
+/** The code and message of a protobuf google.rpc.Status body. */
+const rpcStatusOf = (bytes: Uint8Array) => rpcStatus.toObject(rpcStatus.decode(bytes), { defaults: true }) as { code: number; message: string }
+
 /** One agent turn as an instrumented agent would record it: a root span and an LLM call inside it. */
 const agentTurn = (tracer: ReturnType<TracerProvider["getTracer"]>, name: string, failed: boolean) => {
   const start = Date.UTC(2026, 10, 2, 9, 0, 0)
@@ -142,7 +151,9 @@ describe("HTTP: observability", () => {
           latency_ms: 59.5,
           input: "in 59",
           output: "out 59",
-          timestamp: "2026-11-03T11:00:00.000Z"
+          timestamp: "2026-11-03T11:00:00.000Z",
+          model: null,
+          usage: null
         })
         const last = yield* raw("GET", `${tracesPath(team.account)}?limit=25&offset=50`, { token: team.tokens.member })
         expect([last.body.total, last.body.limit, last.body.offset]).toEqual([60, 25, 50])
@@ -363,7 +374,9 @@ describe("HTTP: observability", () => {
           latency_ms: 12.5,
           input: "",
           output: "",
-          timestamp: "2025-11-02T08:00:00.000Z"
+          timestamp: "2025-11-02T08:00:00.000Z",
+          model: null,
+          usage: null
         }])
         const empty = yield* raw("POST", "/otlp/v1/traces", { token: team.tokens.member, json: {} })
         expect([empty.status, empty.body]).toEqual([200, {}])
@@ -402,7 +415,9 @@ describe("HTTP: observability", () => {
             latency_ms: 250,
             input: `question for answer-${tag}`,
             output: `answer of answer-${tag}`,
-            timestamp: "2026-11-02T09:00:00.000Z"
+            timestamp: "2026-11-02T09:00:00.000Z",
+            model: null,
+            usage: null
           })
           expect(byName[`broken-${tag}`], tag).toMatchObject({ status: "error", output: `answer of broken-${tag}` })
         }
@@ -431,14 +446,19 @@ describe("HTTP: observability", () => {
         expect([everything.status, everything.bytes.length]).toEqual([200, 0])
         const page = yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })
         expect(page.body.traces.map((t: any) => t.name)).toEqual(["kept"])
-        // A refusal of everything is the JSON error body, whatever the export's encoding.
-        const refused = yield* raw("POST", "/otlp/v1/traces", {
-          token: team.tokens.member,
-          bytes: ProtobufTraceSerializer.serializeRequest(ghost)!,
-          headers: { "content-type": "application/x-protobuf" }
+        // A refusal of everything is an error in the export's encoding: a google.rpc.Status to protobuf, the JSON body to JSON.
+        const refused = yield* rawBytes("/otlp/v1/traces", team.tokens.member, ProtobufTraceSerializer.serializeRequest(ghost)!, {
+          "content-type": "application/x-protobuf"
         })
-        expect(refused.status).toBe(404)
-        expectErrorBody(refused.body, "agent_not_found")
+        expect([refused.status, refused.contentType]).toEqual([404, "application/x-protobuf"])
+        expect(rpcStatusOf(refused.bytes)).toEqual({ code: 5, message: expect.stringMatching(/^agent_not_found: Agent .*ghost does not exist/) })
+        const refusedJson = yield* raw("POST", "/otlp/v1/traces", {
+          token: team.tokens.member,
+          bytes: JsonTraceSerializer.serializeRequest(ghost)!,
+          headers: { "content-type": "application/json" }
+        })
+        expect(refusedJson.status).toBe(404)
+        expectErrorBody(refusedJson.body, "agent_not_found")
       }))
 
     it.effect("GET .../traces/{traceId}: the trace with its span tree (ids, parent, name, kind, status, times, attributes, events, GenAI facts), its model and token usage; 404 for a trace not seen", () =>
@@ -547,12 +567,18 @@ describe("HTTP: observability", () => {
         expect((yield* raw("GET", `${tracesPath(team.account)}/${turn.trace_id}`, { token: team.tokens.owner })).status).toBe(404)
       }))
 
-    it.effect("OTLP hostile input: protobuf garbage and broken gzip are 400, a gzip bomb is 413 with bounded memory; nothing is stored", () =>
+    it.effect("OTLP hostile input: protobuf garbage and broken gzip are 400, a gzip bomb is 413 with bounded memory (google.rpc.Status bodies to protobuf, {error, details} to JSON); nothing is stored", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team
         yield* registerHelper(team)
         const post = (bytes: Uint8Array, headers: Record<string, string>) =>
           raw("POST", "/otlp/v1/traces", { token: team.tokens.member, bytes, headers })
+        /** A protobuf export's error answer: its status, and the google.rpc.Status of its body. */
+        const postProtobuf = (bytes: Uint8Array, headers: Record<string, string>) =>
+          Effect.map(rawBytes("/otlp/v1/traces", team.tokens.member, bytes, headers), (r) => {
+            expect(r.contentType).toBe("application/x-protobuf")
+            return { status: r.status, rpc: rpcStatusOf(r.bytes) }
+          })
         const protobuf = { "content-type": "application/x-protobuf" }
         const valid = ProtobufTraceSerializer.serializeRequest(
           yield* spansOf(`${team.account}/helper`, (tracer) => agentTurn(tracer, "never", false))
@@ -563,25 +589,46 @@ describe("HTTP: observability", () => {
           new TextEncoder().encode("{\"resourceSpans\": []}")
         ]
         for (const bytes of garbage) {
-          const r = yield* post(bytes, protobuf)
+          const r = yield* postProtobuf(bytes, protobuf)
           expect(r.status).toBe(400)
-          expectErrorBody(r.body, "invalid_request")
+          expect(r.rpc.code).toBe(3) // INVALID_ARGUMENT
+          expect(r.rpc.message).toMatch(/^invalid_request: The request body is not a protobuf ExportTraceServiceRequest/)
         }
-        const notGzip = yield* post(valid, { ...protobuf, "content-encoding": "gzip" })
-        expect(notGzip.status).toBe(400)
-        expectErrorBody(notGzip.body, "invalid_request")
+        const notGzip = yield* postProtobuf(valid, { ...protobuf, "content-encoding": "gzip" })
+        expect([notGzip.status, notGzip.rpc.code]).toEqual([400, 3])
+        expect(notGzip.rpc.message).toContain("not valid gzip")
         // 1 GiB of zeros in 128 gzip members of 8 MiB: about 1 MiB on the wire, under the 2 MiB body limit.
         const member = gzipSync(new Uint8Array(8 * 1024 * 1024))
         const bomb = new Uint8Array(member.length * 128)
         for (let i = 0; i < 128; i++) bomb.set(member, i * member.length)
         expect(bomb.length).toBeLessThan(2 * 1024 * 1024)
         const before = process.memoryUsage().rss
-        for (const headers of [{ ...protobuf, "content-encoding": "gzip" }, { "content-type": "application/json", "content-encoding": "gzip" }]) {
-          const r = yield* post(bomb, headers)
-          expect(r.status).toBe(413)
-          expectErrorBody(r.body, "payload_too_large")
-          expect(r.body.details).toContain("inflates")
-        }
+        const inProtobuf = yield* postProtobuf(bomb, { ...protobuf, "content-encoding": "gzip" })
+        expect([inProtobuf.status, inProtobuf.rpc.code]).toEqual([413, 3])
+        expect(inProtobuf.rpc.message).toMatch(/^payload_too_large: .*inflates/)
+        const inJson = yield* post(bomb, { "content-type": "application/json", "content-encoding": "gzip" })
+        expect(inJson.status).toBe(413)
+        expectErrorBody(inJson.body, "payload_too_large")
+        expect(inJson.body.details).toContain("inflates")
+        // The other refusals of a protobuf export are google.rpc.Status too, with the code of their status.
+        const unauthenticated = yield* Effect.flatMap(port, (p) =>
+          Effect.promise(async () => {
+            const r = await fetch(`http://127.0.0.1:${p}/api/v1/otlp/v1/traces`, { method: "POST", headers: protobuf, body: valid as Uint8Array<ArrayBuffer> })
+            return { status: r.status, type: r.headers.get("content-type"), rpc: rpcStatusOf(new Uint8Array(await r.arrayBuffer())) }
+          }))
+        expect([unauthenticated.status, unauthenticated.type, unauthenticated.rpc.code]).toEqual([401, "application/x-protobuf", 16])
+        const ghost = ProtobufTraceSerializer.serializeRequest(
+          yield* spansOf(`${team.account}/ghost`, (tracer) => agentTurn(tracer, "ghost", false))
+        )!
+        const unknown = yield* postProtobuf(ghost, protobuf)
+        expect([unknown.status, unknown.rpc.code]).toEqual([404, 5])
+        const outsider = yield* Effect.map(
+          rawBytes("/otlp/v1/traces", team.tokens.outsider, valid, protobuf),
+          (r) => [r.status, r.contentType, rpcStatusOf(r.bytes).code]
+        )
+        expect(outsider).toEqual([403, "application/x-protobuf", 7])
+        const large = yield* postProtobuf(new Uint8Array(3 * 1024 * 1024), protobuf)
+        expect([large.status, large.rpc.code]).toEqual([413, 3])
         expect(process.memoryUsage().rss - before).toBeLessThan(256 * 1024 * 1024)
         expect((yield* raw("GET", tracesPath(team.account), { token: team.tokens.member })).body.total).toBe(0)
         // Gzip-compressed JSON is read like plain JSON.

@@ -161,7 +161,7 @@ export const replyBus = (
           if (e._tag !== "CompletedStored") return local.publish(conversation, e)
           // Too large to notify: the completed reply is already stored.
           const stored = (yield* conversations.messages(conversation)).find((m) => m.message_id === e.message_id)
-          if (stored !== undefined) local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content })
+          if (stored !== undefined) local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content, trace_id: stored.trace_id })
         }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a reply notification could not be delivered", cause)))
       const { notifyAll } = yield* channel(`${options.channelPrefix ?? "hosting"}_replies`, deliver)
       // Publications wait in one queue, in order, for the one fiber that sends them: a reply's chunks are published

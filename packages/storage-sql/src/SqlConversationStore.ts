@@ -26,6 +26,7 @@ interface MessageRow {
   readonly attachments: string
   readonly status: Conversation.MessageStatus
   readonly created_at: string
+  readonly trace_id: string | null
 }
 
 /**
@@ -45,6 +46,7 @@ interface TurnRow {
   readonly attachments: string
   readonly status: Conversation.MessageStatus
   readonly created_at: string
+  readonly trace_id: string | null
 }
 
 const toConversation = (row: ConversationRow) =>
@@ -67,7 +69,8 @@ const toMessage = (row: MessageRow) =>
     content: row.content,
     attachments: (JSON.parse(row.attachments) as Array<Conversation.Attachment>).map((a) => new Conversation.Attachment(a, trusted)),
     timestamp: timeOf(row.created_at),
-    status: row.status
+    status: row.status,
+    trace_id: row.trace_id
   }, trusted)
 
 /**
@@ -87,7 +90,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
   const select = sql.literal(`SELECT c.id, c.deployment_id, c.owner_id, c.title, c.created_at, c.updated_at, c.user_messages,
       c.terminal, (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.status = 'streaming') AS streaming
     FROM conversations c`)
-  const messageColumns = sql.literal("id, conversation_id, role, content, attachments, status, created_at")
+  const messageColumns = sql.literal("id, conversation_id, role, content, attachments, status, created_at, trace_id")
 
   const find = (id: Conversation.ConversationId) =>
     sql<ConversationRow>`${select} WHERE c.id = ${id}`.pipe(
@@ -124,6 +127,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       attachments: JSON.stringify(message.attachments),
       status: message.status,
       client_message_id: Option.getOrNull(clientMessageId),
+      trace_id: message.trace_id,
       created_at: at,
       updated_at: at,
       lease_owner: lease?.owner ?? null,
@@ -184,7 +188,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
         ? sql`(SELECT COUNT(*) FROM messages s WHERE s.conversation_id = c.id AND s.status = 'streaming')`
         : sql.literal("0")
       const [row] = yield* sql<TurnRow>`SELECT c.owner_id, c.deployment_id, c.user_messages, c.terminal,
-          ${streaming} AS streaming, m.id AS earlier_id, m.role, m.content, m.attachments, m.status, m.created_at
+          ${streaming} AS streaming, m.id AS earlier_id, m.role, m.content, m.attachments, m.status, m.created_at, m.trace_id
         FROM conversations c
         LEFT JOIN messages m ON m.conversation_id = c.id AND m.client_message_id = ${Option.getOrNull(turn.client_message_id)}
         WHERE c.id = ${turn.conversation_id} ${lockRow}`

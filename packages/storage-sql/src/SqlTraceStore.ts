@@ -4,8 +4,8 @@
  * the key of `trace_spans`.
  */
 import { SqlClient } from "@effect/sql"
-import { Ids, Ports, Trace } from "@hosting/core"
-import { Array as Arr, Effect, Layer, Option } from "effect"
+import { Ids, Ports, Trace, TraceStats } from "@hosting/core"
+import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface TraceRow {
@@ -20,7 +20,14 @@ interface TraceRow {
   readonly input: string
   readonly output: string
   readonly started_at: string
+  readonly model: string | null
+  readonly input_tokens: number | string | null
+  readonly output_tokens: number | string | null
 }
+
+/** The columns of a trace row as `toRecord` reads them. */
+const traceColumns =
+  "publisher_id, agent_name, account_id, owner_id, trace_id, name, status, latency_ms, input, output, started_at, model, input_tokens, output_tokens"
 
 const toRecord = (row: TraceRow) =>
   new Trace.TraceRecord({
@@ -34,7 +41,11 @@ const toRecord = (row: TraceRow) =>
     latency_ms: Number(row.latency_ms),
     input: row.input,
     output: row.output,
-    timestamp: timeOf(row.started_at)
+    timestamp: timeOf(row.started_at),
+    model: row.model,
+    usage: row.input_tokens === null || row.output_tokens === null
+      ? null
+      : { input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) }
   }, trusted)
 
 interface SpanRow {
@@ -91,6 +102,13 @@ const spanRow = (span: Trace.SpanRecord) => ({
   events: JSON.stringify(span.events.map((e) => ({ name: e.name, timestamp: timeText(e.timestamp), attributes: e.attributes })))
 })
 
+/** Which trace: its agent and id. */
+interface TraceKey {
+  readonly publisher_id: string
+  readonly agent_name: string
+  readonly trace_id: string
+}
+
 /** Spans per statement: 14 parameters each, within the bound parameters of SQLite and Postgres. */
 const spansPerStatement = 1000
 
@@ -112,17 +130,65 @@ const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
     sql.or([sql`owner_id IS NULL`, sql`owner_id = ${q.viewer}`]),
     ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
     ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
-    ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`))
+    ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`)),
+    ...Option.toArray(Option.map(q.model, (model) => sql`model = ${model}`))
   ])
+
+/** The filters of a query and its cursor: the traces after the cursor's in the listing's order. */
+const pageWhereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
+  Option.match(q.after, {
+    onNone: () => whereOf(sql, q),
+    onSome: (after) => {
+      const at = timeText(after.timestamp)
+      return sql.and([
+        whereOf(sql, q),
+        sql.or([sql`started_at < ${at}`, sql.and([sql`started_at = ${at}`, sql`trace_id < ${after.trace_id}`])])
+      ])
+    }
+  })
 
 /** One page of traces, newest first (exported so that tests can check the plan uses the index). */
 export const pageStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
-  sql<TraceRow>`SELECT publisher_id, agent_name, account_id, owner_id, trace_id, name, status, latency_ms, input, output, started_at
-    FROM traces WHERE ${whereOf(sql, q)} ORDER BY started_at DESC, trace_id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+  sql<TraceRow>`SELECT ${sql.literal(traceColumns)}
+    FROM traces WHERE ${pageWhereOf(sql, q)} ORDER BY started_at DESC, trace_id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
 
 /** How many traces match the filters. */
 export const countStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
   sql<{ readonly total: number | string }>`SELECT COUNT(*) AS total FROM traces WHERE ${whereOf(sql, q)}`
+
+/**
+ * The figures of each bucket in one statement, in both dialects: the
+ * buckets' bounds as a VALUES list (times are ISO 8601 text, which sorts as
+ * time), each visible trace numbered by latency within its bucket, and the
+ * nearest-rank percentiles read at ranks ceil(n/2) and ceil(95n/100) in
+ * integer arithmetic. Buckets without traces have no row.
+ */
+export const statsStatement = (sql: SqlClient.SqlClient, q: TraceStats.StatsQuery) => {
+  const buckets = sql.csv(q.bounds.map((b, i) => sql`(${sql.literal(String(i))}, ${timeText(b.start)}, ${timeText(b.end)})`))
+  const visible = whereOf(sql, {
+    ...q,
+    start: Option.none(),
+    end: Option.none(),
+    status: Option.none(),
+    model: Option.none(),
+    after: Option.none(),
+    limit: 0,
+    offset: 0
+  })
+  return sql<{ i: number | string; n: number | string; errors: number | string; p50: number | string; p95: number | string }>`
+    WITH b (i, lo, hi) AS (VALUES ${buckets}),
+    r AS (
+      SELECT b.i AS i, t.latency_ms AS latency, t.status AS status,
+        ROW_NUMBER() OVER (PARTITION BY b.i ORDER BY t.latency_ms) AS rn,
+        COUNT(*) OVER (PARTITION BY b.i) AS n
+      FROM b JOIN traces t ON t.started_at >= b.lo AND t.started_at < b.hi
+      WHERE ${visible}
+    )
+    SELECT i, MAX(n) AS n, SUM(CASE WHEN status = 'error' THEN 1 ELSE 0 END) AS errors,
+      MIN(CASE WHEN rn >= (50 * n + 99) / 100 THEN latency END) AS p50,
+      MIN(CASE WHEN rn >= (95 * n + 99) / 100 THEN latency END) AS p95
+    FROM r GROUP BY i ORDER BY i`
+}
 
 export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -146,14 +212,53 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
     }
       ON CONFLICT (publisher_id, agent_name, trace_id) DO UPDATE SET account_id = excluded.account_id, owner_id = excluded.owner_id, name = excluded.name,
         status = excluded.status, latency_ms = excluded.latency_ms, input = excluded.input, output = excluded.output,
-        started_at = excluded.started_at`
+        started_at = excluded.started_at
+      WHERE traces.account_id = excluded.account_id AND COALESCE(traces.owner_id, '') = COALESCE(excluded.owner_id, '')`
 
-  // One statement is atomic by itself: only traces that take several need a transaction around them.
+  /** The traces of `keys`, grouped by agent, in groups of at most `rowsPerStatement` ids. */
+  const byAgent = (keys: ReadonlyArray<TraceKey>) => {
+    const groups = new Map<string, { publisher_id: string; agent_name: string; ids: Set<string> }>()
+    for (const key of keys) {
+      const agent = `${key.publisher_id}\u0000${key.agent_name}`
+      let group = groups.get(agent)
+      if (group === undefined) groups.set(agent, group = { publisher_id: key.publisher_id, agent_name: key.agent_name, ids: new Set() })
+      group.ids.add(key.trace_id)
+    }
+    return [...groups.values()].flatMap((g) => Arr.chunksOf([...g.ids], rowsPerStatement).map((ids) => ({ ...g, ids })))
+  }
+
+  /**
+   * Keeps on each trace row of `keys` the model and usage of its stored spans
+   * (`Trace.summaryOf`): one read per agent, an update per trace that has spans.
+   */
+  const refresh = (keys: ReadonlyArray<TraceKey>) =>
+    Effect.forEach(byAgent(keys), (group) =>
+      Effect.gen(function*() {
+        const rows = yield* sql<SpanRow>`SELECT * FROM trace_spans
+          WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name} AND ${sql.in("trace_id", group.ids)}`
+        const spans = new Map<string, Array<Trace.SpanRecord>>()
+        for (const row of rows) {
+          const held = spans.get(row.trace_id)
+          if (held === undefined) spans.set(row.trace_id, [toSpan(row)])
+          else held.push(toSpan(row))
+        }
+        for (const [traceId, held] of spans) {
+          const { model, usage } = Trace.summaryOf(held)
+          yield* sql`UPDATE traces SET model = ${model}, input_tokens = ${usage?.input_tokens ?? null},
+              output_tokens = ${usage?.output_tokens ?? null}
+            WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name} AND trace_id = ${traceId}`
+        }
+      }), { discard: true })
+
+  // The rows and their summaries land together.
   const append = (records: ReadonlyArray<Trace.TraceRecord>) => {
     const batches = Arr.chunksOf(lastOfEach(records), rowsPerStatement)
     if (batches.length === 0) return Effect.void
-    const writes = batches.length === 1 ? insert(batches[0]!) : Effect.forEach(batches, insert, { discard: true }).pipe(sql.withTransaction)
-    return writes.pipe(Effect.asVoid, storageError("SqlTraceStore.append"))
+    return Effect.forEach(batches, insert, { discard: true }).pipe(
+      Effect.zipRight(refresh(records)),
+      sql.withTransaction,
+      storageError("SqlTraceStore.append")
+    )
   }
 
   /** A batch of spans in one statement; a stored span with the id of one of them is replaced. */
@@ -183,12 +288,12 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
       const last = [...new Map(spans.map((span) => [`${Trace.spanTraceKey(span)}\u0000${span.span_id}`, span])).values()]
       const kept = Trace.withinSpanBound(yield* storedIds(last), last)
       for (const batch of Arr.chunksOf(kept, spansPerStatement)) yield* insertSpans(batch)
+      yield* refresh(kept)
     }).pipe(sql.withTransaction, storageError("SqlTraceStore.appendSpans"))
 
   const find = (lookup: Trace.TraceLookup) =>
     lookup.account_ids.length === 0 ? Effect.succeed(Option.none()) : Effect.gen(function*() {
-      const [row] = yield* sql<TraceRow>`SELECT publisher_id, agent_name, account_id, owner_id, trace_id, name, status, latency_ms,
-          input, output, started_at
+      const [row] = yield* sql<TraceRow>`SELECT ${sql.literal(traceColumns)}
         FROM traces WHERE ${
         sql.and([
           sql`publisher_id = ${lookup.publisher_id}`,
@@ -212,7 +317,47 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
         storageError("SqlTraceStore.query")
       )
 
-  return Ports.TraceStore.of({ append, appendSpans, find, query })
+  /** Deletes the traces of `keys` and their spans. */
+  const remove = (keys: ReadonlyArray<TraceKey>) =>
+    Effect.forEach(byAgent(keys), (group) =>
+      Effect.zipRight(
+        sql`DELETE FROM trace_spans WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name}
+          AND ${sql.in("trace_id", group.ids)}`,
+        sql`DELETE FROM traces WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name}
+          AND ${sql.in("trace_id", group.ids)}`
+      ), { discard: true })
+
+  const sweep = (before: DateTime.Utc, max: number) =>
+    Effect.gen(function*() {
+      const cutoff = timeText(before)
+      const old = yield* sql<TraceKey>`SELECT publisher_id, agent_name, trace_id FROM traces
+        WHERE started_at < ${cutoff} ORDER BY started_at LIMIT ${max}`
+      // Spans whose root never came (or whose trace is gone) age out by their own start.
+      const orphans = yield* sql<TraceKey>`SELECT DISTINCT s.publisher_id, s.agent_name, s.trace_id FROM trace_spans s
+        WHERE s.started_at < ${cutoff} AND NOT EXISTS (SELECT 1 FROM traces t
+          WHERE t.publisher_id = s.publisher_id AND t.agent_name = s.agent_name AND t.trace_id = s.trace_id)
+        LIMIT ${max}`
+      yield* remove([...old, ...orphans])
+      return old.length + orphans.length
+    }).pipe(sql.withTransaction, storageError("SqlTraceStore.sweep"))
+
+  const stats = (q: TraceStats.StatsQuery) =>
+    q.account_ids.length === 0 || q.bounds.length === 0
+      ? Effect.succeed(q.bounds.map(() => TraceStats.figuresOf([])))
+      : statsStatement(sql, q).pipe(
+        Effect.map((rows) => {
+          const byBucket = new Map(rows.map((row) => [Number(row.i), row]))
+          return q.bounds.map((_, i): TraceStats.Figures => {
+            const row = byBucket.get(i)
+            return row === undefined
+              ? TraceStats.figuresOf([])
+              : { count: Number(row.n), errors: Number(row.errors), p50_ms: Number(row.p50), p95_ms: Number(row.p95) }
+          })
+        }),
+        storageError("SqlTraceStore.stats")
+      )
+
+  return Ports.TraceStore.of({ append, appendSpans, find, query, sweep, stats })
 })
 
 export const layer = Layer.effect(Ports.TraceStore, make)

@@ -37,6 +37,8 @@ describe("sqlite: migrations over older data", () => {
         start: Option.none(),
         end: Option.none(),
         status: Option.none(),
+        model: Option.none(),
+        after: Option.none(),
         limit: 50,
         offset: 0
       })

@@ -1,37 +1,69 @@
 /**
- * The traces listing is served by the (agent, time) index: SQLite's plan for
- * the page and the count searches `traces_agent_time` instead of scanning.
+ * Every query of the traces listing is served by an index (migrations
+ * 0004 and 0017): SQLite's plan for the page, the count, the page after a
+ * cursor and the stats of a window searches an index of `traces` for each
+ * filter (time, status, model) instead of scanning the table.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Ids } from "@hosting/core"
+import { Ids, Trace, TraceStats } from "@hosting/core"
 import { SqlTraceStore } from "@hosting/storage-sql"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { DateTime, Effect, Option } from "effect"
 
-describe("sqlite: traces index", () => {
+const base: Trace.TraceQuery = {
+  publisher_id: Ids.AccountId.make("acct-1"),
+  agent_name: Ids.AgentName.make("helper"),
+  account_ids: [Ids.AccountId.make("acct-1"), Ids.AccountId.make("acct-2")],
+  viewer: Ids.UserId.make("user-1"),
+  start: Option.some(DateTime.unsafeMake("2026-11-01T00:00:00Z")),
+  end: Option.some(DateTime.unsafeMake("2026-11-02T00:00:00Z")),
+  status: Option.none(),
+  model: Option.none(),
+  after: Option.none(),
+  limit: 50,
+  offset: 100
+}
+
+describe("sqlite: traces indexes", () => {
   it.layer(SqliteStorage.layer({ filename: ":memory:" }))((it) => {
-    it.effect("the page and count queries of a filtered listing search the traces_agent_time index", () =>
+    const planOf = (statement: { compile: () => readonly [string, ReadonlyArray<unknown>] }) =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const query = {
-          publisher_id: Ids.AccountId.make("acct-1"),
-          agent_name: Ids.AgentName.make("helper"),
-          account_ids: [Ids.AccountId.make("acct-1"), Ids.AccountId.make("acct-2")],
-          viewer: Ids.UserId.make("user-1"),
-          start: Option.some(DateTime.unsafeMake("2026-11-01T00:00:00Z")),
-          end: Option.some(DateTime.unsafeMake("2026-11-02T00:00:00Z")),
-          status: Option.some("error" as const),
-          limit: 50,
-          offset: 100
+        const [text, params] = statement.compile()
+        const plan = yield* sql.unsafe<{ readonly detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
+        return plan.map((row) => row.detail).join("\n")
+      })
+
+    it.effect("the page and count of each filter, and the page after a cursor, search an index of traces", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const shapes: ReadonlyArray<readonly [string, Trace.TraceQuery, RegExp]> = [
+          ["time", base, /USING (COVERING )?INDEX traces_agent_time/],
+          ["status", { ...base, status: Option.some("error") }, /USING (COVERING )?INDEX traces_agent_(status_)?time/],
+          ["model", { ...base, model: Option.some("m-1") }, /USING (COVERING )?INDEX traces_agent_model_time/],
+          [
+            "cursor",
+            { ...base, offset: 0, after: Option.some({ timestamp: DateTime.unsafeMake("2026-11-01T12:00:00Z"), trace_id: "t-1" }) },
+            /USING (COVERING )?INDEX traces_agent_time/
+          ]
+        ]
+        for (const [name, query, index] of shapes) {
+          for (const statement of [SqlTraceStore.pageStatement(sql, query), SqlTraceStore.countStatement(sql, query)]) {
+            const details = yield* planOf(statement)
+            expect([name, details]).toEqual([name, expect.stringMatching(index)])
+            expect(details).not.toMatch(/SCAN traces(?! USING)/)
+          }
         }
-        for (const statement of [SqlTraceStore.pageStatement(sql, query), SqlTraceStore.countStatement(sql, query)]) {
-          const [text, params] = statement.compile()
-          const plan = yield* sql.unsafe<{ readonly detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
-          const details = plan.map((row) => row.detail).join("\n")
-          expect(details).toContain("USING INDEX traces_agent_time")
-          expect(details).not.toMatch(/SCAN traces(?! USING)/)
-        }
+      }))
+
+    it.effect("the stats of a window search the agent's time index once per bucket", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const { bounds } = TraceStats.boundsOf(DateTime.unsafeMake("2026-11-01T00:00:00Z"), DateTime.unsafeMake("2026-11-02T00:00:00Z"), 24)
+        const details = yield* planOf(SqlTraceStore.statsStatement(sql, { ...base, bounds }))
+        expect(details).toMatch(/SEARCH t USING INDEX traces_agent_time/)
+        expect(details).not.toMatch(/SCAN t(?! USING)/)
       }))
   })
 })

@@ -4,7 +4,7 @@
  * suite as the SQL adapters. Transactions run one at a time and restore a
  * snapshot when they fail.
  */
-import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, Secret, type Token, Trace, Turn } from "@hosting/core"
+import { Account, Agent, Conversation, Deployment, Event, File, Ids, Ports, Secret, type Token, Trace, TraceStats, Turn } from "@hosting/core"
 import { Context, DateTime, Effect, Exit, FiberRef, Layer, Option, type Redacted } from "effect"
 
 interface State {
@@ -767,17 +767,62 @@ export const make = Effect.gen(function*() {
   })
 
   const traceKey = (t: { readonly publisher_id: string; readonly agent_name: string; readonly trace_id: string }) => Trace.spanTraceKey(t)
+  /** Keeps on the trace of `key` the model and usage of its stored spans, as the SQL store does. */
+  const refresh = (key: string) => {
+    const trace = state.traces.get(key)
+    const spans = [...(state.spans.get(key)?.values() ?? [])]
+    if (trace !== undefined && spans.length > 0) state.traces.set(key, new Trace.TraceRecord({ ...trace, ...Trace.summaryOf(spans) }))
+  }
   const traces = Ports.TraceStore.of({
-    append: (records) => Effect.sync(() => records.forEach((t) => state.traces.set(traceKey(t), t))),
+    append: (records) =>
+      Effect.sync(() =>
+        records.forEach((t) => {
+          const stored = state.traces.get(traceKey(t))
+          if (stored !== undefined && !Trace.sameAudience(stored, t)) return
+          // The summary is the store's: kept from the stored row until the spans say otherwise.
+          state.traces.set(traceKey(t), new Trace.TraceRecord({ ...t, model: stored?.model ?? null, usage: stored?.usage ?? null }))
+          refresh(traceKey(t))
+        })
+      ),
     appendSpans: (spans) =>
       Effect.sync(() => {
         const stored = new Map([...state.spans].map(([key, held]) => [key, new Set(held.keys())]))
+        const touched = new Set<string>()
         for (const span of Trace.withinSpanBound(stored, spans)) {
           const key = Trace.spanTraceKey(span)
           let held = state.spans.get(key)
           if (held === undefined) state.spans.set(key, held = new Map())
           held.set(span.span_id, span)
+          touched.add(key)
         }
+        touched.forEach(refresh)
+      }),
+    stats: (q) =>
+      Effect.sync(() => {
+        const visible = [...state.traces.values()].filter((t) =>
+          t.publisher_id === q.publisher_id && t.agent_name === q.agent_name && q.account_ids.includes(t.account_id) &&
+          unlessNone(t.owner_id, (owner) => owner === q.viewer)
+        )
+        return q.bounds.map((b) =>
+          TraceStats.figuresOf(visible.filter((t) => millis(t.timestamp) >= millis(b.start) && millis(t.timestamp) < millis(b.end)))
+        )
+      }),
+    sweep: (before, max) =>
+      Effect.sync(() => {
+        const old = [...state.traces.entries()]
+          .filter(([, t]) => millis(t.timestamp) < millis(before))
+          .sort(([, a], [, b]) => millis(a.timestamp) - millis(b.timestamp))
+          .slice(0, max)
+          .map(([key]) => key)
+        const orphans = [...state.spans.entries()]
+          .filter(([key, held]) => !state.traces.has(key) && [...held.values()].some((s) => millis(s.start_time) < millis(before)))
+          .slice(0, max)
+          .map(([key]) => key)
+        for (const key of [...old, ...orphans]) {
+          state.traces.delete(key)
+          state.spans.delete(key)
+        }
+        return old.length + orphans.length
       }),
     find: (lookup) =>
       Effect.sync(() => {
@@ -796,10 +841,19 @@ export const make = Effect.gen(function*() {
             unlessNone(t.owner_id, (owner) => owner === q.viewer) &&
             unlessNone(q.start, (start) => millis(t.timestamp) >= millis(start)) &&
             unlessNone(q.end, (end) => millis(t.timestamp) <= millis(end)) &&
-            unlessNone(q.status, (status) => t.status === status)
+            unlessNone(q.status, (status) => t.status === status) &&
+            unlessNone(q.model, (model) => t.model === model)
           )
           .sort((a, b) => byTimeDesc(a.timestamp, b.timestamp) || (a.trace_id < b.trace_id ? 1 : a.trace_id > b.trace_id ? -1 : 0))
-        return { traces: matching.slice(q.offset, q.offset + q.limit), total: matching.length }
+        const page = Option.match(q.after, {
+          onNone: () => matching,
+          onSome: (after) =>
+            matching.filter((t) =>
+              millis(t.timestamp) < millis(after.timestamp) ||
+              (millis(t.timestamp) === millis(after.timestamp) && t.trace_id < after.trace_id)
+            )
+        })
+        return { traces: page.slice(q.offset, q.offset + q.limit), total: matching.length }
       })
   })
 

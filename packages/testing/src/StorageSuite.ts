@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Account, Agent, Conversation, Deployment, File, Ids, Ports, Secret, Trace } from "@hosting/core"
 import { DateTime, Effect, Layer, Option, Redacted } from "effect"
+import * as TraceStoreSuite from "./TraceStoreSuite.js"
 
 /** What the suite needs: every storage port. */
 export type StoragePorts = Ports.StoragePorts
@@ -59,6 +60,7 @@ const buildOf = (agent: Agent.AgentRecord, buildId: string, registeredAt: string
 
 /** Runs the storage contract against a layer providing every storage port. */
 export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
+  TraceStoreSuite.run(name, layer)
   describe(`storage contract: ${name}`, () => {
     it.layer(layer, { timeout: 30_000 })((it) => {
       describe("AccountStore", () => {
@@ -970,7 +972,15 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(all.map((m) => m.message_id)).toEqual([turn.message.message_id, turn.reply.message_id])
             expect(contentsOf(all)).toEqual([["user", "hi", "complete"], ["assistant", "", "streaming"]])
             expect(all[0]!.attachments.map((a) => a.filename)).toEqual(["a.txt"])
+            expect(all.map((m) => m.trace_id)).toEqual([null, null])
             expect(Option.getOrThrow(yield* store.latestReply(id)).message_id).toBe(turn.reply.message_id)
+            // A reply carries the trace of its turn, through every read.
+            const traced = turnOf({ id, deployment, owner: user.id }, "again", "2026-11-01T10:02:00.000Z")
+            const traceId = "0af7651916cd43dd8448eb211c80319c"
+            yield* store.startTurn({ ...traced, reply: new Conversation.Message({ ...traced.reply, trace_id: traceId }) })
+            yield* store.updateMessage(traced.reply.message_id, "done", "complete", at("2026-11-01T10:02:01.000Z"))
+            expect((yield* store.messages(id)).map((m) => m.trace_id)).toEqual([null, null, null, traceId])
+            expect(Option.getOrThrow(yield* store.latestReply(id)).trace_id).toBe(traceId)
             expect(Option.isNone(yield* store.find(Conversation.ConversationId.make(globalThis.crypto.randomUUID())))).toBe(true)
           }))
 
@@ -1284,6 +1294,8 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
               start: Option.none(),
               end: Option.none(),
               status: Option.none(),
+              model: Option.none(),
+              after: Option.none(),
               limit: 50,
               offset: 0,
               ...extra
@@ -1371,9 +1383,17 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(yield* seenBy(Ids.UserId.make(uniqueName("carol")))).toEqual([1, ["t-shared"]])
             const [read] = (yield* query(publisher, agentName, [publisher], { viewer: alice, status: Option.some("ok"), limit: 1, offset: 1 })).traces
             expect(read?.owner_id).toEqual(Option.some(alice))
-            // Stored again (an exporter's retry), a trace takes the visibility it is stored with.
-            yield* store.append([new Trace.TraceRecord({ ...mine, owner_id: Option.some(bob) })])
-            expect(yield* seenBy(alice)).toEqual([1, ["t-shared"]])
+            // Stored again for the same owner (an exporter's retry), a trace is replaced...
+            yield* store.append([new Trace.TraceRecord({ ...mine, output: "retried" })])
+            expect((yield* query(publisher, agentName, [publisher], { viewer: alice })).traces.find((t) => t.trace_id === "t-alice")?.output)
+              .toBe("retried")
+            // ...but one stored for another owner or account (an agent's root span in a chat turn's trace) replaces nothing.
+            yield* store.append([new Trace.TraceRecord({ ...mine, owner_id: Option.some(bob), output: "taken" })])
+            yield* store.append([new Trace.TraceRecord({ ...mine, owner_id: Option.none(), output: "taken" })])
+            expect(yield* seenBy(alice)).toEqual([2, ["t-shared", "t-alice"]])
+            expect(yield* seenBy(bob)).toEqual([2, ["t-shared", "t-bob"]])
+            expect((yield* query(publisher, agentName, [publisher], { viewer: alice })).traces.find((t) => t.trace_id === "t-alice")?.output)
+              .toBe("retried")
           }))
 
         const spanOf = (publisher: Account.Account, agentName: Ids.AgentName, traceId: string, spanId: string, parent: string | null, second = 0) =>

@@ -1,14 +1,18 @@
 /**
- * An agent's traces: a table filtered by status and time window, a page at
- * a time (newest first), the latency of the page's traces over time, and the
- * error rate of the whole window. The filters live in the address, so a view
- * can be shared and the back button pages back.
+ * An agent's traces: a table filtered by status, model and time window, a
+ * page at a time (newest first), each trace opening its span waterfall; the
+ * latency of the page's traces over time, the error rate of the whole
+ * window, and the server's p50, p95 and error rate per bucket over the
+ * window (the last day before the newest trace when none is chosen). The
+ * filters live in the address, so a view can be shared and the back button
+ * pages back.
  */
 import { DateTime } from "effect"
 import { useEffect, useState } from "preact/hooks"
 import * as id from "../api/ids"
 import { call } from "../api/runtime"
 import { LatencyChart } from "../components/LatencyChart"
+import { StatsChart } from "../components/StatsChart"
 import { Badge, ErrorNotice, Loading, PageHeading, TableWrap, When } from "../components/ui"
 import { useResource } from "../hooks"
 import { Link, navigate, pathOf } from "../router"
@@ -17,6 +21,7 @@ const pageSizes = [10, 20, 50, 100] as const
 
 interface Filters {
   readonly status: "" | "ok" | "error"
+  readonly model: string
   /** RFC 3339, or empty. */
   readonly start: string
   readonly end: string
@@ -29,6 +34,7 @@ const readFilters = (query: URLSearchParams): Filters => {
   const limit = Number.parseInt(query.get("limit") ?? "", 10)
   return {
     status: status === "ok" || status === "error" ? status : "",
+    model: (query.get("model") ?? "").slice(0, 256),
     start: query.get("start") ?? "",
     end: query.get("end") ?? "",
     limit: pageSizes.includes(limit as (typeof pageSizes)[number]) ? limit : 20,
@@ -39,6 +45,7 @@ const readFilters = (query: URLSearchParams): Filters => {
 const addressOf = (account: string, name: string, filters: Filters) => {
   const params = new URLSearchParams()
   if (filters.status !== "") params.set("status", filters.status)
+  if (filters.model !== "") params.set("model", filters.model)
   if (filters.start !== "") params.set("start", filters.start)
   if (filters.end !== "") params.set("end", filters.end)
   if (filters.limit !== 20) params.set("limit", String(filters.limit))
@@ -68,15 +75,17 @@ const clip = (text: string, max = 80) => (text.length > max ? `${text.slice(0, m
 export const TracesPage = ({ account, name, query }: { readonly account: string; readonly name: string; readonly query: URLSearchParams }) => {
   const filters = readFilters(query)
   const [status, setStatus] = useState(filters.status)
+  const [model, setModel] = useState(filters.model)
   const [start, setStart] = useState(toLocalInput(filters.start))
   const [end, setEnd] = useState(toLocalInput(filters.end))
   const [limit, setLimit] = useState(filters.limit)
   useEffect(() => {
     setStatus(filters.status)
+    setModel(filters.model)
     setStart(toLocalInput(filters.start))
     setEnd(toLocalInput(filters.end))
     setLimit(filters.limit)
-  }, [filters.status, filters.start, filters.end, filters.limit])
+  }, [filters.status, filters.model, filters.start, filters.end, filters.limit])
 
   const path = { account: id.account(account), name: id.agent(name) }
   const from = instant(filters.start)
@@ -91,13 +100,30 @@ export const TracesPage = ({ account, name, query }: { readonly account: string;
             urlParams: {
               ...timeWindow,
               ...(filters.status === "" ? {} : { status: filters.status }),
+              ...(filters.model === "" ? {} : { model: filters.model }),
               limit: filters.limit,
               offset: filters.offset
             }
           }),
         signal
       ),
-    [account, name, filters.status, filters.start, filters.end, filters.limit, filters.offset]
+    [account, name, filters.status, filters.model, filters.start, filters.end, filters.limit, filters.offset]
+  )
+  // Percentiles and error rate per bucket, computed by the server over the window: the one chosen, else the
+  // day before the newest trace (so that a quiet agent's last traces still show).
+  const stats = useResource(
+    async (signal) => {
+      let window = from !== undefined && to !== undefined ? { start_time: from, end_time: to } : undefined
+      if (window === undefined) {
+        const newest = await call((client) => client.traces.list({ path, urlParams: { ...timeWindow, limit: 1 } }), signal)
+        const last = newest.traces[0]
+        const end = to ?? (last === undefined ? DateTime.unsafeNow() : last.timestamp)
+        window = { start_time: from ?? DateTime.subtract(end, { days: 1 }), end_time: end }
+      }
+      const answer = await call((client) => client.traces.stats({ path, urlParams: { ...window, buckets: 24 } }), signal)
+      return answer
+    },
+    [account, name, filters.start, filters.end]
   )
   // The error rate is of the whole window, whatever the status filter: two counts.
   const rate = useResource(
@@ -126,7 +152,7 @@ export const TracesPage = ({ account, name, query }: { readonly account: string;
         aria-label="Filter traces"
         onSubmit={(event) => {
           event.preventDefault()
-          go({ status, start: toRfc3339(start), end: toRfc3339(end), limit, offset: 0 })
+          go({ status, model: model.trim(), start: toRfc3339(start), end: toRfc3339(end), limit, offset: 0 })
         }}
       >
         <div class="fields">
@@ -137,6 +163,10 @@ export const TracesPage = ({ account, name, query }: { readonly account: string;
               <option value="ok">ok</option>
               <option value="error">error</option>
             </select>
+          </div>
+          <div>
+            <label for="trace-model">Model</label>
+            <input id="trace-model" type="text" maxLength={256} value={model} onInput={(event) => setModel(event.currentTarget.value)} />
           </div>
           <div>
             <label for="trace-start">From</label>
@@ -160,7 +190,7 @@ export const TracesPage = ({ account, name, query }: { readonly account: string;
           <button
             type="button"
             class="secondary"
-            onClick={() => navigate(addressOf(account, name, { status: "", start: "", end: "", limit: 20, offset: 0 }))}
+            onClick={() => navigate(addressOf(account, name, { status: "", model: "", start: "", end: "", limit: 20, offset: 0 }))}
           >
             Clear
           </button>
@@ -191,6 +221,16 @@ export const TracesPage = ({ account, name, query }: { readonly account: string;
           )}
         </section>
       </div>
+      <section aria-labelledby="stats-heading" class="card figure">
+        <h2 id="stats-heading">Latency percentiles and error rate</h2>
+        <p class="muted small">
+          {stats.data === undefined
+            ? "Computed by the server over the window."
+            : <>Computed by the server over the window, from <When value={stats.data.start_time} /> to <When value={stats.data.end_time} />.</>}
+        </p>
+        <ErrorNotice error={stats.error} />
+        {stats.data === undefined ? <Loading /> : <StatsChart titleId="stats-heading" buckets={stats.data.buckets} />}
+      </section>
       <section aria-labelledby="table-heading">
         <h2 id="table-heading">Traces</h2>
         {page.loading && data === undefined && <Loading />}
@@ -210,6 +250,8 @@ export const TracesPage = ({ account, name, query }: { readonly account: string;
                       <th scope="col">Name</th>
                       <th scope="col">Status</th>
                       <th scope="col" class="number">Latency</th>
+                      <th scope="col">Model</th>
+                      <th scope="col" class="number">Tokens in / out</th>
                       <th scope="col">Input</th>
                       <th scope="col">Output</th>
                       <th scope="col">Trace id</th>
@@ -226,10 +268,14 @@ export const TracesPage = ({ account, name, query }: { readonly account: string;
                           <Badge tone={trace.status === "ok" ? "ok" : "error"}>{trace.status}</Badge>
                         </td>
                         <td class="number nowrap">{trace.latency_ms.toFixed(1)} ms</td>
+                        <td>{trace.model ?? "—"}</td>
+                        <td class="number nowrap">{trace.usage === null ? "—" : `${trace.usage.input_tokens} / ${trace.usage.output_tokens}`}</td>
                         <td title={trace.input}>{clip(trace.input)}</td>
                         <td title={trace.output}>{clip(trace.output)}</td>
                         <td>
-                          <code class="trace-id">{trace.trace_id}</code>
+                          <Link href={pathOf("agents", account, name, "traces", trace.trace_id)}>
+                            <code class="trace-id">{trace.trace_id}</code>
+                          </Link>
                         </td>
                       </tr>
                     ))}

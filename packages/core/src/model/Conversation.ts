@@ -77,7 +77,13 @@ export class Message extends Schema.Class<Message>("Message")({
   content: Schema.String,
   attachments: Schema.Array(Attachment),
   timestamp: Schema.DateTimeUtc,
-  status: MessageStatus
+  status: MessageStatus,
+  /**
+   * The trace of the turn an assistant message answers (docs/observability.md
+   * "Traces of chat turns"); null for user messages, and for replies made
+   * while traces are off.
+   */
+  trace_id: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null })
 }) {}
 
 /** A conversation as stored. */

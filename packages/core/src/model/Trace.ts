@@ -4,7 +4,7 @@
  * The trace of a chat turn holds the conversation's text, so only the
  * conversation's owner sees it.
  */
-import { DateTime, Option, Schema } from "effect"
+import { DateTime, Either, Encoding, Option, Schema } from "effect"
 import { v7 as uuidV7 } from "uuid"
 import * as GenAi from "./GenAi.js"
 import { AccountId, AgentName, UserId } from "./Ids.js"
@@ -20,7 +20,10 @@ export const defaultPageSize = 50
 /** Characters of input and output a trace keeps; longer text is cut and ends with an ellipsis. */
 export const maxTextLength = 4096
 
-/** A trace as the API shows it (interface.md, Trace). */
+/**
+ * A trace as the API shows it (interface.md, Trace), with the model its spans
+ * name first and the tokens they used (`summaryOf`; null when none says).
+ */
 export class Trace extends Schema.Class<Trace>("Trace")({
   trace_id: Schema.String,
   name: Schema.String,
@@ -28,7 +31,9 @@ export class Trace extends Schema.Class<Trace>("Trace")({
   latency_ms: Schema.Number,
   input: Schema.String,
   output: Schema.String,
-  timestamp: Schema.DateTimeUtc
+  timestamp: Schema.DateTimeUtc,
+  model: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+  usage: Schema.optionalWith(Schema.NullOr(GenAi.Usage), { default: () => null })
 }) {}
 
 /**
@@ -49,6 +54,13 @@ export class TraceRecord extends Trace.extend<TraceRecord>("TraceRecord")({
   owner_id: Schema.OptionFromNullOr(UserId)
 }) {}
 
+/**
+ * Whether a trace may replace a stored one of the same id: both produced for
+ * the same account and the same owner (or both for none).
+ */
+export const sameAudience = (stored: TraceRecord, incoming: TraceRecord): boolean =>
+  stored.account_id === incoming.account_id && Option.getOrNull(stored.owner_id) === Option.getOrNull(incoming.owner_id)
+
 /** The API view of a stored trace. */
 export const toView = (record: TraceRecord): Trace =>
   new Trace({
@@ -58,7 +70,9 @@ export const toView = (record: TraceRecord): Trace =>
     latency_ms: record.latency_ms,
     input: record.input,
     output: record.output,
-    timestamp: record.timestamp
+    timestamp: record.timestamp,
+    model: record.model,
+    usage: record.usage
   })
 
 /** The most spans one trace keeps: spans past it (in this export or a later one) are refused. */
@@ -197,6 +211,16 @@ export const toDetail = (record: TraceRecord, spans: ReadonlyArray<SpanRecord>):
   return { ...toView(record), model: GenAi.modelOf(tree), usage: GenAi.usageOf(tree), spans: tree }
 }
 
+/**
+ * The model and token usage of a trace from its spans, as its detail shows
+ * them: what a store keeps on the trace's row for the listing.
+ */
+export const summaryOf = (spans: ReadonlyArray<SpanRecord>): { readonly model: string | null; readonly usage: GenAi.Usage | null } => {
+  if (spans.length === 0) return { model: null, usage: null }
+  const tree = spanTree(spans)
+  return { model: GenAi.modelOf(tree), usage: GenAi.usageOf(tree) }
+}
+
 /** The key of a span's trace among an export's agents: publisher, agent and trace id. */
 export const spanTraceKey = (span: { readonly publisher_id: string; readonly agent_name: string; readonly trace_id: string }) =>
   `${span.publisher_id}\u0000${span.agent_name}\u0000${span.trace_id}`
@@ -239,8 +263,39 @@ export interface TraceQuery {
   /** Inclusive upper bound of `timestamp`. */
   readonly end: Option.Option<DateTime.Utc>
   readonly status: Option.Option<TraceStatus>
+  /** Only traces whose model (the one their spans name first) is this. */
+  readonly model: Option.Option<string>
+  /** Only traces after this one in the listing's order (a keyset cursor). */
+  readonly after: Option.Option<TraceCursor>
   readonly limit: number
   readonly offset: number
+}
+
+/** Where a page of the listing ends: its last trace's start and id (the order is start, then id, both descending). */
+export interface TraceCursor {
+  readonly timestamp: DateTime.Utc
+  readonly trace_id: string
+}
+
+const cursorPrefix = "t1."
+const cursorTraceId = /^[A-Za-z0-9._-]{1,64}$/
+
+/** A cursor as the API gives it: opaque text (base64url). */
+export const encodeCursor = (cursor: TraceCursor): string =>
+  cursorPrefix + Encoding.encodeBase64Url(`${cursor.timestamp.epochMillis}:${cursor.trace_id}`)
+
+/** The cursor of a `cursor` parameter; None when it is not one this server gave. */
+export const decodeCursor = (text: string): Option.Option<TraceCursor> => {
+  if (!text.startsWith(cursorPrefix) || text.length > 200 || !/^[A-Za-z0-9_-]*$/.test(text.slice(cursorPrefix.length))) {
+    return Option.none()
+  }
+  const decoded = Encoding.decodeBase64UrlString(text.slice(cursorPrefix.length))
+  if (Either.isLeft(decoded)) return Option.none()
+  const match = /^(\d{1,15}):(.*)$/.exec(decoded.right)
+  if (match === null || !cursorTraceId.test(match[2]!)) return Option.none()
+  const millis = Number(match[1])
+  if (millis > 8_640_000_000_000_000) return Option.none()
+  return Option.some({ timestamp: DateTime.unsafeMake(millis), trace_id: match[2]! })
 }
 
 /** Who looks for one trace: the same visibility as a query's. */
@@ -286,3 +341,10 @@ export const timeOfNanos = (nanos: bigint): DateTime.Utc => DateTime.unsafeMake(
  * that an agent's new traces are stored next to each other.
  */
 export const newTraceId = (): string => uuidV7().replaceAll("-", "")
+
+/** A new random span id: 16 lowercase hex digits, not all zero (W3C Trace Context). */
+export const newSpanId = (): string => {
+  const bytes = globalThis.crypto.getRandomValues(new Uint8Array(8))
+  bytes[7] = bytes[7]! | 1
+  return Array.from(bytes, (b) => b.toString(16).padStart(2, "0")).join("")
+}

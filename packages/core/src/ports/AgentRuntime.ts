@@ -20,6 +20,12 @@ export interface Turn {
   readonly conversation: ConversationId
   readonly history: ReadonlyArray<Message>
   readonly message: Message
+  /**
+   * The W3C `traceparent` of the turn's trace (absent while traces are off):
+   * a runtime that calls the agent over HTTP sends it, so that the spans the
+   * agent exports for the turn land in the turn's trace.
+   */
+  readonly traceparent?: string | undefined
 }
 
 /**

@@ -15,7 +15,8 @@ import * as Members from "../internal/members.js"
  */
 export type ReplyEvent =
   | { readonly _tag: "Delta"; readonly message_id: MessageId; readonly offset: number; readonly delta: string; readonly at?: number }
-  | { readonly _tag: "Completed"; readonly message_id: MessageId; readonly content: string }
+  /** `trace_id`: the trace of the reply's turn (absent or null while traces are off). */
+  | { readonly _tag: "Completed"; readonly message_id: MessageId; readonly content: string; readonly trace_id?: string | null }
   | { readonly _tag: "Failed"; readonly message_id: MessageId; readonly error: string }
   /** A user asked to stop the reply; the process receiving it stops it (it may be another process). */
   | { readonly _tag: "CancelRequested"; readonly message_id: MessageId }

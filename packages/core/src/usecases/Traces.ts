@@ -3,16 +3,19 @@
  * by agents over OTLP. Chat records a trace per agent turn through the same
  * store (Chat.ts).
  */
-import { Context, type DateTime, Effect, Either, Option, Schema } from "effect"
+import { Cause, Context, DateTime, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
 import { AgentNotFound, InvalidRequest, PermissionDenied, TraceNotFound, TracesUnavailable } from "../model/Errors.js"
 import { AccountName, AgentName } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
 import * as Otlp from "../model/Otlp.js"
+import * as TraceStats from "../model/TraceStats.js"
 import { AccountStore, AgentStore, DeploymentStore, TraceStore, Transactor } from "../ports/Ports.js"
 import * as Policy from "../model/Policy.js"
 import type { Principal } from "../model/Principal.js"
 import {
+  decodeCursor,
   defaultPageSize,
+  encodeCursor,
   maxPageSize,
   maxSpansPerExport,
   maxSpansPerTrace,
@@ -28,19 +31,42 @@ import * as Tracing from "../runtime/Tracing.js"
 
 /** Settings of observability. */
 export class TracesConfig extends Context.Reference<TracesConfig>()("@hosting/core/TracesConfig", {
-  defaultValue: () => ({
-    /** `false` (HOSTING_TRACES=off): the routes answer 503 and chat records nothing. */
-    enabled: true
-  })
+  defaultValue: (): TracesSettings => ({ enabled: true, retentionDays: defaultRetentionDays })
 }) {}
+
+/** Settings of observability. */
+export interface TracesSettings {
+  /** `false` (HOSTING_TRACES=off): the routes answer 503 and chat records nothing. */
+  readonly enabled: boolean
+  /** Traces older than this many days are deleted by the sweep (HOSTING_TRACE_RETENTION_DAYS); 0 keeps them. */
+  readonly retentionDays?: number | undefined
+  /** How often the retention sweep runs (1 hour unless given). */
+  readonly sweepInterval?: Duration.DurationInput | undefined
+}
+
+/** Days a trace is kept when HOSTING_TRACE_RETENTION_DAYS is not set. */
+export const defaultRetentionDays = 30
+/** Traces the sweep deletes per statement batch, and the most batches of one round (the rest waits for the next). */
+const sweepBatch = 500
+const sweepRounds = 200
 
 /** Filters and page of a traces listing (interface.md, Observability). */
 export interface ListInput {
   readonly start_time?: DateTime.Utc | undefined
   readonly end_time?: DateTime.Utc | undefined
   readonly status?: TraceStatus | undefined
+  readonly model?: string | undefined
+  /** A `next_cursor` of an earlier page: the page after it. */
+  readonly cursor?: string | undefined
   readonly limit?: number | undefined
   readonly offset?: number | undefined
+}
+
+/** The window and buckets of `stats`. */
+export interface StatsInput {
+  readonly start_time: DateTime.Utc
+  readonly end_time: DateTime.Utc
+  readonly buckets?: number | undefined
 }
 
 /** What an export did: spans refused (with why) when some were taken. */
@@ -126,6 +152,13 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       if (input.start_time !== undefined && input.end_time !== undefined && input.start_time.epochMillis > input.end_time.epochMillis) {
         return yield* new InvalidRequest({ details: "start_time: must not be after end_time" })
       }
+      const after = input.cursor === undefined ? Option.none() : decodeCursor(input.cursor)
+      if (input.cursor !== undefined && Option.isNone(after)) {
+        return yield* new InvalidRequest({ details: "cursor: not a next_cursor this server gave" })
+      }
+      if (input.cursor !== undefined && offset > 0) {
+        return yield* new InvalidRequest({ details: "offset: cannot be combined with cursor (the cursor says where the page starts)" })
+      }
       const { mine, publisher } = yield* readable(principal, account, name)
       const page = yield* store.query({
         publisher_id: publisher.id,
@@ -135,10 +168,43 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
         start: Option.fromNullable(input.start_time),
         end: Option.fromNullable(input.end_time),
         status: Option.fromNullable(input.status),
-        limit,
+        model: Option.fromNullable(input.model),
+        after,
+        // One more than the page, to know whether a page follows.
+        limit: limit + 1,
         offset
       })
-      return { traces: page.traces.map(toView), total: page.total, limit, offset }
+      const traces = page.traces.slice(0, limit)
+      const last = traces.at(-1)
+      const next_cursor = page.traces.length > limit && last !== undefined
+        ? encodeCursor({ timestamp: last.timestamp, trace_id: last.trace_id })
+        : null
+      return { traces: traces.map(toView), total: page.total, limit, offset, next_cursor }
+    })
+
+    /**
+     * Latency percentiles and error rate over the window `[start_time,
+     * end_time]` cut into `buckets` (the traces the caller would list).
+     */
+    const stats = Tracing.fn("Traces.stats")(function*(principal: Principal, account: AccountName, name: AgentName, input: StatsInput) {
+      yield* available
+      const count = input.buckets ?? TraceStats.defaultBuckets
+      if (!Number.isInteger(count) || count < 1 || count > TraceStats.maxBuckets) {
+        return yield* new InvalidRequest({ details: `buckets: must be an integer from 1 to ${TraceStats.maxBuckets}` })
+      }
+      if (input.start_time.epochMillis > input.end_time.epochMillis) {
+        return yield* new InvalidRequest({ details: "start_time: must not be after end_time" })
+      }
+      const { mine, publisher } = yield* readable(principal, account, name)
+      const { bounds, width } = TraceStats.boundsOf(input.start_time, input.end_time, count)
+      const figures = yield* store.stats({ publisher_id: publisher.id, agent_name: name, account_ids: mine, viewer: principal.user.id, bounds })
+      const answer: TraceStats.TraceStats = {
+        start_time: input.start_time,
+        end_time: input.end_time,
+        bucket_ms: width,
+        buckets: bounds.map((b, i) => TraceStats.bucketOf(b, figures[i] ?? TraceStats.figuresOf([])))
+      }
+      return answer
     })
 
     /** Why the spans of one resource are refused, as an error of its own kind. */
@@ -232,6 +298,46 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       return result
     })
 
-    return { list, get, ingest } as const
+    /**
+     * Deletes the traces (and their spans) older than the retention, in
+     * batches of `sweepBatch`, at most `sweepRounds` of them; answers how
+     * many it deleted. Nothing while the retention is 0.
+     */
+    const sweep = Tracing.fn("Traces.sweep")(function*() {
+      const days = config.retentionDays ?? defaultRetentionDays
+      if (days <= 0) return 0
+      const before = DateTime.subtract(yield* DateTime.now, { days })
+      let removed = 0
+      for (let round = 0; round < sweepRounds; round++) {
+        const now = yield* store.sweep(before, sweepBatch)
+        removed += now
+        if (now === 0) break
+      }
+      return removed
+    })
+
+    return { list, get, stats, ingest, sweep } as const
   })
 }) {}
+
+/**
+ * Deletes the traces past their retention at start and then every
+ * `sweepInterval` of TracesConfig (1 hour by default), for the life of the
+ * layer; nothing while the retention is 0. A failed sweep is logged and the
+ * next one tries again.
+ */
+export const retentionSweep = Layer.scopedDiscard(
+  Effect.gen(function*() {
+    const traces = yield* Traces
+    const config = yield* TracesConfig
+    if (!config.enabled || (config.retentionDays ?? defaultRetentionDays) <= 0) return
+    yield* traces.sweep().pipe(
+      Effect.tap((removed) => removed > 0 ? Effect.logInfo(`traces: ${removed} traces past their retention deleted`) : Effect.void),
+      Effect.catchAllCause((cause) =>
+        Cause.isInterruptedOnly(cause) ? Effect.failCause(cause) : Effect.logWarning("traces: the retention sweep failed", cause)
+      ),
+      Effect.repeat(Schedule.spaced(Duration.decode(config.sweepInterval ?? Duration.hours(1)))),
+      Effect.forkScoped
+    )
+  })
+)

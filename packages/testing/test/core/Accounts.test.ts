@@ -217,7 +217,7 @@ describe("Fixtures", () => {
         const accountId = Option.getOrThrow(yield* (yield* Ports.AccountStore).findByName(Ids.AccountName.make(account))).id
         const page = yield* (yield* Ports.TraceStore).query({
           publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId], viewer: Ids.UserId.make(user),
-          start: Option.none(), end: Option.none(), status: Option.none(), limit: 10, offset: 0
+          start: Option.none(), end: Option.none(), status: Option.none(), model: Option.none(), after: Option.none(), limit: 10, offset: 0
         })
         expect(page.traces.map((t) => [t.trace_id, t.latency_ms, t.input, t.output])).toEqual([["t-1", 12.5, "hi", "hello"]])
         const ghost = StorageSuite.uniqueName("ghost")
@@ -228,7 +228,7 @@ describe("Fixtures", () => {
         expect(missing.message).toContain(ghost)
         expect((yield* (yield* Ports.TraceStore).query({
           publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId], viewer: Ids.UserId.make(user),
-          start: Option.none(), end: Option.none(), status: Option.none(), limit: 10, offset: 0
+          start: Option.none(), end: Option.none(), status: Option.none(), model: Option.none(), after: Option.none(), limit: 10, offset: 0
         })).total).toBe(1)
         const bad = yield* Effect.flip(Fixtures.decode({ traces: [{ agent: "acme/helper", status: "maybe" }] }))
         expect(bad.details).toContain("status")

@@ -21,6 +21,8 @@ const tracesOf = (accountId: Ids.AccountId, viewer: Ids.UserId, count: number) =
         start: Option.none(),
         end: Option.none(),
         status: Option.none(),
+        model: Option.none(),
+        after: Option.none(),
         limit: 50,
         offset: 0
       })

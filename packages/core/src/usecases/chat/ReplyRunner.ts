@@ -145,7 +145,8 @@ export const make = Effect.gen(function*() {
       reply.content += chunk
       bus.publish(reply.conversation, { _tag: "Delta", message_id: reply.message_id, offset, delta: chunk, at: Date.now() })
     }
-    const stream = (history: ReadonlyArray<Message>) => runtime.reply({ deployment, conversation: reply.conversation, history, message: turn }, delta)
+    const stream = (history: ReadonlyArray<Message>) =>
+      runtime.reply({ deployment, conversation: reply.conversation, history, message: turn, traceparent: reply.trace?.traceparent }, delta)
     // A cancel taken by another process arrives on the bus; this process stops the reply itself.
     const cancelRequests = Effect.gen(function*() {
       const requests = yield* ReplyBus.subscribe(bus, reply.conversation)
@@ -162,7 +163,12 @@ export const make = Effect.gen(function*() {
       yield* stream(history)
       yield* finish(reply, "complete")
       outcome = "ok"
-      yield* publish(reply.conversation, { _tag: "Completed", message_id: reply.message_id, content: reply.content })
+      yield* publish(reply.conversation, {
+        _tag: "Completed",
+        message_id: reply.message_id,
+        content: reply.content,
+        trace_id: reply.trace?.trace_id ?? null
+      })
     })
     const listening = config.sharedStorage
       ? Effect.scoped(Effect.zipRight(Effect.forkScoped(Effect.scoped(cancelRequests)), receive))
@@ -188,7 +194,10 @@ export const make = Effect.gen(function*() {
       (run) =>
         Effect.flatMap(Clock.currentTimeNanos, (now) => {
           startNanos = now
-          return run.pipe(Effect.ensuring(Effect.suspend(() => Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome), keepFlushing))))
+          const recorded = Effect.suspend(() =>
+            reply.trace === undefined ? keepFlushing : Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome, reply.trace), keepFlushing)
+          )
+          return run.pipe(Effect.ensuring(recorded))
         }),
       Effect.uninterruptible
     )
@@ -298,8 +307,10 @@ export const make = Effect.gen(function*() {
       entry.turns++
       starting.set(conversationId, entry)
       return Effect.gen(function*() {
+        // Decided here, in the request: while the server traces itself, the turn's trace is the request's.
+        const trace = yield* turnTraces.begin
         const outcome = yield* grouped.run(Effect.gen(function*() {
-          const { message, reply } = yield* turnMessages(ids, input)
+          const { message, reply } = yield* turnMessages(ids, input, trace?.trace_id ?? null)
           // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
           const turn = yield* conversations.startTurn({
             conversation_id: conversationId,
@@ -337,7 +348,8 @@ export const make = Effect.gen(function*() {
           flushing: undefined,
           turn: outcome.turn,
           cancelled: false,
-          done: yield* Deferred.make<void>()
+          done: yield* Deferred.make<void>(),
+          trace
         }
         const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
         // The replies of earlier turns that were streaming when this turn was stored: a queued reply waits for them.

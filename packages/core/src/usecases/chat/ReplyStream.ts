@@ -17,7 +17,14 @@ import { ChatConfig, failure } from "./ChatConfig.js"
 /** What the reply stream carries. Ids resume a stream: `<message_id>:<offset>` or `<message_id>:end`. */
 export type ReplyItem =
   | { readonly _tag: "Delta"; readonly id: string; readonly message_id: MessageId; readonly index: number; readonly delta: string }
-  | { readonly _tag: "Completed"; readonly id: string; readonly message_id: MessageId; readonly content: string }
+  | {
+    readonly _tag: "Completed"
+    readonly id: string
+    readonly message_id: MessageId
+    readonly content: string
+    /** The trace of the reply's turn (null while traces are off). */
+    readonly trace_id: string | null
+  }
   | { readonly _tag: "Failed"; readonly id: string; readonly message_id: MessageId; readonly error: string }
   | { readonly _tag: "Heartbeat" }
 
@@ -47,7 +54,13 @@ const snapshot = (latest: Option.Option<Message>, lastEventId: Option.Option<str
   if (from !== "end") {
     if (message.content.length > from) head.push(...deltaItem(message.message_id, message.content.length, from, message.content.slice(from)))
     if (message.status === "complete") {
-      head.push({ _tag: "Completed", id: `${message.message_id}:end`, message_id: message.message_id, content: message.content })
+      head.push({
+        _tag: "Completed",
+        id: `${message.message_id}:end`,
+        message_id: message.message_id,
+        content: message.content,
+        trace_id: message.trace_id
+      })
     } else if (message.status !== "streaming") {
       head.push({
         _tag: "Failed",
@@ -81,7 +94,13 @@ const translate = (event: ReplyBus.ReplyEvent, sent: Sent): ReadonlyArray<ReplyI
     }
     case "Completed":
       state.ended = true
-      return [{ _tag: "Completed", id: `${event.message_id}:end`, message_id: event.message_id, content: event.content }]
+      return [{
+        _tag: "Completed",
+        id: `${event.message_id}:end`,
+        message_id: event.message_id,
+        content: event.content,
+        trace_id: event.trace_id ?? null
+      }]
     case "Failed":
       state.ended = true
       return [{ _tag: "Failed", id: `${event.message_id}:end`, message_id: event.message_id, error: event.error }]

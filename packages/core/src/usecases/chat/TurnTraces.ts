@@ -8,13 +8,19 @@ import { Clock, Effect, Option } from "effect"
 import type { Message } from "../../model/Conversation.js"
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { UserId } from "../../model/Ids.js"
-import { latencyMs, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "../../model/Trace.js"
+import { latencyMs, newSpanId, newTraceId, timeOfNanos, TraceRecord, type TraceStatus, truncate } from "../../model/Trace.js"
 import { TraceStore } from "../../ports/Ports.js"
 import * as Tracing from "../../runtime/Tracing.js"
 import { TracesConfig } from "../Traces.js"
 
 /** Options for a record built here from values already checked: the schema does not check them again. */
 const built = { disableValidation: true } as const
+
+/** The trace a turn is recorded under, and the `traceparent` the agent is sent for it. */
+export interface TurnTrace {
+  readonly trace_id: string
+  readonly traceparent: string
+}
 
 /** Builds the batch for the life of the scope; register it before the replies whose traces it keeps, so that it closes after them. */
 export const make = Effect.gen(function*() {
@@ -35,21 +41,20 @@ export const make = Effect.gen(function*() {
 
   /**
    * Records the trace of one agent turn: `ok` when the reply completed or
-   * was cancelled by the user, `error` when it failed. Nothing while
-   * tracing is off.
+   * was cancelled by the user, `error` when it failed, under the trace
+   * `begin` gave it.
    */
   const record = (
     deployment: DeploymentRecord,
     turn: Message,
     reply: { readonly owner: UserId; readonly content: string },
     startNanos: bigint,
-    status: TraceStatus
+    status: TraceStatus,
+    trace: TurnTrace
   ) =>
     Effect.gen(function*() {
       if (!tracing.enabled) return
       const end = yield* Clock.currentTimeNanos
-      // While the server traces itself, the turn is stored under the trace its request started (or continued).
-      const traceId = yield* Tracing.currentTraceId
       const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
       pending.push(
         new TraceRecord({
@@ -57,7 +62,7 @@ export const make = Effect.gen(function*() {
           agent_name: deployment.agent_name,
           account_id: deployment.account_id,
           owner_id: Option.some(reply.owner),
-          trace_id: Option.getOrElse(traceId, newTraceId),
+          trace_id: trace.trace_id,
           name: "chat",
           status,
           latency_ms: latencyMs(startNanos, end),
@@ -68,5 +73,17 @@ export const make = Effect.gen(function*() {
       )
     })
 
-  return { record, write, waiting: () => pending.length > 0 } as const
+  /**
+   * The trace of a turn that starts: while the server traces itself, the
+   * trace its request started (or continued), else a new one, with a new
+   * span id for the turn as the parent of the agent's spans. None while
+   * tracing is off.
+   */
+  const begin: Effect.Effect<TurnTrace | undefined> = Effect.map(Tracing.currentTraceId, (own) => {
+    if (!tracing.enabled) return undefined
+    const trace_id = Option.getOrElse(own, newTraceId)
+    return { trace_id, traceparent: `00-${trace_id}-${newSpanId()}-01` }
+  })
+
+  return { begin, record, write, waiting: () => pending.length > 0 } as const
 })

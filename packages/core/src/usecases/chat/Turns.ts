@@ -9,6 +9,7 @@ import type { ConcurrentSend, DeploymentRecord } from "../../model/Deployment.js
 import type { UserId } from "../../model/Ids.js"
 import type { TurnStart } from "../../model/Turn.js"
 import type { IdGenerator } from "../../ports/Ports.js"
+import type { TurnTrace } from "./TurnTraces.js"
 
 /** Options for a record built here from values already checked: the schema does not check them again. */
 const built = { disableValidation: true } as const
@@ -54,14 +55,16 @@ export interface RunningReply {
   fiber?: Fiber.RuntimeFiber<void>
   /** Done once the reply's fiber ended, its last write stored (or given up). */
   readonly done: Deferred.Deferred<void>
+  /** The trace the turn is recorded under (none while traces are off). */
+  readonly trace: TurnTrace | undefined
 }
 
 /**
  * The user's message of a turn and its reply (empty, streaming), stamped
- * now. Built of checked values (the request's, the file store's, the
- * clock's): not checked again.
+ * now, the reply naming the turn's trace. Built of checked values (the
+ * request's, the file store's, the clock's): not checked again.
  */
-export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTurn) =>
+export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTurn, traceId: string | null) =>
   Effect.gen(function*() {
     const now = yield* DateTime.now
     const message = new Message({
@@ -78,7 +81,8 @@ export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTu
       content: "",
       attachments: [],
       timestamp: now,
-      status: "streaming"
+      status: "streaming",
+      trace_id: traceId
     }, built)
     return { message, reply }
   })
