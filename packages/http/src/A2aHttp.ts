@@ -19,9 +19,10 @@ import {
   type User
 } from "@a2a-js/sdk/server"
 import { A2aApi, HostingApi } from "@hosting/api"
-import { Chat, Conversation, type Deployment, Deployments, Principal } from "@hosting/core"
+import { Chat, Conversation, type Deployment, Deployments, Ports, Principal } from "@hosting/core"
 import { Cause, Deferred, Effect, Exit, Option, Runtime, Schema, Stream } from "effect"
 import * as ApiApp from "./ApiApp.js"
+import * as A2aTasks from "./A2aTasks.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
@@ -149,6 +150,14 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
     const deployments = yield* Deployments.Deployments
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromiseExit(runtime)
+    // Tasks in storage when the server keeps them (every process, after a restart), else in this process's memory.
+    const durable = yield* Effect.serviceOption(Ports.A2aTaskStore)
+    const ownerOf = (context: ServerCallContext) => (context.user?.isAuthenticated === true ? context.user.userName : undefined)
+    const taskStoreOf = (deploymentId: Deployment.DeploymentId) =>
+      Option.match(durable, {
+        onNone: () => new InMemoryTaskStore(),
+        onSome: (store) => A2aTasks.taskStoreFor(store, deploymentId, ownerOf, Runtime.runPromise(runtime))
+      })
 
     /** A task's conversation and caller, for a cancel. */
     const tasks = new Map<string, {
@@ -265,13 +274,30 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
       }
     })
 
+    /**
+     * A CancelTask of a stored task that runs on another process: its reply
+     * is cancelled here (the cancel reaches the process running it, as our
+     * cancel route's does), and the SDK then records the task cancelled. A
+     * task of this process is cancelled by its executor.
+     */
+    const cancelElsewhere = (principal: Principal.Principal, deploymentId: Deployment.DeploymentId, request: unknown) =>
+      Effect.gen(function*() {
+        if (Option.isNone(durable) || typeof request !== "object" || request === null) return
+        const { method, params } = request as { method?: unknown; params?: { id?: unknown } }
+        const taskId = params?.id
+        if (method !== "CancelTask" || typeof taskId !== "string" || tasks.has(taskId)) return
+        const found = yield* durable.value.find(deploymentId, principal.user.id, taskId)
+        if (Option.isNone(found) || !A2aTasks.isRunning(found.value) || !isConversationId(found.value.context_id)) return
+        yield* chat.cancel(principal, deploymentId, found.value.context_id)
+      }).pipe(Effect.ignore)
+
     /** One request handler per deployment (its tasks kept per caller), made at the first call. */
     const handlers_ = new Map<Deployment.DeploymentId, JsonRpcTransportHandler>()
     const transportFor = (deployment: Deployment.Deployment, agentUrl: string) => {
       let transport = handlers_.get(deployment.id)
       if (transport === undefined) {
         const card = AgentCard.fromJSON(agentCardJson(deployment, agentUrl))
-        transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, new InMemoryTaskStore(), executorFor(deployment.id)))
+        transport = new JsonRpcTransportHandler(new DefaultRequestHandler(card, taskStoreOf(deployment.id), executorFor(deployment.id)))
         handlers_.set(deployment.id, transport)
       }
       return transport
@@ -302,6 +328,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
           if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
           const transport = transportFor(deployment, agentUrlOf(request, path.deploymentId))
+          yield* cancelElsewhere(principal, deployment.id, parsed.right)
           const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
           if (Symbol.asyncIterator in answer) {
             // A failure of the stream (a task that does not exist) is the stream's last event, as a JSON-RPC error.

@@ -5,6 +5,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import * as SqlA2aTaskStore from "./SqlA2aTaskStore.js"
 
 /** A primary key that only grows, in the dialect's words. */
 const growingKey = (sql: SqlClient.SqlClient) =>
@@ -372,7 +373,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0013_deployment_settings": deploymentSettings,
   "0014_account_secrets": accountSecrets,
   "0015_rollout_status": rolloutStatus,
-  "0016_trace_spans": traceSpans
+  "0016_trace_spans": traceSpans,
+  "0017_a2a_tasks": SqlA2aTaskStore.migration
 }
 
 const table = "hosting_migrations"
