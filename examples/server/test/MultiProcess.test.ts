@@ -178,33 +178,6 @@ describe.skipIf(!available)(`example servers on one Postgres${available ? "" : `
     }
   })
 
-  it("when A dies mid-reply, B closes the reply as failed within 2 s, long before A's lease ends, keeping what arrived", async () => {
-    const conversation = crypto.randomUUID()
-    const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ")
-    const sent = await call(a, "POST", `${chatPath(conversation)}/messages`, "alice-token", { content: words })
-    expect(sent.status).toBe(200)
-    const stream = await openStream(`${b.baseUrl}${chatPath(conversation)}/stream`, "alice-token")
-    try {
-      await stream.until((e) => e.event === "message.delta")
-      // Let a flush reach storage, then kill A without a chance to clean up.
-      await new Promise((resolve) => setTimeout(resolve, 300))
-      const killedAt = Date.now()
-      a.child.kill("SIGKILL")
-      const failed = await stream.until((e) => e.event === "message.failed", 10_000)
-      expect(Date.now() - killedAt).toBeLessThan(2_000)
-      expect(failed.data.error).toContain("stopped")
-      const list = await call(b, "GET", "/deployments/dep-1/chat/conversations", "alice-token")
-      expect(list.body.conversations.find((c: any) => c.conversation_id === conversation).assistant_streaming).toBe(false)
-      const history = await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")
-      const reply = history.body.messages.at(-1)
-      expect(reply.status).toBe("failed")
-      expect(reply.content.length).toBeGreaterThan(0)
-      expect(words.startsWith(reply.content)).toBe(true)
-    } finally {
-      stream.close()
-    }
-  }, 30_000)
-
   it("A2A (issue 29): a task streaming on A is read by GetTask on B, and a CancelTask on B stops its reply on A; the task ends canceled", async () => {
     const rpc = (server: Running, body: unknown, signal?: AbortSignal) =>
       fetch(`${server.baseUrl}/deployments/dep-1/a2a`, {
@@ -245,10 +218,40 @@ describe.skipIf(!available)(`example servers on one Postgres${available ? "" : `
       const reply = (await history()).at(-1)
       expect(reply.status).toBe("cancelled")
       expect(reply.content.length).toBeLessThan(words.length)
-      const after = await (await rpc(a, { method: "GetTask", params: { id: taskId } })).json()
-      expect(after.result?.status?.state).toBe("TASK_STATE_CANCELED")
+      // A records the end of its task once its reply has ended: the task reads canceled there too, shortly.
+      const stateOnA = async () => (await (await rpc(a, { method: "GetTask", params: { id: taskId } })).json()).result?.status?.state
+      const until = Date.now() + 5_000
+      while ((await stateOnA()) !== "TASK_STATE_CANCELED" && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+      expect(await stateOnA()).toBe("TASK_STATE_CANCELED")
     } finally {
       controller.abort()
+    }
+  }, 30_000)
+
+  it("when A dies mid-reply, B closes the reply as failed within 2 s, long before A's lease ends, keeping what arrived", async () => {
+    const conversation = crypto.randomUUID()
+    const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ")
+    const sent = await call(a, "POST", `${chatPath(conversation)}/messages`, "alice-token", { content: words })
+    expect(sent.status).toBe(200)
+    const stream = await openStream(`${b.baseUrl}${chatPath(conversation)}/stream`, "alice-token")
+    try {
+      await stream.until((e) => e.event === "message.delta")
+      // Let a flush reach storage, then kill A without a chance to clean up.
+      await new Promise((resolve) => setTimeout(resolve, 300))
+      const killedAt = Date.now()
+      a.child.kill("SIGKILL")
+      const failed = await stream.until((e) => e.event === "message.failed", 10_000)
+      expect(Date.now() - killedAt).toBeLessThan(2_000)
+      expect(failed.data.error).toContain("stopped")
+      const list = await call(b, "GET", "/deployments/dep-1/chat/conversations", "alice-token")
+      expect(list.body.conversations.find((c: any) => c.conversation_id === conversation).assistant_streaming).toBe(false)
+      const history = await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")
+      const reply = history.body.messages.at(-1)
+      expect(reply.status).toBe("failed")
+      expect(reply.content.length).toBeGreaterThan(0)
+      expect(words.startsWith(reply.content)).toBe(true)
+    } finally {
+      stream.close()
     }
   }, 30_000)
 })

@@ -277,19 +277,29 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
     /**
      * A CancelTask of a stored task that runs on another process: its reply
      * is cancelled here (the cancel reaches the process running it, as our
-     * cancel route's does), and the SDK then records the task cancelled. A
-     * task of this process is cancelled by its executor.
+     * cancel route's does), and the answer is the task as that process
+     * records its end (within 5 s). `None`: the SDK answers (a task of this
+     * process, which its executor cancels; an unknown or ended one).
      */
     const cancelElsewhere = (principal: Principal.Principal, deploymentId: Deployment.DeploymentId, request: unknown) =>
       Effect.gen(function*() {
-        if (Option.isNone(durable) || typeof request !== "object" || request === null) return
+        if (Option.isNone(durable) || typeof request !== "object" || request === null) return Option.none<string>()
         const { method, params } = request as { method?: unknown; params?: { id?: unknown } }
         const taskId = params?.id
-        if (method !== "CancelTask" || typeof taskId !== "string" || tasks.has(taskId)) return
-        const found = yield* durable.value.find(deploymentId, principal.user.id, taskId)
-        if (Option.isNone(found) || !A2aTasks.isRunning(found.value) || !isConversationId(found.value.context_id)) return
-        yield* chat.cancel(principal, deploymentId, found.value.context_id)
-      }).pipe(Effect.ignore)
+        if (method !== "CancelTask" || typeof taskId !== "string" || tasks.has(taskId)) return Option.none<string>()
+        const store = durable.value
+        const found = yield* store.find(deploymentId, principal.user.id, taskId)
+        if (Option.isNone(found) || !A2aTasks.isRunning(found.value) || !isConversationId(found.value.context_id)) {
+          return Option.none<string>()
+        }
+        yield* Effect.ignore(chat.cancel(principal, deploymentId, found.value.context_id))
+        for (let wait = 0; wait < 100; wait++) {
+          const now = yield* store.find(deploymentId, principal.user.id, taskId)
+          if (Option.isSome(now) && !A2aTasks.isRunning(now.value)) return Option.some(now.value.task)
+          yield* Effect.sleep("50 millis")
+        }
+        return Option.none<string>()
+      }).pipe(Effect.orElseSucceed(() => Option.none<string>()))
 
     /** One request handler per deployment (its tasks kept per caller), made at the first call. */
     const handlers_ = new Map<Deployment.DeploymentId, JsonRpcTransportHandler>()
@@ -328,7 +338,10 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
           if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
           const transport = transportFor(deployment, agentUrlOf(request, path.deploymentId))
-          yield* cancelElsewhere(principal, deployment.id, parsed.right)
+          const cancelled = yield* cancelElsewhere(principal, deployment.id, parsed.right)
+          if (Option.isSome(cancelled)) {
+            return HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: idOf(parsed.right), result: JSON.parse(cancelled.value) })
+          }
           const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
           if (Symbol.asyncIterator in answer) {
             // A failure of the stream (a task that does not exist) is the stream's last event, as a JSON-RPC error.
