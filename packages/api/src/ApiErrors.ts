@@ -46,6 +46,14 @@ export class NotFound extends Schema.Class<NotFound>("NotFound")(body, HttpApiSc
   readonly _tag = "NotFound"
 }
 
+/** 405: the route does not answer this method; `Allow` names those it answers. */
+export class MethodNotAllowed extends Schema.Class<MethodNotAllowed>("MethodNotAllowed")(
+  body,
+  HttpApiSchema.annotations({ status: 405 })
+) {
+  readonly _tag = "MethodNotAllowed"
+}
+
 /** 409: the resource is in a state that refuses the operation; `code` repeats `error`. */
 export class Conflict extends Schema.Class<Conflict>("Conflict")(
   { ...body, code: Schema.String },
@@ -104,6 +112,7 @@ export const classes = [
   Unauthorized,
   Forbidden,
   NotFound,
+  MethodNotAllowed,
   Conflict,
   PayloadTooLarge,
   UnsupportedMediaType,

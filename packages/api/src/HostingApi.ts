@@ -11,6 +11,7 @@ import { InternalError, NotFound, PayloadTooLarge, ServiceUnavailable, TooManyRe
 import { ChatApi } from "./ChatApi.js"
 import { DeploymentsApi } from "./DeploymentsApi.js"
 import { FilesApi } from "./FilesApi.js"
+import { McpApi } from "./McpApi.js"
 import { SetupApi, TokensApi } from "./IdentityApi.js"
 import { OAuthApi, WellKnownApi } from "./OAuthApi.js"
 import { describeDecodeErrors } from "./OpenApiDocument.js"
@@ -29,6 +30,7 @@ export class HostingApi extends HttpApi.make("hosting")
   .add(ChatApi)
   .add(FilesApi)
   .add(A2aApi)
+  .add(McpApi)
   .add(TracesApi)
   .add(OAuthApi)
   .add(SessionApi)

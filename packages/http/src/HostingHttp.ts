@@ -14,6 +14,7 @@ import * as ErrorResponses from "./ErrorResponses.js"
 import * as A2aHttp from "./A2aHttp.js"
 import * as FilesHttp from "./FilesHttp.js"
 import * as IdentityHttp from "./IdentityHttp.js"
+import * as McpHttp from "./McpHttp.js"
 import * as OAuthHttp from "./OAuthHttp.js"
 import * as OidcHttp from "./OidcHttp.js"
 import * as PublicAgentCache from "./PublicAgentCache.js"
@@ -71,6 +72,7 @@ const handlersUsing = (options: HostingHttpOptions, streams: Layer.Layer<StreamL
     ChatHttp.layer,
     FilesHttp.layerWith(publicUrlOf(options)),
     A2aHttp.layerWith(publicUrlOf(options)),
+    McpHttp.layerWith(publicUrlOf(options)),
     TracesHttp.layer,
     OAuthHttp.layer({ ...publicUrlOf(options), singleSignOn: options.oidc !== undefined }),
     OAuthHttp.wellKnownLayer(publicUrlOf(options)),

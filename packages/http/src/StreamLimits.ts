@@ -1,6 +1,6 @@
 /**
- * At most N server-sent streams (account events and reply streams together)
- * open at once per user, whatever tokens and sessions they use (an anonymous
+ * At most N server-sent streams (account events, reply streams and MCP tool
+ * calls, which follow a reply, together) open at once per user, whatever tokens and sessions they use (an anonymous
  * caller: per client address), so that one person cannot hold every
  * connection of the server by minting sessions. A stream's slot is taken
  * when the handler answers and given back when its request ends: the client

@@ -111,6 +111,8 @@ const withJson = (c: Caller, method: string, path: string, body: unknown): Call 
   const json = jsonBody(body)
   return { method, path: v1(path), headers: { ...c.headers, ...json.headers }, body: json.body }
 }
+/** A call of an MCP client, which accepts JSON or an event stream. */
+const mcp = (call: Call): Call => ({ ...call, headers: { ...call.headers, accept: "application/json, text/event-stream" } })
 const bare = (c: Caller, method: string, path: string): Call => ({ method, path: v1(path), headers: c.headers })
 const unique = (prefix: string) => `${prefix}-${globalThis.crypto.randomUUID().slice(0, 8)}`
 
@@ -282,6 +284,22 @@ const matrix: Record<string, Entry> = {
     request: (t, _, c) => withJson(c, "POST", `/deployments/${t["deployment"]}/a2a`, { jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "nothing" } }),
     expect: members(200, 404)
   },
+  // Issue 29: a deployment's MCP server, for the members of the deploying account; the catalog's, for anyone signed in.
+  "mcp.deployment": {
+    setup: deployment,
+    request: (t, _, c) => mcp(withJson(c, "POST", `/deployments/${t["deployment"]}/mcp`, { jsonrpc: "2.0", id: 1, method: "tools/list" })),
+    expect: members(200, 404)
+  },
+  "mcp.deploymentStream": {
+    setup: deployment,
+    request: (t, _, c) => bare(c, "GET", `/deployments/${t["deployment"]}/mcp`),
+    expect: members(405, 404)
+  },
+  "mcp.catalog": {
+    request: (_, __, c) => mcp(withJson(c, "POST", "/mcp", { jsonrpc: "2.0", id: 1, method: "resources/list" })),
+    expect: authenticated(200)
+  },
+  "mcp.catalogStream": { request: (_, __, c) => bare(c, "GET", "/mcp"), expect: authenticated(405) },
   "deployments.configMap": {
     setup: deployment,
     request: (t, w, c) => bare(c, "GET", `/deployments/${t["namespace"]}/configmap/helper-config?account=${w.team.account}`),

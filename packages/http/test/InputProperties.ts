@@ -134,12 +134,19 @@ const validPayload = (id: string, c: Context): unknown => {
       return { code: "AAAAA-BBBBB-CCCCC-DDDDD", user_id: "first-user", name: "First" }
     case "tokens.create":
       return { name: "ci", scopes: ["read", "chat"], expires_in: 3600 }
+    case "mcp.deployment":
+      return { jsonrpc: "2.0", id: 1, method: "tools/list" }
+    case "mcp.catalog":
+      return { jsonrpc: "2.0", id: 1, method: "resources/list" }
     default:
       return undefined
   }
 }
 
 const validQuery = (id: string, c: Context): Params => id === "deployments.configMap" || id === "deployments.restartPod" ? { account: c.account } : {}
+
+/** The POST routes of the MCP servers, which speak JSON-RPC. */
+const isMcpRpc = (e: Endpoint) => e.id === "mcp.deployment" || e.id === "mcp.catalog"
 
 /** How a route's body is encoded. */
 const bodyKind = (e: Endpoint): "json" | "form" | "bytes" | "none" => {
@@ -212,6 +219,8 @@ const toCall = (e: Endpoint, c: Context, input: Input): Call => {
     headers["x-csrf-token"] = c.session.csrf
   }
   if (encoded.type !== undefined && !input.noContentType) headers["content-type"] = encoded.type
+  // An MCP client accepts JSON or an event stream; the protocol's transport refuses (406) a client that does not.
+  if (isMcpRpc(e)) headers["accept"] = "application/json, text/event-stream"
   return {
     method: e.method,
     path: pathOf(e, params, input.rawParams ?? false) + (search === "" ? "" : `?${search}`),
@@ -426,11 +435,14 @@ const problemsOf = (e: Endpoint, input: Input, call: Call, answer: Answer, writt
   }
   if (answer.status >= 400) {
     const isPage = (answer.headers["content-type"] ?? "").startsWith("text/html") && e.id.startsWith("oauth.device")
-    if (!isPage) problems.push(...errorBodyProblems(answer).map((p) => `${where}: ${p}`))
+    // The MCP routes answer what their transport refuses as the protocol does, a JSON-RPC error (the document says so).
+    const isProtocolError = isMcpRpc(e) && typeof (answer.json as any)?.error?.code === "number" && (answer.json as any)?.jsonrpc === "2.0"
+    if (!isPage && !isProtocolError) problems.push(...errorBodyProblems(answer).map((p) => `${where}: ${p}`))
     if (written.length > 0) problems.push(`${where}: a refused request wrote ${written.join(", ")}`)
   }
   // A NUL is refused alike on every storage (PostgreSQL could not store it, SQLite could), naming the field.
-  if (input.label.startsWith("NUL in ")) {
+  // (The MCP routes store nothing of the JSON-RPC envelope: a NUL there is the protocol's error; one in a tool's text is -32602.)
+  if (input.label.startsWith("NUL in ") && !isMcpRpc(e)) {
     const field = input.label.slice("NUL in ".length).split(".").at(-1)!.replace(/\[\d+\]$/, "")
     const named = (answer.headers["content-type"] ?? "").startsWith("text/html") || answer.text.includes(field)
     if (answer.status !== 400 || !named) problems.push(`${where}: a NUL in ${field} must be 400 naming it: ${answer.text.slice(0, 200)}`)

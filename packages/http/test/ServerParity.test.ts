@@ -472,6 +472,10 @@ const v1 = (path: string) => `/api/v1${path}`
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` })
 const owner = bearer(tokenOf("owner"))
 const jsonType = { "content-type": "application/json" }
+/** The Accept an MCP client sends: JSON or an event stream. */
+const mcpAccept = (headers: Record<string, string>) => ({ ...headers, accept: "application/json, text/event-stream" })
+const mcpCall = (id: number, method: string, params?: unknown) => ({ jsonrpc: "2.0", id, method, ...(params === undefined ? {} : { params }) })
+const mcpInitialize = { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "parity", version: "1.0.0" } }
 const formType = { "content-type": "application/x-www-form-urlencoded" }
 
 const get = (path: string, headers: Record<string, string> = {}): Call => ({ method: "GET", path: v1(path), headers })
@@ -1208,6 +1212,37 @@ const routeCases: Record<string, RouteCase> = {
       step("bad", "A2A with an unknown method", (s) => withJson("POST", `/deployments/${s["deployment"]}/a2a`, { jsonrpc: "2.0", id: 2, method: "Dance", params: {} })),
       step("valid", "A2A GetTask of a task that does not exist", (s) => withJson("POST", `/deployments/${s["deployment"]}/a2a`, { jsonrpc: "2.0", id: 3, method: "GetTask", params: { id: "t" } }))
     ]
+  },
+  "mcp.deployment": {
+    steps: [
+      step("unauthenticated", "MCP without a credential", (s) => withJson("POST", `/deployments/${s["deployment"]}/mcp`, mcpCall(1, "tools/list"), mcpAccept({}))),
+      step("bad", "MCP with a body that is not JSON", (s) => withJson("POST", `/deployments/${s["deployment"]}/mcp`, "{\"jsonrpc\": ", mcpAccept(owner))),
+      step("bad", "MCP with an unknown method", (s) => withJson("POST", `/deployments/${s["deployment"]}/mcp`, mcpCall(2, "dance/now"), mcpAccept(owner))),
+      step("bad", "MCP without the Accept the transport needs", (s) => withJson("POST", `/deployments/${s["deployment"]}/mcp`, mcpCall(3, "tools/list"))),
+      step("valid", "MCP tools/list (answered as an event stream)", (s) => withJson("POST", `/deployments/${s["deployment"]}/mcp`, mcpCall(4, "tools/list"), mcpAccept(owner)))
+    ]
+  },
+  "mcp.deploymentStream": {
+    steps: [
+      step("unauthenticated", "the MCP stream without a credential", (s) => get(`/deployments/${s["deployment"]}/mcp`)),
+      step("bad", "the MCP stream of an invalid deployment id", () => get("/deployments/..x/mcp", owner)),
+      step("valid", "the MCP stream of a stateless server: 405", (s) => get(`/deployments/${s["deployment"]}/mcp`, owner))
+    ]
+  },
+  "mcp.catalog": {
+    steps: [
+      step("unauthenticated", "the catalog's MCP without a credential", () => withJson("POST", "/mcp", mcpCall(1, "initialize", mcpInitialize), mcpAccept({}))),
+      step("bad", "the catalog's MCP with a body that is not JSON", () => withJson("POST", "/mcp", "[{", mcpAccept(owner))),
+      step("bad", "the catalog's MCP with initialize without its params", () => withJson("POST", "/mcp", mcpCall(2, "initialize"), mcpAccept(owner))),
+      step("valid", "the catalog's MCP initialize", () => withJson("POST", "/mcp", mcpCall(3, "initialize", mcpInitialize), mcpAccept(owner)))
+    ]
+  },
+  "mcp.catalogStream": {
+    steps: [
+      step("unauthenticated", "the catalog's MCP stream without a credential", () => get("/mcp")),
+      step("valid", "the catalog's MCP stream of a stateless server: 405", () => get("/mcp", owner))
+    ],
+    noInput: "GET /mcp takes no input: it answers 405 to whoever may call it"
   },
   "deployments.rollback": {
     steps: [

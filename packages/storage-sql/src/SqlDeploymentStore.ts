@@ -101,6 +101,15 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
           storageError("SqlDeploymentStore.listForAgent")
         )
 
+  const liveOfAccounts: Ports.DeploymentStore["Type"]["liveOfAccounts"] = (accountIds, after, limit) =>
+    accountIds.length === 0
+      ? Effect.succeed([])
+      : sql<DeploymentRow>`${select} WHERE ${sql.in("d.account_id", accountIds)} AND d.undeployed_at IS NULL
+          AND d.id > ${after ?? ""} ORDER BY d.id LIMIT ${limit}`.pipe(
+          Effect.map((rows) => rows.map(toRecord)),
+          storageError("SqlDeploymentStore.liveOfAccounts")
+        )
+
   const markUndeployed = (id: Deployment.DeploymentId, status: string, at: DateTime.Utc) =>
     sql`UPDATE deployments SET status = ${status}, undeployed_at = ${timeText(at)}, status_reason = NULL, status_message = NULL
       WHERE id = ${id}`.pipe(
@@ -162,6 +171,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
     findByNamespace,
     liveInNamespace,
     listForAgent,
+    liveOfAccounts,
     markUndeployed,
     setStatus,
     listLiveWithStatus,

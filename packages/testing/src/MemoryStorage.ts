@@ -557,6 +557,14 @@ export const make = Effect.gen(function*() {
           .sort(newestFirst)
           .map(toDeployment)
       ),
+    liveOfAccounts: (accountIds, after, limit) =>
+      Effect.sync(() =>
+        [...state.deployments.values()]
+          .filter((d) => accountIds.includes(d.account_id) && Option.isNone(d.undeployed_at) && (after === undefined || d.id > after))
+          .sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0))
+          .slice(0, limit)
+          .map(toDeployment)
+      ),
     markUndeployed: (id, status, at) =>
       Effect.sync(() => {
         const record = state.deployments.get(id)

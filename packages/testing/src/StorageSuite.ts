@@ -846,6 +846,35 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect((yield* deployments.liveInNamespace(namespace)).map((d) => d.id)).toEqual([second.id])
             expect(Option.isNone(yield* deployments.findByNamespace(uniqueName("ns")))).toBe(true)
           }))
+
+        it.effect("liveOfAccounts gives the live deployments made by the given accounts, by id, a page after `after` at a time", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const mine = yield* newAccount()
+            const theirs = yield* newAccount()
+            const prefix = uniqueName("dep")
+            const make = (account: Account.Account, suffix: string) => ({
+              id: Deployment.DeploymentId.make(`${prefix}-${suffix}`),
+              account_id: account.id,
+              publisher_id: account.id,
+              agent_name: Ids.AgentName.make("helper"),
+              build_id: Ids.BuildId.make("b-1"),
+              namespace: uniqueName("ns"),
+              status: "running",
+              deployed_at: at("2026-11-01T10:00:00.000Z"),
+              undeployed_at: Option.none(),
+              spec: {}
+            })
+            const [c, a, b, ended, other] = [make(mine, "c"), make(mine, "a"), make(mine, "b"), make(mine, "d"), make(theirs, "e")]
+            for (const d of [c, a, b, ended, other]) yield* deployments.upsert(d)
+            yield* deployments.markUndeployed(ended.id, "undeployed", at("2026-11-02T10:00:00.000Z"))
+            const ids = (records: ReadonlyArray<{ readonly id: string }>) => records.map((d) => d.id)
+            expect(ids(yield* deployments.liveOfAccounts([mine.id], undefined, 10))).toEqual([a.id, b.id, c.id])
+            expect(ids(yield* deployments.liveOfAccounts([mine.id], undefined, 2))).toEqual([a.id, b.id])
+            expect(ids(yield* deployments.liveOfAccounts([mine.id], b.id, 2))).toEqual([c.id])
+            expect(ids(yield* deployments.liveOfAccounts([mine.id, theirs.id], b.id, 10))).toEqual([c.id, other.id])
+            expect(yield* deployments.liveOfAccounts([], undefined, 10)).toEqual([])
+          }))
       })
 
       describe("ConversationStore", () => {

@@ -51,6 +51,12 @@ export class DeploymentStore extends Context.Tag("@hosting/core/DeploymentStore"
     agentName: AgentName,
     accountIds: ReadonlyArray<AccountId>
   ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
+  /** Live deployments made by the given accounts, by id after `after` (from the start when absent), at most `limit`. */
+  readonly liveOfAccounts: (
+    accountIds: ReadonlyArray<AccountId>,
+    after: DeploymentId | undefined,
+    limit: number
+  ) => Effect.Effect<ReadonlyArray<DeploymentRecord>, StorageError>
   /** Ends a deployment: sets its status and undeployed_at, and drops the status's reason and message. */
   readonly markUndeployed: (id: DeploymentId, status: string, at: DateTime.Utc) => Effect.Effect<void, StorageError>
   /**

@@ -4,20 +4,13 @@
  * a deployment's ConfigMaps and restart its pods.
  */
 import { DateTime, Effect, Option, type Redacted } from "effect"
-import type { Account } from "../model/Account.js"
 import * as Agent from "../model/Agent.js"
-import * as AgentSpec from "../model/AgentSpec.js"
 import * as Cluster from "../ports/Cluster.js"
 import {
-  type ConcurrentSend,
   DeploymentId,
   type DeploymentRecord,
   DeploymentStatus,
   describeFollow,
-  type Follow,
-  labelKeys,
-  labelValue,
-  managedByValue,
   namespaceFor,
   settingsOf,
   toView
@@ -26,15 +19,13 @@ import {
   AccountNotFound,
   AgentNotFound,
   DeploymentNotFound,
-  ConfigMapNotFound,
   NothingToRollBack,
-  PodNotFound,
   SecretsMissing,
   VersionNotFound
 } from "../model/Errors.js"
-import type { EnvOverrides, SecretName } from "../model/Secret.js"
+import type { SecretName } from "../model/Secret.js"
 import { EventBus } from "../ports/EventBus.js"
-import { type AccountId, type AccountName, type AgentName, type BuildId, type ChannelName, type SemVer, type VersionRange } from "../model/Ids.js"
+import type { AccountId, AccountName, AgentName } from "../model/Ids.js"
 import { orFail } from "../internal/lookup.js"
 import { chooseBuild, deploymentChanged, followOf, resolve, selectorOf } from "../internal/releases.js"
 import * as Policy from "../model/Policy.js"
@@ -42,74 +33,18 @@ import { audit } from "../internal/audit.js"
 import { AccountStore, AgentStore, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
+import { deployedLine, type DeployInput, type Origin, type RollbackTarget, type SettingsInput } from "./deployments/Inputs.js"
+import { namespaceOperations } from "./deployments/Namespaces.js"
+import { configMapName, environmentOf, labelsOf, secretName, specFile, workloadOf } from "./deployments/Workload.js"
 
-/**
- * What to deploy: a build, a published version or semver range, a channel,
- * or (none of them) the highest published version that is not yanked.
- */
-export interface DeployInput {
-  readonly account: AccountName
-  readonly name: AgentName
-  readonly build_id?: BuildId | undefined
-  /** An exact version, or a semver range whose newest installable match is deployed. */
-  readonly version?: VersionRange | SemVer | undefined
-  readonly channel?: ChannelName | undefined
-  /** Keep following the range or channel: roll forward when it moves. */
-  readonly follow?: boolean | undefined
-  /** The deploying account; the agent's own account when absent. */
-  readonly into?: AccountName | undefined
-  /** Env set over the spec's: plain values, or references to secrets of the deploying account. */
-  readonly env?: EnvOverrides | undefined
-}
-
-/** How a new deployment came about, beside what it runs. */
-interface Origin {
-  readonly rolled_back_from?: DeploymentId | undefined
-  readonly follow?: Follow | undefined
-  readonly rolled_forward_from?: DeploymentId | undefined
-  /** Env set over the spec's (a deploy's own, or the one a rollback or roll forward carries on). */
-  readonly env?: EnvOverrides | undefined
-}
-
-/** Where a rollback goes: a build or version of the deployment's history, or (neither) the build before it. */
-export interface RollbackTarget {
-  readonly build_id?: BuildId | undefined
-  readonly version?: SemVer | undefined
-}
-
-/** A change of a deployment's settings (`PUT /deployments/{deploymentId}/settings`). */
-export interface SettingsInput {
-  readonly concurrent_send: ConcurrentSend
-}
+// What a deploy, a rollback and a settings change are asked, and the audit line of a deploy: deployments/Inputs.ts.
+export type { DeployInput, RollbackTarget, SettingsInput } from "./deployments/Inputs.js"
 
 /** Statuses a deployment record takes (see DeploymentStatus): a deploy writes `pending`, the Rollouts service the rest of the rollout. */
 export const Status = DeploymentStatus
 
-/** Name of the ConfigMap that carries the agent's spec and environment. */
-export const configMapName = (agent: AgentName) => `${agent}-config`
-
-/** Name of the Secret that carries the values of the secrets a deployment refers to. */
-export const secretName = (agent: AgentName) => `${agent}-secrets`
-
-/** The key of the agent's ConfigMap that holds the spec's YAML text. */
-const specFile = "agent.yaml"
-
-/**
- * The environment of a deployment: the spec's `env`, with the deploy's own
- * entries in place of those of the same name. Plain values on one side;
- * on the other, env name to the name of the secret it reads.
- */
-export const environmentOf = (spec: Agent.SpecMap, overrides: EnvOverrides = {}) => {
-  const plain: Record<string, string> = { ...Agent.envOf(spec) }
-  const secrets: Record<string, SecretName> = { ...Agent.secretRefsOf(spec) }
-  for (const [name, value] of Object.entries(overrides)) {
-    delete plain[name]
-    delete secrets[name]
-    if (typeof value === "string") plain[name] = value
-    else secrets[name] = value.secret
-  }
-  return { plain, secrets }
-}
+// The names and the environment a deploy gives the cluster are worked out in deployments/Workload.ts.
+export { configMapName, environmentOf, secretName } from "./deployments/Workload.js"
 
 export class Deployments extends Effect.Service<Deployments>()("@hosting/core/Deployments", {
   effect: Effect.gen(function*() {
@@ -163,14 +98,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       Effect.gen(function*() {
         const namespace = namespaceFor(target.name, publisher.name, agent.name)
         const id = DeploymentId.make(`dep-${yield* ids.next}`)
-        const labels = {
-          [labelKeys.managedBy]: managedByValue,
-          [labelKeys.account]: labelValue(target.name),
-          [labelKeys.publisher]: labelValue(publisher.name),
-          [labelKeys.agent]: labelValue(agent.name),
-          [labelKeys.build]: labelValue(build.build_id),
-          [labelKeys.deployment]: labelValue(id)
-        }
+        const labels = labelsOf(id, target.name, publisher.name, agent.name, build)
         const overrides = origin.env !== undefined && Object.keys(origin.env).length > 0 ? origin.env : undefined
         const { plain: env, secrets } = environmentOf(build.spec, overrides)
         // The secrets come from the deploying account; one it lacks stops the deploy before the cluster is touched.
@@ -178,9 +106,6 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
         const values = wanted.length === 0 ? new Map<SecretName, Redacted.Redacted<string>>() : yield* accounts.secretValues(target.id, wanted)
         const missing = wanted.filter((name) => !values.has(name))
         if (missing.length > 0) return yield* new SecretsMissing({ account: target.name, names: missing })
-        const secretEnv = Object.fromEntries(Object.keys(secrets).map((name) => [name, { name: secretName(agent.name), key: name }]))
-        const port = build.spec["port"]
-        const replicas = build.spec["replicas"]
         // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
         yield* cluster.ensureNamespace(namespace, labels)
         // A copy of the values at this deploy: changing a secret later changes no running deployment until it is deployed again.
@@ -195,21 +120,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { [specFile]: build.spec_content, ...env } }),
           labels
         )
-        yield* cluster.applyWorkload({
-          namespace,
-          name: agent.name,
-          image: Agent.imageOf(agent, build),
-          replicas: typeof replicas === "number" && Number.isInteger(replicas) && replicas >= 0 && replicas <= 20 ? replicas : 1,
-          port: typeof port === "number" && Number.isInteger(port) && port > 0 && port < 65536 ? Option.some(port) : Option.none(),
-          env,
-          secretEnv,
-          configMap: configMapName(agent.name),
-          labels,
-          annotations: {
-            "hosting.dev/agent-ref": `${publisher.name}/${agent.name}`,
-            "hosting.dev/version": Option.getOrElse(build.version, () => "")
-          }
-        })
+        yield* cluster.applyWorkload(workloadOf({ namespace, publisher: publisher.name, agent, build, env, secrets, labels }))
         // Removed only once no workload reads it: values of an earlier deploy do not linger in the namespace.
         if (wanted.length === 0) yield* cluster.removeSecret(namespace, secretName(agent.name))
         const record = yield* tx.withTransaction(Effect.gen(function*() {
@@ -239,25 +150,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
           })
           const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
           yield* changed(stored, now)
-          const how = origin.rolled_back_from !== undefined
-            ? `Rolled ${origin.rolled_back_from} back: deployed`
-            : origin.rolled_forward_from !== undefined && origin.follow !== undefined
-            ? `Rolled ${origin.rolled_forward_from} forward along its ${describeFollow(origin.follow)}: deployed`
-            : "Deployed"
-          const following = origin.follow === undefined || origin.rolled_forward_from !== undefined
-            ? ""
-            : `, following its ${describeFollow(origin.follow)}`
-          yield* audit(
-            accounts,
-            principal,
-            [target.id],
-            "deployment.created",
-            id,
-            `${how} ${publisher.name}/${agent.name} build ${build.build_id}` +
-              `${Option.match(build.version, { onNone: () => "", onSome: (v) => ` (${v})` })} as ${id}${following}.` +
-              // Names only: the values (and which secret each reads) stay on the record, for the account's members.
-              (overrides === undefined ? "" : ` Env set by the deploy: ${Object.keys(overrides).sort().join(", ")}.`)
-          )
+          yield* audit(accounts, principal, [target.id], "deployment.created", id, deployedLine(origin, publisher.name, agent, build, id, overrides))
           return stored
         }))
         yield* bus.publish(record.rolled_forward_from === undefined ? [target.id] : [target.id, publisher.id])
@@ -336,6 +229,14 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
     /** One deployment (members of the deploying account). */
     const get = Tracing.fn("Deployments.get")(function*(principal: Principal, id: DeploymentId) {
       return viewFor(principal, yield* deploymentFor(principal, id, false))
+    })
+
+    /**
+     * The live deployments of the caller's accounts (each as `get` shows it:
+     * members of the deploying account see it), by id after `after`, at most `limit`.
+     */
+    const listLive = Tracing.fn("Deployments.listLive")(function*(principal: Principal, after: DeploymentId | undefined, limit: number) {
+      return (yield* store.liveOfAccounts(Policy.memberAccounts(principal), after, limit)).map((record) => viewFor(principal, record))
     })
 
     /** Ends a deployment and removes its cluster objects; undeploying twice changes nothing. */
@@ -446,56 +347,9 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return visible.map((record) => viewFor(principal, record))
     })
 
-    /**
-     * The deployment behind a namespace, checked against the `account` the
-     * caller names: the caller must be a member of it, and the namespace must
-     * be that account's.
-     */
-    const namespaceOf = (principal: Principal, namespace: string, accountName: AccountName) =>
-      Effect.gen(function*() {
-        const account: Account = yield* accounts.findByName(accountName).pipe(orFail(() => Policy.notMember(accountName)))
-        yield* Policy.requireMember(principal, account, "reaching its deployments")
-        const record = yield* store.findByNamespace(namespace).pipe(
-          orFail(() => new DeploymentNotFound({ deployment: `in namespace ${namespace}` }))
-        )
-        const foreign = Policy.namespaceRefusal(record, namespace, account)
-        if (Option.isSome(foreign)) return yield* foreign.value
-        return record
-      })
+    // Reading a ConfigMap and restarting a pod of a deployment live in deployments/Namespaces.ts.
+    const { configMap, restartPod } = yield* namespaceOperations
 
-    /** The data of a ConfigMap in a deployment's namespace (members of the owning account). */
-    const configMap = Tracing.fn("Deployments.configMap")(function*(
-      principal: Principal,
-      namespace: string,
-      name: string,
-      account: AccountName
-    ) {
-      const record = yield* namespaceOf(principal, namespace, account)
-      const found = yield* cluster.readConfigMap(namespace, name).pipe(orFail(() => new ConfigMapNotFound({ namespace, name })))
-      if (name !== configMapName(record.agent_name) || Policy.seesAgentEnv(principal, record.publisher_id)) return found
-      // The agent's own ConfigMap repeats its spec and env (the running agent reads them in full); outside the
-      // agent's account the values are hidden, as in every other view of the spec.
-      const env = Agent.envOf(record.spec)
-      const data = Object.fromEntries(Object.entries(found.data).map(([key, value]) => [
-        key,
-        key === specFile ? AgentSpec.render(Agent.withEnvHidden(record.spec)) : Object.hasOwn(env, key) ? Agent.hiddenEnvValue : value
-      ]))
-      return new Cluster.ConfigMap({ ...found, data })
-    })
-
-    /** Deletes a pod so that the cluster recreates it (members of the owning account). */
-    const restartPod = Tracing.fn("Deployments.restartPod")(function*(
-      principal: Principal,
-      namespace: string,
-      pod: string,
-      account: AccountName
-    ) {
-      yield* namespaceOf(principal, namespace, account)
-      const deleted = yield* cluster.deletePod(namespace, pod)
-      if (!deleted) return yield* new PodNotFound({ namespace, pod })
-      return { status: "restarting", pod }
-    })
-
-    return { deploy, get, undeploy, rollback, rollForward, updateSettings, history, configMap, restartPod } as const
+    return { deploy, get, listLive, undeploy, rollback, rollForward, updateSettings, history, configMap, restartPod } as const
   })
 }) {}

@@ -6,16 +6,15 @@
  * publishes every chunk as it arrives, keeps what arrived in storage (a
  * flush for all replies in flight every interval, their last writes in
  * group commits), and stops replies when asked. The replies' leases are
- * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`.
+ * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`;
+ * a queued reply's wait for the replies before it, `QueuedReplies.ts`.
  */
-import { Clock, DateTime, Deferred, Duration, Effect, Fiber, FiberSet, Option } from "effect"
-import { type Attachment, type ConversationId, Message, MessageId, type MessageStatus } from "../../model/Conversation.js"
-import type { ConcurrentSend, DeploymentRecord } from "../../model/Deployment.js"
+import { Clock, DateTime, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
+import { type ConversationId, Message, type MessageId, type MessageStatus } from "../../model/Conversation.js"
+import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
-import type { UserId } from "../../model/Ids.js"
 import { withoutNul } from "../../model/Text.js"
 import type { TraceStatus } from "../../model/Trace.js"
-import type { TurnStart } from "../../model/Turn.js"
 import * as GroupCommit from "../../internal/groupCommit.js"
 import { whileBusy } from "../../internal/whileBusy.js"
 import { AgentRuntime, type AgentError } from "../../ports/AgentRuntime.js"
@@ -24,59 +23,12 @@ import * as ReplyBus from "../../ports/ReplyBus.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
 import * as Metrics from "../../runtime/Metrics.js"
 import * as Leases from "./Leases.js"
+import { awaitEarlier } from "./QueuedReplies.js"
+import { type NewTurn, type RunningReply, type TurnOutcome, turnMessages } from "./Turns.js"
 import * as TurnTraces from "./TurnTraces.js"
 
-/**
- * How often a queued reply reads storage for the replies it waits for, in
- * case the bus missed their end (their process died, or a bus across
- * processes dropped the event).
- */
-const queueRecheck = Duration.seconds(1)
-
-/** Options for a record built here from values already checked: the schema does not check them again. */
-const built = { disableValidation: true } as const
-
-/** A turn to store, checked by the conversation use cases. */
-export interface NewTurn {
-  readonly owner: UserId
-  readonly deployment: DeploymentRecord
-  readonly conversation: ConversationId
-  /** The title of a conversation this turn creates. */
-  readonly title: string
-  readonly content: string
-  readonly attachments: ReadonlyArray<Attachment>
-  /** Makes a retried send idempotent: the same answer, no second message. */
-  readonly client_message_id: Option.Option<string>
-  /** What the turn does to a reply of the conversation still streaming. */
-  readonly concurrent_send: ConcurrentSend
-}
-
-/** What came of a turn: its user message (stored now, or earlier with the same client_message_id), or a refusal. */
-export type TurnOutcome =
-  | { readonly _tag: "Stored"; readonly message: Message }
-  | Extract<TurnStart, { readonly _tag: "NotOwner" | "LimitReached" | "ReplyInProgress" }>
-
-interface RunningReply {
-  readonly conversation: ConversationId
-  /** The conversation's owner: the only one who sees the turn's trace. */
-  readonly owner: UserId
-  readonly message_id: MessageId
-  /** What arrived so far (ahead of storage by at most one flush interval). */
-  content: string
-  /** How much of `content` the last write stored. */
-  stored: number
-  /** Set at the reply's last write: no flush touches it afterwards. */
-  ended: boolean
-  /** A flush of this reply in flight: the last write waits for it, so that it lands last. */
-  flushing: Deferred.Deferred<void> | undefined
-  /** The user messages of the conversation before this turn: of two turns' replies, the later one's supersedes. */
-  readonly turn: number
-  /** Set to stop the reply (a cancel, a later turn); a reply whose fiber is not there yet stops as soon as it is. */
-  cancelled: boolean
-  fiber?: Fiber.RuntimeFiber<void>
-  /** Done once the reply's fiber ended, its last write stored (or given up). */
-  readonly done: Deferred.Deferred<void>
-}
+// What a turn is on its way through the runner, and the messages a stored turn starts with: Turns.ts.
+export type { NewTurn, TurnOutcome } from "./Turns.js"
 
 /** Builds the runner for the life of the scope; at start its leases close the replies that a stopped process left streaming. */
 export const make = Effect.gen(function*() {
@@ -309,46 +261,6 @@ export const make = Effect.gen(function*() {
     })
 
   /**
-   * Waits until the replies `earlier` (of the conversation's earlier turns)
-   * have ended, wherever they run: their ends arrive on the bus, and
-   * storage is read again now and then in case one was missed. A cancel of
-   * the queued reply meanwhile stops it. Gives the conversation before the
-   * turn, with those replies as they ended.
-   */
-  const awaitEarlier = (reply: RunningReply, earlier: ReadonlyArray<MessageId>, turn: Message) =>
-    Effect.scoped(Effect.gen(function*() {
-      const pending = new Set(earlier)
-      // Listening before storage is read: an end between the two is not missed.
-      const events = yield* ReplyBus.subscribe(bus, reply.conversation)
-      const read = Effect.map(conversations.messages(reply.conversation), (messages) => {
-        for (const m of messages) if (m.status !== "streaming") pending.delete(m.message_id)
-        return messages
-      })
-      let messages = yield* read
-      while (pending.size > 0) {
-        const event = yield* Effect.timeoutOption(events.take, queueRecheck)
-        if (Option.isNone(event)) {
-          messages = yield* read
-          continue
-        }
-        switch (event.value._tag) {
-          case "Completed":
-          case "Failed":
-            pending.delete(event.value.message_id)
-            break
-          case "CancelRequested":
-            if (event.value.message_id === reply.message_id) {
-              reply.cancelled = true
-              return yield* Effect.interrupt
-            }
-        }
-        if (pending.size === 0) messages = yield* conversations.messages(reply.conversation)
-      }
-      const at = messages.findIndex((m) => m.message_id === turn.message_id)
-      return at < 0 ? messages : messages.slice(0, at)
-    }))
-
-  /**
    * Queues the reply of a stored turn behind the replies `earlier`: its
    * fiber waits for them to end, then makes it the conversation's reply in
    * flight and runs it with the conversation as they left it. Until then it
@@ -362,7 +274,7 @@ export const make = Effect.gen(function*() {
       queued.set(reply.conversation, waiting)
       if (starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
       const before = Effect.gen(function*() {
-        const history = yield* awaitEarlier(reply, earlier, turn)
+        const history = yield* awaitEarlier(bus, conversations, reply, earlier, turn)
         dequeue(reply)
         const previous = admit(reply)
         if (reply.cancelled) return yield* Effect.interrupt
@@ -387,24 +299,7 @@ export const make = Effect.gen(function*() {
       starting.set(conversationId, entry)
       return Effect.gen(function*() {
         const outcome = yield* grouped.run(Effect.gen(function*() {
-          const now = yield* DateTime.now
-          // Built of checked values (the request's, the file store's, the clock's): not checked again.
-          const message = new Message({
-            message_id: MessageId.make(`msg-${yield* ids.next}`),
-            role: "user",
-            content: input.content,
-            attachments: input.attachments,
-            timestamp: now,
-            status: "complete"
-          }, built)
-          const reply = new Message({
-            message_id: MessageId.make(`msg-${yield* ids.next}`),
-            role: "assistant",
-            content: "",
-            attachments: [],
-            timestamp: now,
-            status: "streaming"
-          }, built)
+          const { message, reply } = yield* turnMessages(ids, input)
           // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
           const turn = yield* conversations.startTurn({
             conversation_id: conversationId,

@@ -1,0 +1,84 @@
+/**
+ * A turn on its way through the reply runner: what is asked (a turn to
+ * store), what came of it, the state of its reply while it runs, and the
+ * two messages a stored turn starts with.
+ */
+import { type Context, DateTime, type Deferred, Effect, type Fiber, type Option } from "effect"
+import { type Attachment, type ConversationId, Message, MessageId } from "../../model/Conversation.js"
+import type { ConcurrentSend, DeploymentRecord } from "../../model/Deployment.js"
+import type { UserId } from "../../model/Ids.js"
+import type { TurnStart } from "../../model/Turn.js"
+import type { IdGenerator } from "../../ports/Ports.js"
+
+/** Options for a record built here from values already checked: the schema does not check them again. */
+const built = { disableValidation: true } as const
+
+/** A turn to store, checked by the conversation use cases. */
+export interface NewTurn {
+  readonly owner: UserId
+  readonly deployment: DeploymentRecord
+  readonly conversation: ConversationId
+  /** The title of a conversation this turn creates. */
+  readonly title: string
+  readonly content: string
+  readonly attachments: ReadonlyArray<Attachment>
+  /** Makes a retried send idempotent: the same answer, no second message. */
+  readonly client_message_id: Option.Option<string>
+  /** What the turn does to a reply of the conversation still streaming. */
+  readonly concurrent_send: ConcurrentSend
+}
+
+/** What came of a turn: its user message (stored now, or earlier with the same client_message_id), or a refusal. */
+export type TurnOutcome =
+  | { readonly _tag: "Stored"; readonly message: Message }
+  | Extract<TurnStart, { readonly _tag: "NotOwner" | "LimitReached" | "ReplyInProgress" }>
+
+/** A reply in flight (or queued) in this process. */
+export interface RunningReply {
+  readonly conversation: ConversationId
+  /** The conversation's owner: the only one who sees the turn's trace. */
+  readonly owner: UserId
+  readonly message_id: MessageId
+  /** What arrived so far (ahead of storage by at most one flush interval). */
+  content: string
+  /** How much of `content` the last write stored. */
+  stored: number
+  /** Set at the reply's last write: no flush touches it afterwards. */
+  ended: boolean
+  /** A flush of this reply in flight: the last write waits for it, so that it lands last. */
+  flushing: Deferred.Deferred<void> | undefined
+  /** The user messages of the conversation before this turn: of two turns' replies, the later one's supersedes. */
+  readonly turn: number
+  /** Set to stop the reply (a cancel, a later turn); a reply whose fiber is not there yet stops as soon as it is. */
+  cancelled: boolean
+  fiber?: Fiber.RuntimeFiber<void>
+  /** Done once the reply's fiber ended, its last write stored (or given up). */
+  readonly done: Deferred.Deferred<void>
+}
+
+/**
+ * The user's message of a turn and its reply (empty, streaming), stamped
+ * now. Built of checked values (the request's, the file store's, the
+ * clock's): not checked again.
+ */
+export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTurn) =>
+  Effect.gen(function*() {
+    const now = yield* DateTime.now
+    const message = new Message({
+      message_id: MessageId.make(`msg-${yield* ids.next}`),
+      role: "user",
+      content: input.content,
+      attachments: input.attachments,
+      timestamp: now,
+      status: "complete"
+    }, built)
+    const reply = new Message({
+      message_id: MessageId.make(`msg-${yield* ids.next}`),
+      role: "assistant",
+      content: "",
+      attachments: [],
+      timestamp: now,
+      status: "streaming"
+    }, built)
+    return { message, reply }
+  })
