@@ -178,6 +178,56 @@ describe.skipIf(!available)(`example servers on one Postgres${available ? "" : `
     }
   })
 
+  it("A2A (issue 29): a task streaming on A is read by GetTask on B, and a CancelTask on B stops its reply on A; the task ends canceled", async () => {
+    const rpc = (server: Running, body: unknown, signal?: AbortSignal) =>
+      fetch(`${server.baseUrl}/deployments/dep-1/a2a`, {
+        method: "POST",
+        headers: { authorization: "Bearer alice-token", "content-type": "application/json", "a2a-version": "1.0" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, ...(body as object) }),
+        ...(signal === undefined ? {} : { signal })
+      })
+    const conversation = crypto.randomUUID()
+    const words = Array.from({ length: 300 }, (_, i) => `a${i}`).join(" ")
+    const controller = new AbortController()
+    const streamed = await rpc(a, {
+      method: "SendStreamingMessage",
+      params: { message: { messageId: crypto.randomUUID(), contextId: conversation, role: "ROLE_USER", parts: [{ text: words }] } }
+    }, controller.signal)
+    expect(streamed.status).toBe(200)
+    const frames: Array<any> = []
+    let taskId = ""
+    const started = new Promise<void>((resolve) => {
+      void readSseBlocks(streamed.body!, (block) => {
+        const data = block.split("\n").filter((l) => l.startsWith("data: ")).map((l) => l.slice(6)).join("\n")
+        if (data === "") return
+        const frame = JSON.parse(data)
+        frames.push(frame)
+        if (frame.result?.task !== undefined) taskId = frame.result.task.id
+        if (frame.result?.artifactUpdate !== undefined) resolve()
+      }).catch(() => undefined)
+    })
+    try {
+      await started
+      const got = await (await rpc(b, { method: "GetTask", params: { id: taskId } })).json()
+      expect([got.result?.id, got.result?.contextId, got.result?.status?.state]).toEqual([taskId, conversation, "TASK_STATE_WORKING"])
+      const cancelled = await (await rpc(b, { method: "CancelTask", params: { id: taskId } })).json()
+      expect(cancelled.result?.status?.state).toBe("TASK_STATE_CANCELED")
+      const history = async () => (await call(b, "GET", `${chatPath(conversation)}/messages`, "alice-token")).body.messages
+      const deadline = Date.now() + 5_000
+      while ((await history()).at(-1)?.status !== "cancelled" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+      const reply = (await history()).at(-1)
+      expect(reply.status).toBe("cancelled")
+      expect(reply.content.length).toBeLessThan(words.length)
+      // A records the end of its task once its reply has ended: the task reads canceled there too, shortly.
+      const stateOnA = async () => (await (await rpc(a, { method: "GetTask", params: { id: taskId } })).json()).result?.status?.state
+      const until = Date.now() + 5_000
+      while ((await stateOnA()) !== "TASK_STATE_CANCELED" && Date.now() < until) await new Promise((r) => setTimeout(r, 50))
+      expect(await stateOnA()).toBe("TASK_STATE_CANCELED")
+    } finally {
+      controller.abort()
+    }
+  }, 30_000)
+
   it("when A dies mid-reply, B closes the reply as failed within 2 s, long before A's lease ends, keeping what arrived", async () => {
     const conversation = crypto.randomUUID()
     const words = Array.from({ length: 400 }, (_, i) => `w${i}`).join(" ")

@@ -10,20 +10,14 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import type { Message, Part, Task, TaskState } from "@a2a-js/sdk"
 import type { AgentExecutor, ExecutionEventBus, JsonRpcTransportHandler, RequestContext, ServerCallContext, User } from "@a2a-js/sdk/server"
 import { A2aApi, HostingApi } from "@hosting/api"
-import { Chat, Conversation, type Deployment, Deployments, Principal } from "@hosting/core"
+import { Chat, Conversation, type Deployment, Deployments, Ports, Principal } from "@hosting/core"
 import { Cause, Deferred, Effect, Exit, Option, Runtime, Schema, Stream } from "effect"
 import * as ApiApp from "./ApiApp.js"
+import * as A2aTasks from "./A2aTasks.js"
+import { load as loadSdk, type Sdk } from "./internal/a2aSdk.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
-
-/** What this module uses of the SDK, imported at the first A2A request: a server never asked over A2A does not hold it. */
-type Sdk = typeof import("@a2a-js/sdk") & typeof import("@a2a-js/sdk/server")
-
-let loading: Promise<Sdk> | undefined
-const loadSdk = Effect.promise(() =>
-  loading ??= Promise.all([import("@a2a-js/sdk"), import("@a2a-js/sdk/server")]).then(([types, server]) => ({ ...types, ...server }))
-)
 
 /** The protocol version this server speaks. */
 const protocolVersion = "1.0"
@@ -148,6 +142,14 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
     const deployments = yield* Deployments.Deployments
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromiseExit(runtime)
+    // Tasks in storage when the server keeps them (every process, after a restart), else in this process's memory.
+    const durable = yield* Effect.serviceOption(Ports.A2aTaskStore)
+    const ownerOf = (context: ServerCallContext) => (context.user?.isAuthenticated === true ? context.user.userName : undefined)
+    const taskStoreOf = (sdk: Sdk, deploymentId: Deployment.DeploymentId) =>
+      Option.match(durable, {
+        onNone: () => new sdk.InMemoryTaskStore(),
+        onSome: (store) => A2aTasks.taskStoreFor(sdk, store, deploymentId, ownerOf, Runtime.runPromise(runtime))
+      })
 
     /** A task's conversation and caller, for a cancel. */
     const tasks = new Map<string, {
@@ -264,15 +266,40 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
       }
     })
 
+    /**
+     * A CancelTask of a stored task that runs on another process: its reply
+     * is cancelled here (the cancel reaches the process running it, as our
+     * cancel route's does), and the answer is the task as that process
+     * records its end (within 5 s). `None`: the SDK answers (a task of this
+     * process, which its executor cancels; an unknown or ended one).
+     */
+    const cancelElsewhere = (sdk: Sdk, principal: Principal.Principal, deploymentId: Deployment.DeploymentId, request: unknown) =>
+      Effect.gen(function*() {
+        if (Option.isNone(durable) || typeof request !== "object" || request === null) return Option.none<string>()
+        const { method, params } = request as { method?: unknown; params?: { id?: unknown } }
+        const taskId = params?.id
+        if (method !== "CancelTask" || typeof taskId !== "string" || tasks.has(taskId)) return Option.none<string>()
+        const store = durable.value
+        const found = yield* store.find(deploymentId, principal.user.id, taskId)
+        if (Option.isNone(found) || !A2aTasks.isRunning(sdk, found.value) || !isConversationId(found.value.context_id)) {
+          return Option.none<string>()
+        }
+        yield* Effect.ignore(chat.cancel(principal, deploymentId, found.value.context_id))
+        for (let wait = 0; wait < 100; wait++) {
+          const now = yield* store.find(deploymentId, principal.user.id, taskId)
+          if (Option.isSome(now) && !A2aTasks.isRunning(sdk, now.value)) return Option.some(now.value.task)
+          yield* Effect.sleep("50 millis")
+        }
+        return Option.none<string>()
+      }).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+
     /** One request handler per deployment (its tasks kept per caller), made at the first call. */
     const handlers_ = new Map<Deployment.DeploymentId, JsonRpcTransportHandler>()
     const transportFor = (sdk: Sdk, deployment: Deployment.Deployment, agentUrl: string) => {
       let transport = handlers_.get(deployment.id)
       if (transport === undefined) {
         const card = sdk.AgentCard.fromJSON(agentCardJson(deployment, agentUrl))
-        transport = new sdk.JsonRpcTransportHandler(
-          new sdk.DefaultRequestHandler(card, new sdk.InMemoryTaskStore(), executorFor(sdk, deployment.id))
-        )
+        transport = new sdk.JsonRpcTransportHandler(new sdk.DefaultRequestHandler(card, taskStoreOf(sdk, deployment.id), executorFor(sdk, deployment.id)))
         handlers_.set(deployment.id, transport)
       }
       return transport
@@ -305,6 +332,10 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
           if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
           const transport = transportFor(loaded, deployment, agentUrlOf(request, path.deploymentId))
+          const cancelled = yield* cancelElsewhere(loaded, principal, deployment.id, parsed.right)
+          if (Option.isSome(cancelled)) {
+            return HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: idOf(parsed.right), result: JSON.parse(cancelled.value) })
+          }
           const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
           if (Symbol.asyncIterator in answer) {
             // A failure of the stream (a task that does not exist) is the stream's last event, as a JSON-RPC error.

@@ -4,7 +4,7 @@
  * SendStreamingMessage, GetTask and CancelTask, with the conversation rules
  * (the context is the caller's conversation) and the protocol's errors.
  */
-import { type Message, Role, type StreamResponse, TaskState } from "@a2a-js/sdk"
+import { type Message, Role, type StreamResponse, type Task, TaskState } from "@a2a-js/sdk"
 import { ClientFactory, ClientFactoryOptions, DefaultAgentCardResolver, JsonRpcTransportFactory } from "@a2a-js/sdk/client"
 import { describe, expect, layer as withLayer } from "@effect/vitest"
 import { Ports } from "@hosting/core"
@@ -183,6 +183,33 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           const missing = yield* rpc({ jsonrpc: "2.0", id: 9, method: "SubscribeToTask", params: { id: "no-such-task" } })
           const text = typeof missing.body === "string" ? missing.body : JSON.stringify(missing.body)
           expect(text).toContain("-32001")
+        }))
+
+      it.effect("tasks are kept by the storage (when it keeps them): a task is stored as it ends, and GetTask and ListTasks answer from the storage, as another process or a restarted one would", () =>
+        Effect.gen(function*() {
+          const durable = yield* Effect.serviceOption(Ports.A2aTaskStore)
+          if (Option.isNone(durable)) return
+          const store = durable.value
+          const { base, deployment, team } = yield* deployed
+          const client = yield* clientFor(base, deployment, team.tokens.member)
+          const task = (yield* Effect.promise(() => client.sendMessage(request(userMessage("kept in storage"))))) as Task
+          const owner = team.principals.member.user.id
+          const stored = Option.getOrThrow(yield* store.find(deployment as never, owner, task.id))
+          expect(stored.context_id).toBe(task.contextId)
+          expect(JSON.parse(stored.task).status.state).toBe("TASK_STATE_COMPLETED")
+          // A task this process never ran (another process's, or one from before a restart) is read from the storage.
+          const elsewhere = { ...JSON.parse(stored.task), id: "task-of-another-process" }
+          yield* store.save({ ...stored, task_id: elsewhere.id, task: JSON.stringify(elsewhere) })
+          const got = yield* Effect.promise(() => client.getTask({ tenant: "", id: elsewhere.id, historyLength: undefined }))
+          expect([got.id, got.status?.state, artifactText(got.artifacts)]).toEqual([elsewhere.id, TaskState.TASK_STATE_COMPLETED, "kept in storage"])
+          const listed = yield* Effect.promise(() =>
+            client.listTasks({ tenant: "", contextId: task.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: "", statusTimestampAfter: undefined, includeArtifacts: true } as never)
+          )
+          expect(listed.tasks.map((t) => t.id).sort()).toEqual([elsewhere.id, task.id].sort())
+          // Another user of the account reads none of them.
+          const other = yield* clientFor(base, deployment, team.tokens.admin)
+          const hidden = yield* Effect.promise(() => other.getTask({ tenant: "", id: elsewhere.id, historyLength: undefined }).then(() => "read", () => "hidden"))
+          expect(hidden).toBe("hidden")
         }))
 
       it.effect("version negotiation: a request for a protocol version the card does not offer is -32009 and runs nothing", () =>

@@ -5,6 +5,7 @@
 import * as Migrator from "@effect/sql/Migrator"
 import { SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import * as SqlA2aTaskStore from "./SqlA2aTaskStore.js"
 import { traceQueries } from "./TraceMigrations.js"
 
 /** A primary key that only grows, in the dialect's words. */
@@ -374,7 +375,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0014_account_secrets": accountSecrets,
   "0015_rollout_status": rolloutStatus,
   "0016_trace_spans": traceSpans,
-  "0017_trace_queries": traceQueries
+  "0017_trace_queries": traceQueries,
+  "0018_a2a_tasks": SqlA2aTaskStore.migration
 }
 
 const table = "hosting_migrations"

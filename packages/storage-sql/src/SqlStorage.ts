@@ -6,6 +6,7 @@ import { SqlClient } from "@effect/sql"
 import { Errors, Ports } from "@hosting/core"
 import { Effect, Layer } from "effect"
 import * as Migrations from "./Migrations.js"
+import * as SqlA2aTaskStore from "./SqlA2aTaskStore.js"
 import * as SqlAccountStore from "./SqlAccountStore.js"
 import * as SqlAgentStore from "./SqlAgentStore.js"
 import * as SqlConversationStore from "./SqlConversationStore.js"
@@ -33,8 +34,9 @@ export const migrations = Layer.effectDiscard(
   Migrations.run.pipe(Effect.orDieWith((error) => new Error(`storage migration failed: ${error.message}`)))
 )
 
-/** Every storage port, migrated, on the SqlClient in context. */
+/** Every storage port, migrated, on the SqlClient in context (and the A2A tasks, which servers may keep elsewhere). */
 export const layer = Layer.mergeAll(
+  SqlA2aTaskStore.layer,
   SqlAccountStore.layer,
   SqlAgentStore.layer,
   SqlConversationStore.layer,

@@ -1,3 +1,4 @@
-import { MemoryStorage, StorageSuite } from "@hosting/testing"
+import { A2aTaskStoreSuite, MemoryA2aTaskStore, MemoryStorage, StorageSuite } from "@hosting/testing"
 
 StorageSuite.run("memory", MemoryStorage.layer)
+A2aTaskStoreSuite.run("memory", MemoryA2aTaskStore.layer)

@@ -16,6 +16,7 @@ export * from "./ConversationStore.js"
 export * from "./LeaseOwner.js"
 export * from "./FileStore.js"
 export * from "./TraceStore.js"
+export * from "./A2aTaskStore.js"
 
 import type { Transactor } from "./Transactor.js"
 import type { AccountStore } from "./AccountStore.js"
