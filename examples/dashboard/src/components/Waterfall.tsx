@@ -8,7 +8,7 @@
  */
 import type { ComponentChildren } from "preact"
 import { formatMs } from "../chart"
-import { Badge, toDate } from "./ui"
+import { Badge, KeyValueRows, toDate } from "./ui"
 
 /** A span as the trace route answers it (the fields the view reads). */
 export interface SpanView {
@@ -159,18 +159,7 @@ export const SpanDetails = ({ span }: { readonly span: SpanView }) => (
             <th scope="col">Value</th>
           </tr>
         </thead>
-        <tbody>
-          {entries(span.attributes).map(([key, value]) => (
-            <tr key={key}>
-              <th scope="row">
-                <code>{key}</code>
-              </th>
-              <td>
-                <pre class="value">{value}</pre>
-              </td>
-            </tr>
-          ))}
-        </tbody>
+        <KeyValueRows entries={entries(span.attributes)} />
       </table>
     )}
     {span.events.length > 0 && (

@@ -92,6 +92,22 @@ export const TableWrap = ({ label, children }: { readonly label: string; readonl
   </div>
 )
 
+/** The body of a table of names and values: each name a row header in code, each value as it is written. */
+export const KeyValueRows = ({ entries }: { readonly entries: ReadonlyArray<readonly [string, string]> }) => (
+  <tbody>
+    {entries.map(([key, value]) => (
+      <tr key={key}>
+        <th scope="row">
+          <code>{key}</code>
+        </th>
+        <td>
+          <pre class="value">{value}</pre>
+        </td>
+      </tr>
+    ))}
+  </tbody>
+)
+
 /** A status word as a badge. */
 export const Badge = ({ tone = "neutral", children }: { readonly tone?: "ok" | "warn" | "error" | "neutral" | "info"; readonly children: ComponentChildren }) => (
   <span class={`badge badge-${tone}`}>{children}</span>

@@ -9,7 +9,7 @@ import { useEffect, useState } from "preact/hooks"
 import * as id from "../api/ids"
 import { call } from "../api/runtime"
 import { ConfirmDialog } from "../components/ConfirmDialog"
-import { Badge, ErrorNotice, Loading, PageHeading, Success, TableWrap, When } from "../components/ui"
+import { Badge, ErrorNotice, KeyValueRows, Loading, PageHeading, Success, TableWrap, When } from "../components/ui"
 import { useAction } from "../hooks"
 import { useResource } from "../hooks"
 import { Link, navigate, pathOf } from "../router"
@@ -82,18 +82,7 @@ const ConfigMapViewer = ({ deployment }: { readonly deployment: Deployment.Deplo
                   <th scope="col">Value</th>
                 </tr>
               </thead>
-              <tbody>
-                {Object.entries(data.data).map(([key, value]) => (
-                  <tr key={key}>
-                    <th scope="row">
-                      <code>{key}</code>
-                    </th>
-                    <td>
-                      <pre class="value">{value}</pre>
-                    </td>
-                  </tr>
-                ))}
-              </tbody>
+              <KeyValueRows entries={Object.entries(data.data)} />
             </table>
           </TableWrap>
         )
