@@ -77,6 +77,27 @@ const contextRefusal = (request: unknown) => {
   }
 }
 
+/** The path of a file's content in this API, for a `url` part that names one of ours by its address. */
+const fileContentPath = /\/deployments\/[^/]+\/files\/([^/?#]+)\/content(?:[?#]|$)/
+
+/**
+ * The attachments of a message: each `url` part names a file of the
+ * caller's by its key (as reserving it answered), or by the address of its
+ * content in this API. The send checks them as it checks our send route's.
+ */
+const attachmentsOf = (parts: ReadonlyArray<Part>) =>
+  parts.flatMap((part) => {
+    if (part.content?.$case !== "url") return []
+    const value = part.content.value
+    const addressed = fileContentPath.exec(value)
+    if (addressed === null) return [{ key: value }]
+    try {
+      return [{ key: decodeURIComponent(addressed[1]!) }]
+    } catch {
+      return [{ key: value }]
+    }
+  })
+
 const textPart = (text: string): Part => ({ content: { $case: "text", value: text }, metadata: undefined, filename: "", mediaType: "text/plain" })
 
 const agentMessage = (sdk: Sdk, task: string, context: string, text: string): Message => ({
@@ -165,7 +186,12 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
         const text = request.userMessage.parts.map((p) => (p.content?.$case === "text" ? p.content.value : "")).join("")
         // Checked by the route before the SDK runs: a context here is a UUID.
         const conversation = request.contextId as Conversation.ConversationId
-        const sent = await run(chat.send(principal, deploymentId, conversation, { content: text }))
+        // The message's id makes a resent message idempotent, as client_message_id does for our send route.
+        const sent = await run(chat.send(principal, deploymentId, conversation, {
+          content: text,
+          attachments: attachmentsOf(request.userMessage.parts),
+          client_message_id: request.userMessage.messageId === "" ? undefined : request.userMessage.messageId
+        }))
         if (Exit.isFailure(sent)) {
           // Refused as a send is refused (another user's conversation, the message limit, a reply in progress): the task says why.
           const failure = Cause.failureOption(sent.cause)

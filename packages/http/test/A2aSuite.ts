@@ -122,6 +122,50 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
           expect(hidden).not.toBe("read")
         }))
 
+      it.effect("the conversation rules over A2A: a url part attaches a file of the caller's by key or by its address, an unknown one is refused; a message sent again with its id is one turn", () =>
+        Effect.gen(function*() {
+          const { base, deployment, team } = yield* deployed
+          const client = yield* clientFor(base, deployment, team.tokens.member)
+          const upload = (filename: string) =>
+            Effect.gen(function*() {
+              const data = new TextEncoder().encode("some notes")
+              const reserved = yield* raw("POST", `/deployments/${deployment}/files`, {
+                token: team.tokens.member,
+                json: { filename, content_type: "text/plain", size: data.length }
+              })
+              expect(reserved.status).toBe(201)
+              const key = reserved.body.key as string
+              const path = `/deployments/${deployment}/files/${encodeURIComponent(key)}`
+              expect((yield* raw("PUT", `${path}/content`, { token: team.tokens.member, bytes: data })).status).toBe(200)
+              expect((yield* raw("POST", `${path}/complete`, { token: team.tokens.member })).status).toBe(200)
+              return key
+            })
+          const byKey = yield* upload("notes.txt")
+          const byAddress = yield* upload("more.txt")
+          const urlPart = (value: string) => ({ content: { $case: "url" as const, value }, metadata: undefined, filename: "", mediaType: "text/plain" })
+          const message = userMessage("read these")
+          message.parts.push(urlPart(byKey), urlPart(`${base}/api/v1/deployments/${deployment}/files/${encodeURIComponent(byAddress)}/content`))
+          const task = (yield* Effect.promise(() => client.sendMessage(request(message)))) as Task
+          expect(task.status?.state).toBe(TaskState.TASK_STATE_COMPLETED)
+          const historyOf = (context: string) =>
+            Effect.map(
+              raw("GET", `/deployments/${deployment}/messaging/conversations/${context}/messages`, { token: team.tokens.member }),
+              (answer) => answer.body.messages as Array<{ role: string; attachments: Array<{ key: string }> }>
+            )
+          const first = yield* historyOf(task.contextId)
+          expect(first).toHaveLength(2)
+          expect(first[0]!.attachments.map((a) => a.key)).toEqual([byKey, byAddress])
+          // The same message again (its messageId unchanged), as a client retrying would: still one turn.
+          yield* Effect.promise(() => client.sendMessage(request({ ...message, contextId: task.contextId })))
+          expect(yield* historyOf(task.contextId)).toHaveLength(2)
+          // A file that is not the caller's: refused as our send route refuses it, nothing stored.
+          const unknown = userMessage("and this", task.contextId)
+          unknown.parts.push(urlPart("no-such-file"))
+          const refused = (yield* Effect.promise(() => client.sendMessage(request(unknown)))) as Task
+          expect(refused.status?.state).toBe(TaskState.TASK_STATE_REJECTED)
+          expect(yield* historyOf(task.contextId)).toHaveLength(2)
+        }))
+
       it.effect("SendStreamingMessage streams the reply as artifact updates and ends completed; CancelTask stops a reply, stored cancelled", () =>
         Effect.gen(function*() {
           const { base, deployment, team } = yield* deployed
