@@ -25,13 +25,13 @@ export const TraceId = Schema.String.pipe(
 const traceId = HttpApiSchema.param("traceId", TraceId)
 
 /** A model name to filter by: 1 to 256 characters. */
-const ModelName = Schema.String.pipe(
+export const ModelName = Schema.String.pipe(
   Schema.minLength(1, { message: () => "model: must be 1 to 256 characters" }),
   Schema.maxLength(256, { message: () => "model: must be 1 to 256 characters" })
 )
 
 /** A `next_cursor` given back: opaque text, checked by the listing. */
-const Cursor = Schema.String.pipe(
+export const Cursor = Schema.String.pipe(
   Schema.pattern(/^[A-Za-z0-9._-]{1,200}$/, { message: () => "cursor: must be a next_cursor of an earlier page" })
 )
 

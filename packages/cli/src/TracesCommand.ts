@@ -3,6 +3,7 @@
  * show`: one trace with its span tree.
  */
 import { Args, Command, Options } from "@effect/cli"
+import { TracesApi } from "@hosting/api"
 import { Trace } from "@hosting/core"
 import { Effect, Option, Schema } from "effect"
 import * as Arguments from "./Arguments.js"
@@ -27,8 +28,18 @@ const list = Command.make("list", {
     Arguments.checked("--limit", Schema.Number.pipe(Schema.between(1, Trace.maxPageSize))),
     Options.optional
   ),
-  offset: Options.integer("offset").pipe(Options.withDescription("Traces to skip"), Arguments.checked("--offset", Schema.NonNegative), Options.optional)
-}, ({ agent, end, limit, offset, start, status }) =>
+  offset: Options.integer("offset").pipe(Options.withDescription("Traces to skip"), Arguments.checked("--offset", Schema.NonNegative), Options.optional),
+  model: Options.text("model").pipe(
+    Options.withDescription("Only traces whose model (the first their spans name) is this"),
+    Arguments.checked("--model", TracesApi.ModelName),
+    Options.optional
+  ),
+  cursor: Options.text("cursor").pipe(
+    Options.withDescription("The page after an earlier one: the cursor it printed (not with --offset)"),
+    Arguments.checked("--cursor", TracesApi.Cursor),
+    Options.optional
+  )
+}, ({ agent, cursor, end, limit, model, offset, start, status }) =>
   Effect.gen(function*() {
     const session = yield* Session.current
     const urlParams = {
@@ -36,7 +47,9 @@ const list = Command.make("list", {
       ...Option.match(end, { onNone: () => ({}), onSome: (end_time) => ({ end_time }) }),
       ...Option.match(status, { onNone: () => ({}), onSome: (s) => ({ status: s }) }),
       ...Option.match(limit, { onNone: () => ({}), onSome: (l) => ({ limit: l }) }),
-      ...Option.match(offset, { onNone: () => ({}), onSome: (o) => ({ offset: o }) })
+      ...Option.match(offset, { onNone: () => ({}), onSome: (o) => ({ offset: o }) }),
+      ...Option.match(model, { onNone: () => ({}), onSome: (m) => ({ model: m }) }),
+      ...Option.match(cursor, { onNone: () => ({}), onSome: (c) => ({ cursor: c }) })
     }
     const page = yield* session.client.traces.list({ path: agent, urlParams })
     if (session.json) return yield* Output.json(page)
@@ -46,13 +59,16 @@ const list = Command.make("list", {
       { header: "NAME", value: (t) => t.name },
       { header: "STATUS", value: (t) => t.status },
       { header: "LATENCY", value: (t) => `${t.latency_ms.toFixed(1)} ms`, right: true },
+      { header: "MODEL", value: (t) => t.model ?? "-" },
+      { header: "TOKENS", value: (t) => (t.usage === null ? "-" : `${t.usage.input_tokens}/${t.usage.output_tokens}`), right: true },
       { header: "INPUT", value: (t) => Output.cut(t.input, 40) },
       { header: "OUTPUT", value: (t) => Output.cut(t.output, 40) }
     ], page.traces))
     if (page.traces.length > 0) {
       yield* Output.line(`${page.offset + 1}-${page.offset + page.traces.length} of ${page.total}`)
     }
-  })).pipe(Command.withDescription("An agent's traces, newest first, filtered by time window and status"))
+    if (page.next_cursor !== null) yield* Output.line(`next page: --cursor ${page.next_cursor}`)
+  })).pipe(Command.withDescription("An agent's traces, newest first, filtered by time window, status and model; tokens are input/output"))
 
 /** One line per span, indented under its parent: name, kind, status, duration, and the model and tokens of a model call. */
 const spanLines = (spans: ReadonlyArray<Trace.SpanNode>, depth = 0): ReadonlyArray<string> =>

@@ -171,7 +171,29 @@ describe("hosting (the CLI)", () => {
     )
     expect(JSON.parse(filtered.stdout)).toMatchObject({ traces: [], limit: 5 })
     const table = await runCli(["traces", "list", "acme/helper", "--end", "2026-11-01T10:00:00Z"], alice())
-    expect(table.stdout).toMatch(/^TRACE\s+TIME\s+NAME\s+STATUS\s+LATENCY\s+INPUT\s+OUTPUT\nt-1\s+2026-11-01T10:00:00Z\s+chat\s+ok\s+12\.5 ms\s+hi\s+hello\n/)
+    expect(table.stdout).toMatch(
+      /^TRACE\s+TIME\s+NAME\s+STATUS\s+LATENCY\s+MODEL\s+TOKENS\s+INPUT\s+OUTPUT\nt-1\s+2026-11-01T10:00:00Z\s+chat\s+ok\s+12\.5 ms\s+-\s+-\s+hi\s+hello\n/
+    )
+    // A page at a time: --limit 1 prints the cursor of the next page, which --cursor takes; --model filters.
+    const byModel = await runCli(["traces", "list", "acme/helper", "--model", "no-such-model", "--json"], alice())
+    expect(JSON.parse(byModel.stdout)).toMatchObject({ traces: [] })
+    // A turn is traced: with it there are two traces at least, so one a page leaves a next one.
+    expect((await runCli(["chat", "send", "dep-1", "trace this turn"], alice())).code).toBe(0)
+    const firstPage = async () => JSON.parse((await runCli(["traces", "list", "acme/helper", "--limit", "1", "--json"], alice())).stdout)
+    let first = await firstPage()
+    for (let tries = 0; first.next_cursor === null && tries < 20; tries++) {
+      await new Promise((resolve) => setTimeout(resolve, 250))
+      first = await firstPage()
+    }
+    expect(first.next_cursor).toEqual(expect.any(String))
+    const paged = await runCli(["traces", "list", "acme/helper", "--limit", "1"], alice())
+    expect(paged.stdout).toContain(`next page: --cursor ${first.next_cursor}\n`)
+    const next = JSON.parse((await runCli(["traces", "list", "acme/helper", "--limit", "1", "--cursor", first.next_cursor, "--json"], alice())).stdout)
+    expect(next.traces).toHaveLength(1)
+    expect(next.traces[0].trace_id).not.toBe(first.traces[0].trace_id)
+    const badCursor = await runCli(["traces", "list", "acme/helper", "--cursor", "not a cursor"], alice())
+    expect(badCursor.code).not.toBe(0)
+    expect(badCursor.stderr).toContain("--cursor")
     const shown = await runCli(["traces", "show", "acme/helper", "t-1", "--json"], alice())
     expect(shown.code).toBe(0)
     expect(JSON.parse(shown.stdout)).toMatchObject({ trace_id: "t-1", input: "hi", spans: [], model: null, usage: null })

@@ -56,12 +56,17 @@ export const taskStoreFor = (
     const owner = ownerOf(context)
     const pageSize = Math.min(Math.max(params.pageSize ?? 50, 1), maxPageSize)
     if (owner === undefined) return { tasks: [], nextPageToken: "", pageSize, totalSize: 0 }
+    // The page token is where the page starts among the owner's tasks, as the page before it gave it.
+    const offset = /^[0-9]{1,9}$/.test(params.pageToken) ? Number(params.pageToken) : 0
     const records = await run(store.listFor(deploymentId, Ids.UserId.make(owner), {
       contextId: params.contextId === "" ? undefined : params.contextId,
-      limit: pageSize
+      limit: pageSize,
+      offset
     }))
     const tasks = records.map((record) => Task.fromJSON(JSON.parse(record.task)))
       .filter((task) => params.status === TaskState.TASK_STATE_UNSPECIFIED || task.status?.state === params.status)
-    return { tasks, nextPageToken: "", pageSize, totalSize: tasks.length }
+    // A full page may have a page after it; a short one is the last.
+    const nextPageToken = records.length === pageSize ? String(offset + pageSize) : ""
+    return { tasks, nextPageToken, pageSize, totalSize: tasks.length }
   }
 })

@@ -250,6 +250,20 @@ export const run = (name: string, storage?: Layer.Layer<Ports.StoragePorts>) =>
             client.listTasks({ tenant: "", contextId: task.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageToken: "", statusTimestampAfter: undefined, includeArtifacts: true } as never)
           )
           expect(listed.tasks.map((t) => t.id).sort()).toEqual([elsewhere.id, task.id].sort())
+          // A page at a time: a full page gives the token of the next; the last page gives none.
+          const page = (pageToken: string) =>
+            Effect.promise(() =>
+              client.listTasks(
+                { tenant: "", contextId: task.contextId, status: TaskState.TASK_STATE_UNSPECIFIED, pageSize: 1, pageToken, statusTimestampAfter: undefined, includeArtifacts: false } as never
+              )
+            )
+          const one = yield* page("")
+          expect(one.tasks).toHaveLength(1)
+          expect(one.nextPageToken).not.toBe("")
+          const two = yield* page(one.nextPageToken)
+          expect(two.tasks.map((t) => t.id)).toEqual([elsewhere.id, task.id].filter((id) => id !== one.tasks[0]!.id))
+          const three = yield* page(two.nextPageToken)
+          expect([three.tasks.length, three.nextPageToken]).toEqual([0, ""])
           // Another user of the account reads none of them.
           const other = yield* clientFor(base, deployment, team.tokens.admin)
           const hidden = yield* Effect.promise(() => other.getTask({ tenant: "", id: elsewhere.id, historyLength: undefined }).then(() => "read", () => "hidden"))

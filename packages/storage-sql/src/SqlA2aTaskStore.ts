@@ -60,12 +60,12 @@ export const make: Effect.Effect<Ports.A2aTaskStore["Type"], never, SqlClient.Sq
   const listFor = (
     deploymentId: Deployment.DeploymentId,
     ownerId: Ids.UserId,
-    options: { readonly contextId?: string | undefined; readonly limit: number }
+    options: { readonly contextId?: string | undefined; readonly limit: number; readonly offset?: number | undefined }
   ) =>
     sql<TaskRow>`SELECT deployment_id, owner_id, task_id, context_id, task, updated_at FROM a2a_tasks
       WHERE deployment_id = ${deploymentId} AND owner_id = ${ownerId}
       ${options.contextId === undefined ? sql.literal("") : sql`AND context_id = ${options.contextId}`}
-      ORDER BY updated_at DESC, task_id LIMIT ${options.limit}`.pipe(
+      ORDER BY updated_at DESC, task_id LIMIT ${options.limit} OFFSET ${options.offset ?? 0}`.pipe(
       Effect.map((rows) => rows.map(toRecord)),
       storageError("SqlA2aTaskStore.listFor")
     )

@@ -52,7 +52,7 @@ export const run = <E>(name: string, layer: Layer.Layer<Ports.A2aTaskStore, E>) 
           expect(yield* store.listFor(elsewhere, saved.owner_id, { limit: 10 })).toEqual([])
         }))
 
-      it.effect("the list: most recently updated first, of one context when asked, at most the limit", () =>
+      it.effect("the list: most recently updated first, of one context when asked, at most the limit, after the offset", () =>
         Effect.gen(function*() {
           const store = yield* Ports.A2aTaskStore
           const [dep, owner] = [uniqueName("dep"), uniqueName("user")]
@@ -63,6 +63,8 @@ export const run = <E>(name: string, layer: Layer.Layer<Ports.A2aTaskStore, E>) 
           expect(ids(yield* store.listFor(deployment, user, { limit: 10 }))).toEqual(["t-b", "t-c", "t-a"])
           expect(ids(yield* store.listFor(deployment, user, { contextId: "ctx-1", limit: 10 }))).toEqual(["t-c", "t-a"])
           expect(ids(yield* store.listFor(deployment, user, { limit: 2 }))).toEqual(["t-b", "t-c"])
+          expect(ids(yield* store.listFor(deployment, user, { limit: 2, offset: 2 }))).toEqual(["t-a"])
+          expect(ids(yield* store.listFor(deployment, user, { contextId: "ctx-1", limit: 1, offset: 1 }))).toEqual(["t-a"])
         }))
     })
   })

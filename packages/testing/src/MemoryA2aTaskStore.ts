@@ -19,7 +19,7 @@ export const make = (): Ports.A2aTaskStore["Type"] => {
             t.deployment_id === deploymentId && t.owner_id === ownerId && (options.contextId === undefined || t.context_id === options.contextId)
           )
           .sort((a, b) => DateTime.toEpochMillis(b.updated_at) - DateTime.toEpochMillis(a.updated_at) || a.task_id.localeCompare(b.task_id))
-          .slice(0, options.limit)
+          .slice(options.offset ?? 0, (options.offset ?? 0) + options.limit)
       )
   })
 }

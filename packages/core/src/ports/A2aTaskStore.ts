@@ -27,10 +27,10 @@ export class A2aTaskStore extends Context.Tag("@hosting/core/A2aTaskStore")<A2aT
   readonly save: (task: A2aTaskRecord) => Effect.Effect<void, StorageError>
   /** The owner's task of the deployment with that id, if any. */
   readonly find: (deploymentId: DeploymentId, ownerId: UserId, taskId: string) => Effect.Effect<Option.Option<A2aTaskRecord>, StorageError>
-  /** The owner's tasks of the deployment, of one context when given, most recently updated first, at most `limit`. */
+  /** The owner's tasks of the deployment, of one context when given, most recently updated first, at most `limit` after skipping `offset`. */
   readonly listFor: (
     deploymentId: DeploymentId,
     ownerId: UserId,
-    options: { readonly contextId?: string | undefined; readonly limit: number }
+    options: { readonly contextId?: string | undefined; readonly limit: number; readonly offset?: number | undefined }
   ) => Effect.Effect<ReadonlyArray<A2aTaskRecord>, StorageError>
 }>() {}
