@@ -7,7 +7,7 @@
 // carry the same JSON shapes as the example server. Deliberately left out:
 // cancellation, resume by Last-Event-ID, titles, attachments.
 import Database from "better-sqlite3"
-import { createHash, randomUUID } from "node:crypto"
+import { createHash, randomBytes, randomUUID } from "node:crypto"
 import { readFileSync } from "node:fs"
 import { Agent, request } from "node:http"
 
@@ -30,7 +30,7 @@ CREATE TABLE IF NOT EXISTS conversations (
 CREATE INDEX IF NOT EXISTS conversations_by_owner ON conversations (deployment, user_id, updated_at);
 CREATE TABLE IF NOT EXISTS messages (
   seq INTEGER PRIMARY KEY AUTOINCREMENT, id TEXT NOT NULL UNIQUE, conversation TEXT NOT NULL REFERENCES conversations (id),
-  role TEXT NOT NULL, content TEXT NOT NULL, timestamp TEXT NOT NULL, status TEXT NOT NULL);
+  role TEXT NOT NULL, content TEXT NOT NULL, timestamp TEXT NOT NULL, status TEXT NOT NULL, trace_id TEXT);
 CREATE INDEX IF NOT EXISTS messages_by_conversation ON messages (conversation, seq);
 CREATE TABLE IF NOT EXISTS events (id INTEGER PRIMARY KEY AUTOINCREMENT, account TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS files (
@@ -116,11 +116,11 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
     touchConversation: db.prepare("UPDATE conversations SET updated_at = ? WHERE id = ?"),
     countUser: db.prepare("SELECT count(*) FROM messages WHERE conversation = ? AND role = 'user'").pluck(),
     insertMessage: db.prepare(
-      "INSERT INTO messages (id, conversation, role, content, timestamp, status) VALUES (?, ?, ?, ?, ?, ?)"
+      "INSERT INTO messages (id, conversation, role, content, timestamp, status, trace_id) VALUES (?, ?, ?, ?, ?, ?, ?)"
     ),
     updateMessage: db.prepare("UPDATE messages SET content = ?, status = ? WHERE id = ?"),
     history: db.prepare(
-      "SELECT id, role, content, timestamp, status FROM messages WHERE conversation = ? ORDER BY seq"
+      "SELECT id, role, content, timestamp, status, trace_id FROM messages WHERE conversation = ? ORDER BY seq"
     ),
     appendEvent: db.prepare("INSERT INTO events (account, type, data) VALUES (?, ?, ?)"),
     file: db.prepare("SELECT owner, path, filename, content_type FROM files WHERE deployment = ? AND key = ?")
@@ -330,9 +330,10 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
       return problem(409, "message_limit_reached", "the conversation reached its message limit")
     }
     const message_id = `msg-${randomUUID()}`
-    q.insertMessage.run(message_id, conversation, "user", content, timestamp, "complete")
+    q.insertMessage.run(message_id, conversation, "user", content, timestamp, "complete", null)
     const reply = { message_id: `msg-${randomUUID()}`, content: "", status: "streaming" }
-    q.insertMessage.run(reply.message_id, conversation, "assistant", "", timestamp, "streaming")
+    // A reply carries the id of its turn's trace, as the example server's do (issue 30).
+    q.insertMessage.run(reply.message_id, conversation, "assistant", "", timestamp, "streaming", randomBytes(16).toString("hex"))
     return answer(200, { message_id, timestamp, reply })
   })
 
@@ -379,7 +380,8 @@ export const open = ({ filename, seedPath, agent = "echo", messageLimit = 1_000_
         content: m.content,
         attachments: [],
         timestamp: m.timestamp,
-        status: m.status
+        status: m.status,
+        trace_id: m.trace_id
       }))
     })
 
