@@ -75,7 +75,7 @@ export const refused = (max: number): HttpServerResponse.HttpServerResponse =>
   json(
     429,
     "too_many_streams",
-    `You already hold ${max} open event or reply streams (all your tokens and sessions together), the most allowed; close one and retry.`,
+    `You already hold ${max} open streams (event and reply streams and MCP calls, all your tokens and sessions together), the most allowed; close one and retry.`,
     { "retry-after": String(retryAfterSeconds) }
   )
 
