@@ -24,7 +24,7 @@ import { ChatConfig, failure } from "./ChatConfig.js"
 import * as Metrics from "../../runtime/Metrics.js"
 import * as Leases from "./Leases.js"
 import { awaitEarlier } from "./QueuedReplies.js"
-import { type NewTurn, type RunningReply, type TurnOutcome, turnMessages } from "./Turns.js"
+import { type NewTurn, type RunningReply, runningReply, type TurnOutcome, turnMessages } from "./Turns.js"
 import * as TurnTraces from "./TurnTraces.js"
 
 // What a turn is on its way through the runner, and the messages a stored turn starts with: Turns.ts.
@@ -338,19 +338,7 @@ export const make = Effect.gen(function*() {
           case "Repeated":
             return { _tag: "Stored" as const, message: outcome.message }
         }
-        const reply: RunningReply = {
-          conversation: conversationId,
-          owner: input.owner,
-          message_id: outcome.reply.message_id,
-          content: "",
-          stored: 0,
-          ended: false,
-          flushing: undefined,
-          turn: outcome.turn,
-          cancelled: false,
-          done: yield* Deferred.make<void>(),
-          trace
-        }
+        const reply = yield* runningReply(input, outcome.reply.message_id, outcome.turn, trace)
         const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
         // The replies of earlier turns that were streaming when this turn was stored: a queued reply waits for them.
         const earlier = history.flatMap((m) => m.role === "assistant" && m.status === "streaming" ? [m.message_id] : [])

@@ -3,7 +3,7 @@
  * store), what came of it, the state of its reply while it runs, and the
  * two messages a stored turn starts with.
  */
-import { type Context, DateTime, type Deferred, Effect, type Fiber, type Option } from "effect"
+import { type Context, DateTime, Deferred, Effect, type Fiber, type Option } from "effect"
 import { type Attachment, type ConversationId, Message, MessageId } from "../../model/Conversation.js"
 import type { ConcurrentSend, DeploymentRecord } from "../../model/Deployment.js"
 import type { UserId } from "../../model/Ids.js"
@@ -86,3 +86,19 @@ export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTu
     }, built)
     return { message, reply }
   })
+
+/** The state of a stored turn's reply as it starts in this process: nothing arrived, nothing stored, not stopped. */
+export const runningReply = (input: NewTurn, messageId: MessageId, turn: number, trace: TurnTrace | undefined) =>
+  Effect.map(Deferred.make<void>(), (done): RunningReply => ({
+    conversation: input.conversation,
+    owner: input.owner,
+    message_id: messageId,
+    content: "",
+    stored: 0,
+    ended: false,
+    flushing: undefined,
+    turn,
+    cancelled: false,
+    done,
+    trace
+  }))
