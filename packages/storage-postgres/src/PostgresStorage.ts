@@ -2,11 +2,11 @@
  * Hosting storage on PostgreSQL through @effect/sql-pg: the repositories and
  * migrations of @hosting/storage-sql on a connection pool.
  */
-import { SqlError } from "@effect/sql"
+import { SqlClient, SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Metrics } from "@hosting/core"
-import { SqlStorage } from "@hosting/storage-sql"
-import { Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { DirectStatements, SqlStorage } from "@hosting/storage-sql"
+import { Context, Duration, Effect, Layer, Redacted, Schedule } from "effect"
 import * as Pg from "pg"
 import * as PgProcessLock from "./PgProcessLock.js"
 
@@ -79,7 +79,11 @@ export const client = (config: PostgresStorageConfig) => {
     ),
     Effect.tap(samplePool)
   )
-  return PgClient.layerFromPool({ acquire, applicationName: config.applicationName ?? "hosting" })
+  // While no tracer is enabled, statements run on the pool with no span and no scope around them (DirectStatements).
+  return Layer.tap(
+    PgClient.layerFromPool({ acquire, applicationName: config.applicationName ?? "hosting" }),
+    (context) => DirectStatements.directStatements(Context.get(context, SqlClient.SqlClient))
+  )
 }
 
 /**

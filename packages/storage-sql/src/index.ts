@@ -1,3 +1,4 @@
+export * as DirectStatements from "./DirectStatements.js"
 export * as SqlA2aTaskStore from "./SqlA2aTaskStore.js"
 export * as Migrations from "./Migrations.js"
 export * as SqlAccountStore from "./SqlAccountStore.js"

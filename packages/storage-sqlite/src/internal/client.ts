@@ -15,11 +15,14 @@
  *   giving it back, so a transaction could begin in between.) A transaction
  *   still takes the one permit, so transactions run one at a time.
  * - No permit is ever lost to an interruption (see `afterTransaction`).
+ * - While no tracer is enabled, a statement runs on the connection with no
+ *   span and no scope around it (`DirectStatements`).
  *
  * See docs/decisions.md, "Our own SQLite client".
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "@effect/sql"
+import { DirectStatements } from "@hosting/storage-sql"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Stream } from "effect"
 
@@ -169,6 +172,7 @@ export const make = (config: ClientConfig) =>
       compiler: Statement.makeCompilerSqlite(),
       spanAttributes: [["db.system.name", "sqlite"]]
     })
+    yield* DirectStatements.directStatements(client)
     return client
   })
 
