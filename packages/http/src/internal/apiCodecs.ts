@@ -10,6 +10,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
 import * as UrlParams from "@effect/platform/UrlParams"
 import { Effect, type Option, ParseResult, Schema, type SchemaAST } from "effect"
+import { encoderOf } from "./compiledEncoder.js"
 
 export type Decode = (input: unknown) => Effect.Effect<any, ParseResult.ParseError>
 
@@ -61,7 +62,8 @@ const responder = (ast: SchemaAST.AST, status: number) => {
 
 export const answerOf = (schema: Schema.Schema.Any, statusOf: (ast: SchemaAST.AST) => number): Answer => {
   const typed = schema as Schema.Schema<any, any, never>
-  const sync = ParseResult.encodeUnknownEither(typed)
+  // Compiled once (compiledEncoder.ts); the schema's own encoders take what it leaves.
+  const sync = encoderOf(typed)
   const full = Schema.encodeUnknown(typed)
   const respond = responder(schema.ast, statusOf(schema.ast))
   return {

@@ -1,0 +1,110 @@
+/**
+ * The compiled encoders of answers (internal/compiledEncoder.ts) against
+ * the schemas' own encoders, the reference: for every success and error
+ * schema of HostingApi, values generated from the schema encode to the same
+ * JSON both ways; values the schema refuses fail the same way.
+ */
+import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import { HostingApi } from "@hosting/api"
+import { describe, expect, it } from "@effect/vitest"
+import { Arbitrary, DateTime, Either, FastCheck as fc, Option, ParseResult, Schema } from "effect"
+import * as ApiRoutes from "../src/ApiRoutes.js"
+import { compile, encoderOf, Mismatch } from "../src/internal/compiledEncoder.js"
+
+/** Every member schema of the API's success and error schemas, once. */
+const answerSchemas = (): ReadonlyArray<Schema.Schema.Any> => {
+  const members = new Set<Schema.Schema.Any>()
+  HttpApiSchema.deunionize(members, HostingApi.HostingApi.errorSchema as Schema.Schema.Any)
+  for (const route of ApiRoutes.routes) {
+    HttpApiSchema.deunionize(members, route.endpoint.successSchema)
+    HttpApiSchema.deunionize(members, route.endpoint.errorSchema)
+  }
+  return [...members]
+}
+
+const nameOf = (schema: Schema.Schema.Any) => String(schema.ast).slice(0, 80)
+
+/** Values of the schema's type, when Effect can generate them. */
+const valuesOf = (schema: Schema.Schema.Any): fc.Arbitrary<unknown> | undefined => {
+  try {
+    return Arbitrary.make(schema as Schema.Schema<unknown, unknown, never>)
+  } catch {
+    return undefined
+  }
+}
+
+describe("compiled encoders of answers (the schema's encoder is the reference)", () => {
+  const schemas = answerSchemas()
+
+  it("every answer schema of the API that Effect can generate values for encodes them as the schema does", () => {
+    let compared = 0
+    let compiled = 0
+    for (const schema of schemas) {
+      if (compile(schema) !== undefined) compiled++
+      const values = valuesOf(schema)
+      if (values === undefined) continue
+      const reference = ParseResult.encodeUnknownEither(schema as Schema.Schema<unknown, unknown, never>)
+      const encode = encoderOf(schema)
+      for (const value of fc.sample(values, { numRuns: 25, seed: 24 })) {
+        const expected = reference(value)
+        const actual = encode(value)
+        expect(Either.isRight(actual), nameOf(schema)).toBe(Either.isRight(expected))
+        if (Either.isRight(expected) && Either.isRight(actual)) {
+          expect(JSON.stringify(actual.right), nameOf(schema)).toBe(JSON.stringify(expected.right))
+        }
+        compared++
+      }
+    }
+    // The check above must have compared something real: most answers compile and are generated.
+    expect(compiled).toBeGreaterThan(schemas.length * 0.8)
+    expect(compared).toBeGreaterThan(schemas.length * 0.5 * 25)
+  })
+
+  it("the answers of the routes the reads bench measures are compiled, not left to the schema", () => {
+    for (const id of ["chat.list", "chat.history", "accounts.me", "publicAgents.get", "deployments.history", "deployments.list"]) {
+      const route = ApiRoutes.routes.find((candidate) => candidate.id === id)
+      expect(route, id).toBeDefined()
+      const members = new Set<Schema.Schema.Any>()
+      HttpApiSchema.deunionize(members, route!.endpoint.successSchema)
+      for (const member of members) expect(compile(member), `${id}: ${nameOf(member)}`).toBeDefined()
+    }
+  })
+
+  it("keeps only the declared properties, and encodes dates and options as the schema does", () => {
+    class Item extends Schema.Class<Item>("Item")({
+      at: Schema.DateTimeUtc,
+      note: Schema.OptionFromNullOr(Schema.String),
+      tags: Schema.Array(Schema.Literal("a", "b")),
+      extra: Schema.optional(Schema.Number)
+    }) {}
+    const schema = Schema.Struct({ items: Schema.Array(Item), count: Schema.Number })
+    const value = {
+      items: [
+        new Item({ at: DateTime.unsafeMake("2026-11-27T10:00:00Z"), note: Option.some("hi"), tags: ["a"] }),
+        new Item({ at: DateTime.unsafeMake("2026-11-27T11:00:00Z"), note: Option.none(), tags: [], extra: 2 })
+      ],
+      count: 2,
+      secret: "not declared"
+    }
+    const encoded = compile(schema)!(value)
+    expect(encoded).toEqual(Schema.encodeSync(schema)(value))
+    expect(encoded).toEqual({
+      items: [
+        { at: "2026-11-27T10:00:00.000Z", note: "hi", tags: ["a"] },
+        { at: "2026-11-27T11:00:00.000Z", note: null, tags: [], extra: 2 }
+      ],
+      count: 2
+    })
+  })
+
+  it("a value the schema refuses is left to the schema, which fails with its own error", () => {
+    const schema = Schema.Struct({ name: Schema.NonEmptyString, kind: Schema.Literal("x", "y") })
+    const compiled = compile(schema)!
+    expect(() => compiled({ name: "", kind: "x" })).toThrow(Mismatch)
+    expect(() => compiled({ name: "n", kind: "z" })).toThrow(Mismatch)
+    const refused = encoderOf(schema)({ name: "", kind: "x" })
+    const expected = ParseResult.encodeUnknownEither(schema)({ name: "", kind: "x" })
+    expect(Either.isLeft(refused)).toBe(true)
+    expect(String(Either.getLeft(refused).pipe(Option.getOrThrow))).toBe(String(Either.getLeft(expected).pipe(Option.getOrThrow)))
+  })
+})
