@@ -245,9 +245,9 @@ export const encoderOf = (schema: Schema.Schema.Any) => {
   return (value: unknown): Either.Either<unknown, ParseResult.ParseIssue> => {
     try {
       return Either.right(compiled(value))
-    } catch (error) {
-      if (error === mismatch) return reference(value)
-      throw error
+    } catch {
+      // A mismatch, or anything a step threw on a value it did not expect: the schema answers, or throws, as it would.
+      return reference(value)
     }
   }
 }
