@@ -42,7 +42,7 @@ import * as HttpApp from "@effect/platform/HttpApp"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
-import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Layer, Option, Runtime, Scope } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Layer, Option, Runtime, RuntimeFlags, Scope } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import { NodeRequest } from "./NodeRequest.js"
@@ -144,10 +144,14 @@ const settle = (inFlight: InFlight, ms: number) =>
   })
 
 /**
- * Makes the handler of an app: one fiber per request on the captured
- * runtime, with the request and a fresh scope in its context. The scope
- * closes once the answer is delivered (for a pushed body, when the
- * connection closes); a client that leaves interrupts the fiber.
+ * Makes the handler of an app: one fiber per request, forked on the
+ * captured runtime. Its first steps make a scope and set the fiber's own
+ * context (the runtime's services, the request and the scope, in one copy;
+ * nothing to restore after it). As on the platform's servers, the fiber runs
+ * uninterruptible and what the app makes interruptible (the router: every
+ * route not marked otherwise) is. The scope closes once the answer is
+ * delivered (for a pushed body, when the connection closes); a client that
+ * leaves interrupts the fiber, and the scope closes then too.
  */
 const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<R>, inFlight: InFlight): Handler => {
   const runFork = Runtime.runFork(runtime)
@@ -196,21 +200,27 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
       return Effect.void
     }
     if (written === "done") return Scope.close(scope, Exit.void)
-    return Effect.ensuring(written, Scope.close(scope, Exit.void))
+    // A body the fiber writes (a stream without a push source) stops when its client leaves.
+    return Effect.ensuring(Effect.interruptible(written), Scope.close(scope, Exit.void))
   }
   const base = runtime.context.unsafeMap
+  // Uninterruptible, as the platform's servers run an app (`HttpApp.toHandled`): the scope closes whatever happens.
+  const flags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
+  const withScope = (request: NodeRequest) =>
+    Effect.flatMap(Scope.make(), (scope) =>
+      Effect.zipRight(
+        // The fiber's own context (made for it alone, nothing to restore): the runtime's services, the request and its scope.
+        FiberRef.set(
+          FiberRef.currentContext,
+          Context.unsafeMake(new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request))
+        ),
+        answer(request, scope) as Effect.Effect<void>
+      ))
   return (incoming, out) => {
     const request = new NodeRequest(incoming, out)
     inFlight.requests++
-    // The request and its scope join the runtime's context in one copy of it, the fiber's first.
-    const fiber = runFork(
-      Effect.flatMap(Scope.make(), (scope) =>
-        Effect.locally(
-          // The context set here holds the request and the scope the app needs.
-          answer(request, scope) as Effect.Effect<void, never, R>,
-          FiberRef.currentContext,
-          Context.unsafeMake(new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request))
-        ))
+    const fiber = Runtime.runFork(Runtime.make({ context: runtime.context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags }))(
+      withScope(request)
     )
     if (fiber.unsafePoll() !== null) return finished()
     // A client that leaves interrupts the request's fiber; once the fiber is done, nothing holds it (an open

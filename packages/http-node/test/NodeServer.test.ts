@@ -165,6 +165,29 @@ describe("NodeServer", () => {
       expect(released).toBe(true)
     }))
 
+  it.scoped("a client that leaves mid-request interrupts what the app made interruptible, and the request's scope closes (its finalizers run)", () =>
+    Effect.gen(function*() {
+      let started = false
+      let interrupted = false
+      let released = false
+      const app = Effect.gen(function*() {
+        yield* Effect.addFinalizer(() => Effect.sync(() => void (released = true)))
+        started = true
+        return yield* Effect.interruptible(Effect.never)
+      }).pipe(Effect.onInterrupt(() => Effect.sync(() => void (interrupted = true))))
+      const context = yield* Layer.build(NodeServer.layer({ port: 0, host: "127.0.0.1" }))
+      yield* Layer.buildWithScope(HttpServer.serve(app), yield* Effect.scope).pipe(Effect.provide(context))
+      const port = yield* Effect.provide(portOf, context)
+      const socket = connect(port, "127.0.0.1", () => socket.write("GET /slow HTTP/1.1\r\nhost: x\r\n\r\n"))
+      socket.on("error", () => undefined)
+      for (let i = 0; i < 100 && !started; i++) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      expect(started).toBe(true)
+      socket.destroy()
+      for (let i = 0; i < 100 && !released; i++) yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
+      expect(interrupted).toBe(true)
+      expect(released).toBe(true)
+    }))
+
   it.scoped("a stream body without a push source is run and written; a HEAD request gets the head alone", () =>
     Effect.gen(function*() {
       const bytes = new TextEncoder()
