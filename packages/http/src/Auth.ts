@@ -11,6 +11,7 @@ import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
 import * as RequestLog from "./RequestLog.js"
 import * as Scopes from "./Scopes.js"
+import { withRequest } from "./internal/currentRequest.js"
 
 /** The token of an `Authorization: Bearer <token>` header, if the header has that form. */
 export const bearerToken = (header: string | undefined): Option.Option<string> => {
@@ -84,7 +85,7 @@ const principalWith = <E>(
   E | ApiErrors.Unauthorized | ApiErrors.InternalError,
   HttpServerRequest.HttpServerRequest
 > =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request): Effect.Effect<
+  withRequest((request): Effect.Effect<
     Option.Option<Principal.Principal>,
     E | ApiErrors.Unauthorized | ApiErrors.InternalError
   > => {
@@ -113,7 +114,7 @@ export const requirePrincipal = (identity: Identity.Identity): Effect.Effect<
   Principal.Principal,
   ApiErrors.Unauthorized | ApiErrors.Forbidden | ApiErrors.InternalError,
   HttpServerRequest.HttpServerRequest
-> => Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => requirePrincipalOf(identity, request))
+> => withRequest((request) => requirePrincipalOf(identity, request))
 
 /** `requirePrincipal` of a given request. */
 const requirePrincipalOf = (
@@ -141,7 +142,7 @@ export const layer = Layer.effect(
     // Both schemes read the header first, then the cookie, so the platform's
     // second try (the cookie scheme after a failed bearer) gives the same answer.
     const authenticate = () =>
-      Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+      withRequest((request) =>
         Effect.flatMap(requirePrincipalOf(identity, request), (principal) => {
           // The access line names who called; a token made with a scope list is held to the scope of the route.
           RequestLog.noteUser(request, principal.user.id)

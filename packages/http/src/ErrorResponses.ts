@@ -21,6 +21,7 @@ import * as BodyLimits from "./BodyLimits.js"
 import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
 import * as OtlpErrors from "./OtlpErrors.js"
+import { withRequest } from "./internal/currentRequest.js"
 
 const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
 
@@ -155,7 +156,7 @@ const withJsonDepth = (request: HttpServerRequest.HttpServerRequest): HttpServer
  * nor a chunked body declared: HTTP/1.1 then has none) is left as it is.
  */
 const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, limit: number) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  withRequest((request) => {
     const headers = request.headers
     const bodiless = request.method === "GET" || request.method === "HEAD" ||
       (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined)
@@ -172,7 +173,7 @@ const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerRespons
  */
 const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>) =>
 <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  withRequest((request) => {
     const limit = BodyLimits.limitFor(request.method, ApiRoutes.pathOf(request.url), maxBodyBytes, routes)
     if (limit === "streamed") return app
     const declared = Number(request.headers["content-length"] ?? "0")
@@ -184,7 +185,7 @@ const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>)
 
 /** Refuses a path with `.` or `..` segments (DotSegments) before it is routed or served a page. */
 const refuseDotSegments = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) =>
+  withRequest((request) =>
     DotSegments.hasDotSegment(request.url) ? Effect.succeed(json(400, "invalid_request", DotSegments.details)) : app)
 
 /**

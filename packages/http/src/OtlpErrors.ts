@@ -11,6 +11,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 import * as OtlpProtobuf from "./OtlpProtobuf.js"
+import { withRequest } from "./internal/currentRequest.js"
 
 /** The path of the ingest route, under any base path. */
 const ingestPath = /\/otlp\/v1\/traces\/?$/
@@ -41,7 +42,7 @@ export const inEncoding = (
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, never, HttpServerRequest.HttpServerRequest> =>
   response.status < 400
     ? Effect.succeed(response)
-    : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+    : withRequest((request) => {
       if (!isProtobufExport(request)) return Effect.succeed(response)
       const { details, error } = errorOf(response)
       return Effect.map(OtlpProtobuf.ready, () => {

@@ -21,7 +21,6 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { RouteFacts } from "@hosting/api"
 import { Identity, type Principal } from "@hosting/core"
@@ -30,6 +29,7 @@ import * as ApiRoutes from "./ApiRoutes.js"
 import { credentialOf, requirePrincipal } from "./Auth.js"
 import { causeResponse, json } from "./ErrorResponses.js"
 import * as Health from "./Health.js"
+import { withRequest } from "./internal/currentRequest.js"
 
 /** `requests` every `seconds`: the bucket's size, refilled evenly over the window. */
 export interface Rate {
@@ -223,23 +223,28 @@ export const charge = <E, R, R2>(
   userOf: Effect.Effect<Option.Option<string>, never, R2>,
   answered: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   cost = 1
-): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | R2> =>
-  Effect.gen(function*() {
-    const asUser = (user: string, byAddress: Decision | undefined) => {
-      const decision = limiter.takeUser(user, cost)
-      if (decision !== undefined && !decision.allowed) return Effect.succeed(refusedResponse(decision, "user"))
-      return Effect.map(answered, (response) => withHeaders(response, decision ?? byAddress))
-    }
-    const key = credential === undefined ? undefined : yield* Identity.hashToken(credential)
+): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | R2> => {
+  // Plain continuations, not a generator: this runs in front of every charged request.
+  const asUser = (user: string, byAddress: Decision | undefined) => {
+    const decision = limiter.takeUser(user, cost)
+    if (decision !== undefined && !decision.allowed) return Effect.succeed(refusedResponse(decision, "user"))
+    return Effect.map(answered, (response) => withHeaders(response, decision ?? byAddress))
+  }
+  const withKey = (key: string | undefined): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R | R2> => {
     const known = key === undefined ? undefined : limiter.userOf(key)
-    if (known !== undefined) return yield* asUser(known, undefined)
+    if (known !== undefined) return asUser(known, undefined)
     const byAddress = limiter.takeAddress(address(), cost)
-    if (byAddress !== undefined && !byAddress.allowed) return refusedResponse(byAddress, "address")
-    const user = key === undefined ? Option.none<string>() : yield* userOf
-    if (Option.isNone(user)) return withHeaders(yield* answered, byAddress)
-    limiter.remember(key!, user.value)
-    return yield* asUser(user.value, byAddress)
-  })
+    if (byAddress !== undefined && !byAddress.allowed) return Effect.succeed(refusedResponse(byAddress, "address"))
+    const anonymous = Effect.map(answered, (response) => withHeaders(response, byAddress))
+    if (key === undefined) return anonymous
+    return Effect.flatMap(userOf, (user) => {
+      if (Option.isNone(user)) return anonymous
+      limiter.remember(key, user.value)
+      return asUser(user.value, byAddress)
+    })
+  }
+  return credential === undefined ? Effect.suspend(() => withKey(undefined)) : Effect.flatMap(Identity.hashToken(credential), withKey)
+}
 
 /** The user a credential authenticates as (`charge`'s `userOf`); none when it does not. */
 export const userOf = <E, R>(authenticated: Effect.Effect<Principal.Principal, E, R>): Effect.Effect<Option.Option<string>, never, R> =>
@@ -263,7 +268,7 @@ export const middleware = HttpApiBuilder.middleware(
   Effect.map(Effect.all([RateLimiter, Identity.Identity, HttpApi.Api]), ([limiter, identity, { api }]) => {
     const routes = ApiRoutes.matcher(ApiRoutes.routesOf(api))
     return (app) =>
-      !limiter.enabled ? app : Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+      !limiter.enabled ? app : withRequest((request) => {
         // A refused probe would take the server out of service for its prober's address.
         if (Health.isProbe(request.url)) return app
         const cost = costOf(routes.match(request.method, ApiRoutes.pathOf(request.url)))

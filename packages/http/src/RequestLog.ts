@@ -19,6 +19,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Context, Effect } from "effect"
+import { withRequest } from "./internal/currentRequest.js"
 
 /** What the request path learned about one request. */
 export interface Notes {
@@ -139,7 +140,7 @@ export const wrap = (options: RequestLogOptions) =>
   const write = options.writeAccessLine
   const observe = options.observe
   const timed = accessLog || observe !== undefined
-  return Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => {
+  return withRequest((request) => {
     const notes: Notes = { id: requestIdOf(request.headers), route: undefined, user: undefined }
     ;(request as unknown as Record<symbol, Notes>)[notesKey] = notes
     const started = timed ? performance.now() : 0
