@@ -4,7 +4,12 @@
  * runtime captured once when the app is served.
  *
  * - A request gets a `NodeRequest` (nothing parsed until asked), a scope,
- *   and one fiber that runs the app and writes its answer. A server span
+ *   and one fiber that runs the app and writes its answer, uninterruptible
+ *   but where the app says otherwise (as on the platform's servers). The
+ *   fiber starts with its whole context, made in one copy: the runtime's
+ *   services, the request, the scope, and what an app that carries a
+ *   `PrepareContext` (`@hosting/http`'s compiled app) adds for the route,
+ *   so that its router need not change the fiber's context. A server span
  *   per request, as the platform's servers make (a W3C `traceparent` or B3
  *   header continued, `HttpMiddleware.withTracerDisabledWhen` honoured), is
  *   made only when the runtime that serves has its tracer enabled; with it
@@ -32,19 +37,19 @@
  *   is over, so that a stop never waits on a client.
  */
 import * as Etag from "@effect/platform/Etag"
-import * as HttpMiddleware from "@effect/platform/HttpMiddleware"
 import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpTraceContext from "@effect/platform/HttpTraceContext"
 import type * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as HttpApp from "@effect/platform/HttpApp"
 import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
-import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Layer, Option, Runtime, RuntimeFlags, Scope } from "effect"
+import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Layer, Runtime, RuntimeFlags, Scope } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
+import { type MakeScope, maker as scopeMaker } from "./internal/scopes.js"
+import { withServerSpan } from "./internal/serverSpan.js"
 import { NodeRequest } from "./NodeRequest.js"
 import * as Respond from "./Respond.js"
 
@@ -123,6 +128,22 @@ const closingJson = (out: ServerResponse, status: number, body: unknown, headers
 
 type Handler = (request: IncomingMessage, response: ServerResponse) => void
 
+/**
+ * What an app may carry under `prepareContextKey` (`@hosting/http`'s compiled
+ * app does): a function that adds what the request's route needs to the
+ * context made for the request's fiber, so that the app's router need not
+ * change the fiber's context itself.
+ */
+export type PrepareContext = (request: HttpServerRequest.HttpServerRequest, services: Map<string, unknown>) => void
+
+/** The key of an app's `PrepareContext`, shared through the global symbol registry. */
+export const prepareContextKey = Symbol.for("@hosting/http/PrepareContext")
+
+const prepareOf = (app: unknown): PrepareContext | undefined => {
+  const prepare = (app as Record<symbol, unknown>)[prepareContextKey]
+  return typeof prepare === "function" ? prepare as PrepareContext : undefined
+}
+
 /** What an attached app holds open: requests whose answer is not delivered yet, and pushed streams. */
 interface InFlight {
   requests: number
@@ -145,15 +166,24 @@ const settle = (inFlight: InFlight, ms: number) =>
 
 /**
  * Makes the handler of an app: one fiber per request, forked on the
- * captured runtime. Its first steps make a scope and set the fiber's own
- * context (the runtime's services, the request and the scope, in one copy;
- * nothing to restore after it). As on the platform's servers, the fiber runs
+ * captured runtime with a context of its own, made in one copy before the
+ * fiber starts: the runtime's services, the request, a fresh scope, and
+ * what the app's `PrepareContext` adds for the request's route (where Effect
+ * is not one whose scopes `internal/scopes.ts` knows how to make outside a
+ * fiber, the fiber's first steps make the scope and set that context).
+ * As on the platform's servers, the fiber runs
  * uninterruptible and what the app makes interruptible (the router: every
  * route not marked otherwise) is. The scope closes once the answer is
  * delivered (for a pushed body, when the connection closes); a client that
  * leaves interrupts the fiber, and the scope closes then too.
  */
-const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<R>, inFlight: InFlight): Handler => {
+const makeHandler = <E, R>(
+  app: HttpApp.Default<E, R>,
+  runtime: Runtime.Runtime<R>,
+  inFlight: InFlight,
+  prepare: PrepareContext | undefined,
+  makeScope: MakeScope | undefined
+): Handler => {
   const runFork = Runtime.runFork(runtime)
   const finished = () => {
     if (--inFlight.requests === 0) inFlight.drained?.()
@@ -206,22 +236,33 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
   const base = runtime.context.unsafeMap
   // Uninterruptible, as the platform's servers run an app (`HttpApp.toHandled`): the scope closes whatever happens.
   const flags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
-  const withScope = (request: NodeRequest) =>
+  /** The request's own context: the runtime's services, the request, its scope, and what the app prepares for its route. */
+  const contextOf = (request: NodeRequest, scope: Scope.CloseableScope) => {
+    const services = new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request)
+    try {
+      prepare?.(request, services)
+    } catch {
+      // Nothing prepared: the app's router finds the route itself, and answers its failure.
+    }
+    return Context.unsafeMake(services)
+  }
+  /** Where scopes are made only in a fiber: the scope in the fiber's first step, the context set in its second. */
+  const inSteps = (request: NodeRequest) =>
     Effect.flatMap(Scope.make(), (scope) =>
-      Effect.zipRight(
-        // The fiber's own context (made for it alone, nothing to restore): the runtime's services, the request and its scope.
-        FiberRef.set(
-          FiberRef.currentContext,
-          Context.unsafeMake(new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request))
-        ),
-        answer(request, scope) as Effect.Effect<void>
-      ))
+      Effect.zipRight(FiberRef.set(FiberRef.currentContext, contextOf(request, scope)), answer(request, scope) as Effect.Effect<void>))
+  const fork = (request: NodeRequest) => {
+    if (makeScope === undefined) {
+      return Runtime.runFork(Runtime.make({ context: runtime.context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags }))(inSteps(request))
+    }
+    // The fiber starts with its whole context: given at the fork, it costs nothing; set by a step, a copy of the fiber's refs.
+    const scope = makeScope()
+    const context = contextOf(request, scope) as Context.Context<R>
+    return Runtime.runFork(Runtime.make({ context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags }))(answer(request, scope) as Effect.Effect<void, never, R>)
+  }
   return (incoming, out) => {
     const request = new NodeRequest(incoming, out)
     inFlight.requests++
-    const fiber = Runtime.runFork(Runtime.make({ context: runtime.context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags }))(
-      withScope(request)
-    )
+    const fiber = fork(request)
     if (fiber.unsafePoll() !== null) return finished()
     // A client that leaves interrupts the request's fiber; once the fiber is done, nothing holds it (an open
     // stream outlives it, and would otherwise keep the whole fiber, its context included, for its connection's life).
@@ -235,36 +276,6 @@ const makeHandler = <E, R>(app: HttpApp.Default<E, R>, runtime: Runtime.Runtime<
     })
   }
 }
-
-/**
- * The app with a server span around each request, as the platform's own
- * servers make it (its middleware is not public): named by the
- * `SpanNameGenerator`, the child of the trace the request's headers carry,
- * skipped where `currentTracerDisabledWhen` says. Request headers and the
- * query are not recorded (they may carry credentials: a stream's
- * `access_token`, a device code).
- */
-const withServerSpan = <E, R>(app: HttpApp.Default<E, R>): HttpApp.Default<E, R> =>
-  Effect.withFiberRuntime((fiber) => {
-    const request = Context.unsafeGet(fiber.currentContext, HttpServerRequest.HttpServerRequest)
-    if (fiber.getFiberRef(HttpMiddleware.currentTracerDisabledWhen)(request)) return app
-    const name = Context.get(fiber.currentContext, HttpMiddleware.SpanNameGenerator)(request)
-    return Effect.useSpan(name, {
-      parent: Option.getOrUndefined(HttpTraceContext.fromHeaders(request.headers)),
-      kind: "server",
-      captureStackTrace: false
-    }, (span) => {
-      const target = request.url
-      const query = target.indexOf("?")
-      span.attribute("http.request.method", request.method)
-      span.attribute("url.path", query === -1 ? target : target.slice(0, query))
-      const agent = request.headers["user-agent"]
-      if (agent !== undefined) span.attribute("user_agent.original", agent)
-      if (request.remoteAddress._tag === "Some") span.attribute("client.address", request.remoteAddress.value)
-      return Effect.onExit(Effect.withParentSpan(app, span), (exit) =>
-        Effect.sync(() => span.attribute("http.response.status_code", HttpServerError.exitResponse(exit).status)))
-    })
-  })
 
 /**
  * Listens with Node's server and gives the `HttpServer` that serves apps
@@ -335,7 +346,7 @@ export const make = (options: NodeServerOptions = {}) =>
           const traced = FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled)
           const served = traced ? withServerSpan(withMiddleware) : withMiddleware
           const inFlight: InFlight = { requests: 0, streams: new Set(), drained: undefined }
-          handler = makeHandler(served, runtime, inFlight)
+          handler = makeHandler(served, runtime, inFlight, prepareOf(app), yield* scopeMaker)
           wasAttached = true
           // Runs before the app's services stop (they were built before it was served).
           yield* Effect.addFinalizer(() =>

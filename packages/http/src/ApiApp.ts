@@ -12,7 +12,10 @@
  * - one context for the whole route: the group's services, the request's,
  *   the route's parameters and query, and what the middleware provides, in
  *   one copy (the platform copies the context in the router, again for the
- *   group's services and again for each service a middleware provides);
+ *   group's services and again for each service a middleware provides). On
+ *   a server that calls the app's `PrepareContext` (`@hosting/http-node`),
+ *   that copy is the one the server makes for the request's fiber, and the
+ *   router does not change the fiber's context at all;
  * - decoding and encoding run synchronously where the schema allows it, and
  *   the answer is made straight from the encoded value (the platform encodes
  *   through a schema transformation into the response);
@@ -194,8 +197,44 @@ const routeContext = (route: HttpRouter.Route<any, any>, params: Readonly<Record
 })
 
 /**
+ * The key under which the served app carries its `PrepareContext`, shared
+ * through the global symbol registry (as a pushed body's source is), so
+ * that a server need not import this package.
+ */
+export const prepareContextKey: unique symbol = Symbol.for("@hosting/http/PrepareContext") as never
+
+/**
+ * Adds what the route of a request needs to the context a server is making
+ * for it, before its fiber starts: the route's group services (under the
+ * request's), parameters and query. The router then runs the route in that
+ * context as it is, instead of copying it and setting it on the fiber and
+ * back (two context changes of the fiber, each a copy of its fiber refs).
+ * `@hosting/http-node` calls it; any other server need not.
+ */
+export type PrepareContext = (request: HttpServerRequest.HttpServerRequest, services: Map<string, unknown>) => void
+
+/** The route found for a request, and the services it was prepared in (see `PrepareContext`). */
+interface Prepared {
+  readonly match: FindMyWay.FindResult<Compiled> | undefined
+  readonly services: Map<string, unknown>
+}
+
+/** The group's services under the request's (the request's win, as in the platform's merge), then the route's own. */
+const addRoute = (services: Map<string, unknown>, match: FindMyWay.FindResult<Compiled>) => {
+  const compiled = match.handler
+  if (compiled.context !== undefined) {
+    for (const [key, value] of compiled.context.unsafeMap) if (!services.has(key)) services.set(key, value)
+  }
+  services.set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
+  services.set(HttpRouter.RouteContext.key, routeContext(compiled.route, match.params))
+  return services
+}
+
+/**
  * The router over every recorded endpoint and every other route of the
- * platform's router, as an app: one lookup, one context, the route's run.
+ * platform's router, as an app: one lookup, one context, the route's run;
+ * and the `PrepareContext` that moves the lookup and the context before the
+ * request's fiber.
  */
 const router = Effect.gen(function*() {
   const config = yield* FiberRef.get(HttpRouter.currentRouterConfig)
@@ -213,21 +252,30 @@ const router = Effect.gen(function*() {
     if (route.method === "*") found.all(route.path, platformRoute(route))
     else found.on(route.method, route.path, platformRoute(route))
   }
-  return Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
+  const lookup = (request: HttpServerRequest.HttpServerRequest) =>
+    found.find(request.method, request.url) ?? (request.method === "HEAD" ? found.find("GET", request.url) : undefined)
+  // Per router: a request prepared by another app's router is not this one's.
+  const preparedKey = Symbol("@hosting/http/ApiApp/prepared")
+  const prepare: PrepareContext = (request, services) => {
+    const match = lookup(request)
+    ;(request as unknown as Record<symbol, Prepared>)[preparedKey] = {
+      match,
+      services: match === undefined ? services : addRoute(services, match)
+    }
+  }
+  const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
     const input = fiber.getFiberRef(FiberRef.currentContext)
     const request = Context.unsafeGet(input, HttpServerRequest.HttpServerRequest)
-    const match = found.find(request.method, request.url) ??
-      (request.method === "HEAD" ? found.find("GET", request.url) : undefined)
+    const prepared = (request as unknown as Record<symbol, Prepared | undefined>)[preparedKey]
+    const match = prepared === undefined ? lookup(request) : prepared.match
     if (match === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
     const compiled = match.handler
-    // The group's services under the request's (the request's win, as in the platform's merge), then the route's.
-    const services = compiled.context === undefined ? new Map(input.unsafeMap) : new Map(compiled.context.unsafeMap)
-    if (compiled.context !== undefined) for (const [key, value] of input.unsafeMap) services.set(key, value)
-    services.set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
-    services.set(HttpRouter.RouteContext.key, routeContext(compiled.route, match.params))
     const span = input.unsafeMap.get(Tracer.ParentSpan.key) as Tracer.AnySpan | undefined
     if (span !== undefined && span._tag === "Span") span.attribute("http.route", compiled.route.path)
     RequestLog.noteRoute(request, compiled.route.path)
+    // Prepared, and no middleware has changed the context since: the route runs in it as it is.
+    if (prepared?.services === input.unsafeMap) return compiled.run(request, match.params, match.searchParams, prepared.services)
+    const services = addRoute(new Map(input.unsafeMap), match)
     // The route's context for its run, the request's again after it, each set in one step (`Effect.locally` takes a
     // dozen: acquire, use, release). An interruptible fiber that is interrupted skips the way back: it is ending.
     const restore = FiberRef.set(FiberRef.currentContext, input)
@@ -239,6 +287,7 @@ const router = Effect.gen(function*() {
       })
     )
   })
+  return { routed, prepare }
 })
 
 /** The served API's errors as answers, for a failure no middleware answered (as the platform encodes them). */
@@ -263,7 +312,7 @@ export const httpApp: Effect.Effect<
   Groups | HttpApiBuilder.Router | HttpApi.Api | HttpApiBuilder.Middleware
 > = Effect.gen(function*() {
   const { api, context } = yield* HttpApi.Api
-  const routed = yield* router
+  const { prepare, routed } = yield* router
   const apiMiddleware = api.middlewares.size === 0
     ? routed
     : // The API's own middleware, with no errors of its own to encode: they pass through to the app-wide middleware.
@@ -278,7 +327,7 @@ export const httpApp: Effect.Effect<
   const answers = errorAnswers(api as unknown as HttpApi.HttpApi.AnyWithProps)
   // Outermost: every request gets its id and (when on) its access line, whatever answered it.
   const logged = RequestLog.wrap(yield* RequestLog.RequestLogConfig)
-  return appMiddleware(apiMiddleware as HttpApp.Default<unknown, never>).pipe(
+  const app = appMiddleware(apiMiddleware as HttpApp.Default<unknown, never>).pipe(
     Effect.catchAllCause((cause) => {
       const failure = Cause.squash(cause)
       const answer = answers.find((candidate) => candidate.is(failure))
@@ -288,6 +337,7 @@ export const httpApp: Effect.Effect<
     }),
     logged
   ) as HttpApp.Default<never, HttpRouter.HttpRouter.DefaultServices>
+  return Object.assign(app, { [prepareContextKey]: prepare })
 })
 
 /**

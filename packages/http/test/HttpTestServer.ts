@@ -24,6 +24,9 @@ export interface ServerOption {
 
 export const layer = (options: HostingHttp.HostingHttpOptions & TestServices.TestServicesOptions & ServerOption = {}) =>
   (options.server === undefined || options.server === NodeServer.layerTest ? ApiApp.serve() : HttpApiBuilder.serve()).pipe(
+    // Served as the example server serves without an OTLP endpoint: no tracer, so that a request's route runs in the
+    // context `@hosting/http-node` prepared for it (a server span is a change of the context before the router).
+    Layer.provide(Layer.setTracerEnabled(false)),
     Layer.provideMerge(HostingHttp.layer(options)),
     Layer.provideMerge(TestServices.make(options)),
     Layer.provideMerge(options.server ?? NodeServer.layerTest),

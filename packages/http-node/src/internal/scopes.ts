@@ -1,0 +1,49 @@
+/**
+ * Scopes made outside any fiber, so that a request's fiber can start with
+ * its whole context (its scope included) instead of setting it in a step:
+ * a fiber's context given when it is forked costs nothing more, while one
+ * set by a step copies all the fiber's refs (see docs/decisions.md, "A
+ * request's context is made before its fiber").
+ *
+ * Effect makes a scope only in a step (`Scope.make`). Its scopes are plain
+ * objects of one prototype with two fields (`strategy`, and `state`: open
+ * with its finalizers, or closed with its exit), which its own code reads
+ * directly (`Effect.forkIn`), so a scope made here is one of those: the
+ * prototype is taken from a scope `Scope.make` made, and the fields are
+ * checked to be the ones this module knows. Where they are not (another
+ * version of Effect), there is no maker and the server makes each scope in
+ * a step as before; `test/Scopes.test.ts` fails then, so that it is seen.
+ */
+import { Effect, Exit, Scope } from "effect"
+
+/** Makes an open scope with sequential finalization, as `Scope.make()` does; undefined where this Effect's scopes are not what this module knows. */
+export type MakeScope = () => Scope.CloseableScope
+
+interface Known {
+  readonly strategy: unknown
+  state: { readonly _tag: string; readonly finalizers?: unknown }
+}
+
+const isKnown = (scope: unknown): scope is Known => {
+  const fields = Object.keys(scope as object)
+  const state = (scope as Partial<Known>).state
+  return fields.length === 2 && fields[0] === "strategy" && fields[1] === "state" &&
+    state !== undefined && state._tag === "Open" && state.finalizers instanceof Map && state.finalizers.size === 0 &&
+    typeof (scope as { close?: unknown }).close === "function"
+}
+
+/** The maker of scopes outside a fiber, built from one scope `Scope.make` made (and closed again). */
+export const maker: Effect.Effect<MakeScope | undefined> = Effect.flatMap(Scope.make(), (reference) => {
+  const known = isKnown(reference)
+  const prototype = Object.getPrototypeOf(reference) as object
+  const strategy = known ? reference.strategy : undefined
+  const make: MakeScope | undefined = known
+    ? () => {
+      const scope = Object.create(prototype) as Known
+      ;(scope as { strategy: unknown }).strategy = strategy
+      scope.state = { _tag: "Open", finalizers: new Map() }
+      return scope as unknown as Scope.CloseableScope
+    }
+    : undefined
+  return Effect.as(Scope.close(reference, Exit.void), make)
+})
