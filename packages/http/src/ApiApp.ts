@@ -215,6 +215,7 @@ export type PrepareContext = (request: HttpServerRequest.HttpServerRequest, serv
 
 /** The route found for a request, and the services it was prepared in (see `PrepareContext`). */
 interface Prepared {
+  readonly request: HttpServerRequest.HttpServerRequest
   readonly match: FindMyWay.FindResult<Compiled> | undefined
   readonly services: Map<string, unknown>
 }
@@ -259,6 +260,7 @@ const router = Effect.gen(function*() {
   const prepare: PrepareContext = (request, services) => {
     const match = lookup(request)
     ;(request as unknown as Record<symbol, Prepared>)[preparedKey] = {
+      request,
       match,
       services: match === undefined ? services : addRoute(services, match)
     }
@@ -266,7 +268,9 @@ const router = Effect.gen(function*() {
   const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
     const input = fiber.getFiberRef(FiberRef.currentContext)
     const request = Context.unsafeGet(input, HttpServerRequest.HttpServerRequest)
-    const prepared = (request as unknown as Record<symbol, Prepared | undefined>)[preparedKey]
+    // Only for the request prepared: a middleware may have put another in its place (a proxy of it reads the same key).
+    const found = (request as unknown as Record<symbol, Prepared | undefined>)[preparedKey]
+    const prepared = found?.request === request ? found : undefined
     const match = prepared === undefined ? lookup(request) : prepared.match
     if (match === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
     const compiled = match.handler
