@@ -246,18 +246,17 @@ const makeHandler = <E, R>(
     }
     return Context.unsafeMake(services)
   }
+  const uninterruptible = Runtime.make({ context: runtime.context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags })
   /** Where scopes are made only in a fiber: the scope in the fiber's first step, the context set in its second. */
   const inSteps = (request: NodeRequest) =>
     Effect.flatMap(Scope.make(), (scope) =>
       Effect.zipRight(FiberRef.set(FiberRef.currentContext, contextOf(request, scope)), answer(request, scope) as Effect.Effect<void>))
   const fork = (request: NodeRequest) => {
-    if (makeScope === undefined) {
-      return Runtime.runFork(Runtime.make({ context: runtime.context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags }))(inSteps(request))
-    }
+    if (makeScope === undefined) return Runtime.runFork(uninterruptible, inSteps(request))
     // The fiber starts with its whole context: given at the fork, it costs nothing; set by a step, a copy of the fiber's refs.
     const scope = makeScope()
     const context = contextOf(request, scope) as Context.Context<R>
-    return Runtime.runFork(Runtime.make({ context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags }))(answer(request, scope) as Effect.Effect<void, never, R>)
+    return Runtime.runFork(Runtime.make({ context, fiberRefs: runtime.fiberRefs, runtimeFlags: flags }), answer(request, scope) as Effect.Effect<void, never, R>)
   }
   return (incoming, out) => {
     const request = new NodeRequest(incoming, out)

@@ -221,14 +221,14 @@ interface Prepared {
 }
 
 /** The group's services under the request's (the request's win, as in the platform's merge), then the route's own. */
-const addRoute = (services: Map<string, unknown>, match: FindMyWay.FindResult<Compiled>) => {
+const addRoute = (services: Map<string, unknown>, match: FindMyWay.FindResult<Compiled>): Map<string, unknown> => {
   const compiled = match.handler
   if (compiled.context !== undefined) {
     for (const [key, value] of compiled.context.unsafeMap) if (!services.has(key)) services.set(key, value)
   }
-  services.set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
-  services.set(HttpRouter.RouteContext.key, routeContext(compiled.route, match.params))
   return services
+    .set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
+    .set(HttpRouter.RouteContext.key, routeContext(compiled.route, match.params))
 }
 
 /**
@@ -259,18 +259,15 @@ const router = Effect.gen(function*() {
   const preparedKey = Symbol("@hosting/http/ApiApp/prepared")
   const prepare: PrepareContext = (request, services) => {
     const match = lookup(request)
-    ;(request as unknown as Record<symbol, Prepared>)[preparedKey] = {
-      request,
-      match,
-      services: match === undefined ? services : addRoute(services, match)
-    }
+    if (match !== undefined) addRoute(services, match)
+    ;(request as unknown as Record<symbol, Prepared>)[preparedKey] = { request, match, services }
   }
   const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
     const input = fiber.getFiberRef(FiberRef.currentContext)
     const request = Context.unsafeGet(input, HttpServerRequest.HttpServerRequest)
     // Only for the request prepared: a middleware may have put another in its place (a proxy of it reads the same key).
-    const found = (request as unknown as Record<symbol, Prepared | undefined>)[preparedKey]
-    const prepared = found?.request === request ? found : undefined
+    const mark = (request as unknown as Record<symbol, Prepared | undefined>)[preparedKey]
+    const prepared = mark?.request === request ? mark : undefined
     const match = prepared === undefined ? lookup(request) : prepared.match
     if (match === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
     const compiled = match.handler

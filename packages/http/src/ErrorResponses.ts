@@ -151,19 +151,22 @@ const withJsonDepth = (request: HttpServerRequest.HttpServerRequest): HttpServer
 }
 
 /**
- * Requests with a body read it under the limit, with the `json` of
+ * A request with a body reads it under the limit, with the `json` of
  * `withJsonDepth`. A request without one (a GET or HEAD, or neither a length
  * nor a chunked body declared: HTTP/1.1 then has none) is left as it is.
  */
-const limitRead = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>, limit: number) =>
-  withRequest((request) => {
-    const headers = request.headers
-    const bodiless = request.method === "GET" || request.method === "HEAD" ||
-      (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined)
-    if (bodiless) return app
-    const limited = HttpServerRequest.withMaxBodySize(app, Option.some(limit))
-    return Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withJsonDepth(request))
-  })
+const limitRead = <E, R>(
+  request: HttpServerRequest.HttpServerRequest,
+  app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
+  limit: number
+) => {
+  const headers = request.headers
+  const bodiless = request.method === "GET" || request.method === "HEAD" ||
+    (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined)
+  if (bodiless) return app
+  const limited = HttpServerRequest.withMaxBodySize(app, Option.some(limit))
+  return Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withJsonDepth(request))
+}
 
 /**
  * Refuses bodies whose declared length is over the route's limit
@@ -180,7 +183,7 @@ const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>)
     if (Number.isFinite(declared) && declared > limit) {
       return Effect.succeed(json(413, "payload_too_large", `The request body is larger than the ${limit} bytes this route accepts.`))
     }
-    return limitRead(app, limit)
+    return limitRead(request, app, limit)
   })
 
 /** Refuses a path with `.` or `..` segments (DotSegments) before it is routed or served a page. */

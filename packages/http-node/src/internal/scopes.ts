@@ -21,7 +21,7 @@ export type MakeScope = () => Scope.CloseableScope
 
 interface Known {
   readonly strategy: unknown
-  state: { readonly _tag: string; readonly finalizers?: unknown }
+  readonly state: { readonly _tag: string; readonly finalizers?: unknown }
 }
 
 const isKnown = (scope: unknown): scope is Known => {
@@ -37,13 +37,9 @@ export const maker: Effect.Effect<MakeScope | undefined> = Effect.flatMap(Scope.
   const known = isKnown(reference)
   const prototype = Object.getPrototypeOf(reference) as object
   const strategy = known ? reference.strategy : undefined
+  // The fields in the order `Scope.make` sets them, so that every scope has the same shape.
   const make: MakeScope | undefined = known
-    ? () => {
-      const scope = Object.create(prototype) as Known
-      ;(scope as { strategy: unknown }).strategy = strategy
-      scope.state = { _tag: "Open", finalizers: new Map() }
-      return scope as unknown as Scope.CloseableScope
-    }
+    ? () => Object.assign(Object.create(prototype), { strategy, state: { _tag: "Open", finalizers: new Map() } })
     : undefined
   return Effect.as(Scope.close(reference, Exit.void), make)
 })
