@@ -157,6 +157,7 @@ describe("the server's own traces", () => {
     expect(agentSaw.at(-1)).toBe(`00-${traceId}-${reply?.span.spanId}-01`)
     // The probes are not traced.
     expect(exported.some((e) => e.span.traceId === probeTrace)).toBe(false)
+    await server.stop()
   })
 
   it("sends to an example server's own OTLP ingest: a request's root span becomes a trace of the agent named by OTEL_SERVICE_NAME", async () => {
@@ -186,16 +187,19 @@ describe("the server's own traces", () => {
   })
 
   it("without an OTLP endpoint, or with the SDK disabled, the tracer stays off: nothing exported, the request's traceparent not continued (the agent gets the turn's own)", async () => {
+    // Each server here names itself, so that a late export of an earlier test's server (which the receiver
+    // also records) cannot be taken for one of these.
+    const service = `tracer-off-${randomUUID()}`
+    const ours = () => exported.filter((e) => e.service === service).length
     for (const env of [{}, { OTEL_EXPORTER_OTLP_ENDPOINT: receiverUrl, OTEL_SDK_DISABLED: "true", OTEL_BSP_SCHEDULE_DELAY: "100" }]) {
-      const server = await withAgent(env)
-      const before = exported.length
+      const server = await withAgent({ ...env, OTEL_SERVICE_NAME: service })
       const traceId = hex(16)
       const turn = await chatTurn(server, { traceparent: `00-${traceId}-${hex(8)}-01` })
       expect(turn.trace_id).not.toBe(traceId)
       // The agent is sent the turn's own trace (issue 30), not the request's.
       expect(agentSaw.at(-1)).toMatch(new RegExp(`^00-${turn.trace_id}-[0-9a-f]{16}-01$`))
       await sleep(500)
-      expect(exported.length).toBe(before)
+      expect(ours()).toBe(0)
       await server.stop()
     }
   })
