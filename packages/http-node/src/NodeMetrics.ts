@@ -94,42 +94,66 @@ const effectMetrics = (registry: Prometheus.Registry) => {
   }
 }
 
-/** A registry of its own, with Node's metrics, the request histogram and the services' metrics (Effect's registry, shared by the process). */
+/** The labels of a request series. */
+type RequestLabels = { readonly method: string; readonly route: string; readonly status: string }
+
+/** One series of the request metrics: how many answers fell in each duration bucket (the last: above every bound), their sum and count. */
+interface RequestSeries {
+  readonly labels: RequestLabels
+  readonly counts: Array<number>
+  sum: number
+  count: number
+}
+
+/**
+ * The request count and duration histogram, kept by this module and
+ * rendered by prom-client (as `effectMetrics` renders Effect's): recording a
+ * request is a map lookup and three additions, where prom-client's own
+ * `observe` and `inc` validate and hash the labels on every call.
+ */
+const requestMetrics = (registry: Prometheus.Registry) => {
+  const series = new Map<string, RequestSeries>()
+  const bounds = durationBuckets
+  const register = (name: string, help: string, type: "counter" | "histogram", values: () => Array<Prometheus.MetricValueWithName<string>>) => {
+    const metric = { name, help, type, aggregator: "sum" as const, get: () => ({ name, help, type, aggregator: "sum" as const, values: values() }) }
+    registry.registerMetric(metric as unknown as Prometheus.Metric)
+  }
+  const durations = "hosting_http_request_duration_seconds"
+  register(durations, "Time from a request's arrival to its answer's head, by method, route template and status.", "histogram", () =>
+    Array.from(series.values(), ({ count, counts, labels, sum }) => {
+      let below = 0
+      return [
+        ...bounds.map((bound, i) => ({ metricName: `${durations}_bucket`, value: (below += counts[i]!), labels: { ...labels, le: boundText(bound) } })),
+        { metricName: `${durations}_bucket`, value: count, labels: { ...labels, le: "+Inf" } },
+        { metricName: `${durations}_sum`, value: sum, labels },
+        { metricName: `${durations}_count`, value: count, labels }
+      ]
+    }).flat())
+  register("hosting_http_requests_total", "Requests answered, by method, route template and status.", "counter", () =>
+    Array.from(series.values(), ({ count, labels }) => ({ value: count, labels })))
+  return (method: string, route: string, status: number, seconds: number) => {
+    const key = `${method} ${status} ${route}`
+    let found = series.get(key)
+    if (found === undefined) {
+      found = { labels: { method, route, status: String(status) }, counts: bounds.map(() => 0).concat(0), sum: 0, count: 0 }
+      series.set(key, found)
+    }
+    let bucket = 0
+    while (bucket < bounds.length && seconds > bounds[bucket]!) bucket++
+    found.counts[bucket]!++
+    found.sum += seconds
+    found.count++
+  }
+}
+
+/** A registry of its own, with Node's metrics, the request metrics and the services' metrics (Effect's registry, shared by the process). */
 export const make = (): NodeMetrics => {
   const registry = new Prometheus.Registry()
   Prometheus.collectDefaultMetrics({ register: registry })
   const services = effectMetrics(registry)
-  const requests = new Prometheus.Histogram({
-    name: "hosting_http_request_duration_seconds",
-    help: "Time from a request's arrival to its answer's head, by method, route template and status.",
-    labelNames: ["method", "route", "status"] as const,
-    buckets: durationBuckets,
-    registers: [registry]
-  })
-  const answered = new Prometheus.Counter({
-    name: "hosting_http_requests_total",
-    help: "Requests answered, by method, route template and status.",
-    labelNames: ["method", "route", "status"] as const,
-    registers: [registry]
-  })
-  const series = new Map<string, {
-    readonly duration: Prometheus.Histogram.Internal<"method" | "route" | "status">
-    readonly count: Prometheus.Counter.Internal
-  }>()
   return {
     registry,
-    observeRequest: (method, route, status, seconds) => {
-      // The series of a method, route and status, found once: prom-client hashes the labels on every call otherwise.
-      const key = `${method} ${status} ${route}`
-      let found = series.get(key)
-      if (found === undefined) {
-        const labels = { method, route, status: String(status) }
-        found = { duration: requests.labels(labels), count: answered.labels(labels) }
-        series.set(key, found)
-      }
-      found.duration.observe(seconds)
-      found.count.inc()
-    },
+    observeRequest: requestMetrics(registry),
     render: () => {
       services.refresh()
       return registry.metrics()

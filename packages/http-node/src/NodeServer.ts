@@ -50,6 +50,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse, S
 import type { Duplex } from "node:stream"
 import { type MakeScope, maker as scopeMaker } from "./internal/scopes.js"
 import { withServerSpan } from "./internal/serverSpan.js"
+import { RequestServices } from "./internal/requestServices.js"
 import { NodeRequest } from "./NodeRequest.js"
 import * as Respond from "./Respond.js"
 
@@ -132,9 +133,15 @@ type Handler = (request: IncomingMessage, response: ServerResponse) => void
  * What an app may carry under `prepareContextKey` (`@hosting/http`'s compiled
  * app does): a function that adds what the request's route needs to the
  * context made for the request's fiber, so that the app's router need not
- * change the fiber's context itself.
+ * change the fiber's context itself. `shared` is what `services` already
+ * holds for every request of this server (the same map each time, never
+ * changed), so that what the app derives from it can be kept.
  */
-export type PrepareContext = (request: HttpServerRequest.HttpServerRequest, services: Map<string, unknown>) => void
+export type PrepareContext = (
+  request: HttpServerRequest.HttpServerRequest,
+  services: Map<string, unknown>,
+  shared: ReadonlyMap<string, unknown>
+) => void
 
 /** The key of an app's `PrepareContext`, shared through the global symbol registry. */
 export const prepareContextKey = Symbol.for("@hosting/http/PrepareContext")
@@ -236,11 +243,15 @@ const makeHandler = <E, R>(
   const base = runtime.context.unsafeMap
   // Uninterruptible, as the platform's servers run an app (`HttpApp.toHandled`): the scope closes whatever happens.
   const flags = RuntimeFlags.disable(runtime.runtimeFlags, RuntimeFlags.Interruption)
-  /** The request's own context: the runtime's services, the request, its scope, and what the app prepares for its route. */
+  /**
+   * The request's own context: the runtime's services (read through, not
+   * copied: `RequestServices`), the request, its scope, and what the app
+   * prepares for its route.
+   */
   const contextOf = (request: NodeRequest, scope: Scope.CloseableScope) => {
-    const services = new Map(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request)
+    const services = new RequestServices(base).set(Scope.Scope.key, scope).set(HttpServerRequest.HttpServerRequest.key, request)
     try {
-      prepare?.(request, services)
+      prepare?.(request, services, base)
     } catch {
       // Nothing prepared: the app's router finds the route itself, and answers its failure.
     }

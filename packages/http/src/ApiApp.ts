@@ -94,6 +94,8 @@ export const group: typeof HttpApiBuilder.group = ((api: any, groupName: any, bu
 interface Compiled {
   readonly route: HttpRouter.Route<any, any>
   readonly context: Context.Context<never> | undefined
+  /** The entries of `context` that a server's shared services lack, by those services (see `PrepareContext`). */
+  readonly extras: WeakMap<ReadonlyMap<string, unknown>, ReadonlyArray<readonly [string, unknown]>>
   readonly run: (
     request: HttpServerRequest.HttpServerRequest,
     params: Readonly<Record<string, string | undefined>>,
@@ -173,6 +175,7 @@ const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any
   return {
     route,
     context: recorded.context,
+    extras: new WeakMap(),
     run: before.length === 0
       ? (request, params, query) => guarded(answer(request, params, query))
       : (request, params, query, services) =>
@@ -184,6 +187,7 @@ const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any
 const platformRoute = (route: HttpRouter.Route<any, any>): Compiled => ({
   route,
   context: undefined,
+  extras: new WeakMap(),
   run: () => {
     const response = Effect.flatMap(route.handler, Respondable.toResponse)
     return route.uninterruptible ? response : Effect.interruptible(response)
@@ -209,9 +213,16 @@ export const prepareContextKey: unique symbol = Symbol.for("@hosting/http/Prepar
  * request's), parameters and query. The router then runs the route in that
  * context as it is, instead of copying it and setting it on the fiber and
  * back (two context changes of the fiber, each a copy of its fiber refs).
- * `@hosting/http-node` calls it; any other server need not.
+ * `shared` is what `services` holds for every request of the server (the
+ * same map each time, never changed): the group services it lacks are
+ * found once per route, not for each request. `@hosting/http-node` calls
+ * it; any other server need not.
  */
-export type PrepareContext = (request: HttpServerRequest.HttpServerRequest, services: Map<string, unknown>) => void
+export type PrepareContext = (
+  request: HttpServerRequest.HttpServerRequest,
+  services: Map<string, unknown>,
+  shared: ReadonlyMap<string, unknown>
+) => void
 
 /** The route found for a request, and the services it was prepared in (see `PrepareContext`). */
 interface Prepared {
@@ -220,11 +231,30 @@ interface Prepared {
   readonly services: Map<string, unknown>
 }
 
-/** The group's services under the request's (the request's win, as in the platform's merge), then the route's own. */
-const addRoute = (services: Map<string, unknown>, match: FindMyWay.FindResult<Compiled>): Map<string, unknown> => {
+/** The entries of a route's group services that `shared` lacks, found once per route and shared services. */
+const extrasOf = (compiled: Compiled, context: Context.Context<never>, shared: ReadonlyMap<string, unknown>) => {
+  let extras = compiled.extras.get(shared)
+  if (extras === undefined) {
+    extras = Array.from(context.unsafeMap).filter(([key]) => !shared.has(key))
+    compiled.extras.set(shared, extras)
+  }
+  return extras
+}
+
+/**
+ * The group's services under the request's (the request's win, as in the
+ * platform's merge), then the route's own. With `shared` (see
+ * `PrepareContext`), only the group services it lacks are looked at.
+ */
+const addRoute = (
+  services: Map<string, unknown>,
+  match: FindMyWay.FindResult<Compiled>,
+  shared?: ReadonlyMap<string, unknown>
+): Map<string, unknown> => {
   const compiled = match.handler
   if (compiled.context !== undefined) {
-    for (const [key, value] of compiled.context.unsafeMap) if (!services.has(key)) services.set(key, value)
+    const entries = shared === undefined ? compiled.context.unsafeMap : extrasOf(compiled, compiled.context, shared)
+    for (const [key, value] of entries) if (!services.has(key)) services.set(key, value)
   }
   return services
     .set(HttpServerRequest.ParsedSearchParams.key, match.searchParams)
@@ -257,9 +287,9 @@ const router = Effect.gen(function*() {
     found.find(request.method, request.url) ?? (request.method === "HEAD" ? found.find("GET", request.url) : undefined)
   // Per router: a request prepared by another app's router is not this one's.
   const preparedKey = Symbol("@hosting/http/ApiApp/prepared")
-  const prepare: PrepareContext = (request, services) => {
+  const prepare: PrepareContext = (request, services, shared) => {
     const match = lookup(request)
-    if (match !== undefined) addRoute(services, match)
+    if (match !== undefined) addRoute(services, match, shared)
     ;(request as unknown as Record<symbol, Prepared>)[preparedKey] = { request, match, services }
   }
   const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {

@@ -43,14 +43,17 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
 
     const named = (name: AccountName) => store.findByName(name).pipe(orFail(() => new AccountNotFound({ account: name })))
 
-    /** The caller and the accounts they belong to, with their role in each. */
-    const me = Tracing.fn("Accounts.me")(function*(principal: Principal.Principal) {
-      const memberships = (yield* store.membershipsOf(principal.user.id)).filter((m) => Principal.reaches(principal, m.account_id))
-      return {
+    /**
+     * The caller and the accounts they belong to, with their role in each:
+     * the memberships the principal was authenticated with (read with its
+     * token, by account name, and narrowed to what a limited token reaches),
+     * as every authorization of the same request sees them.
+     */
+    const me = (principal: Principal.Principal) =>
+      Effect.succeed({
         user: { id: principal.user.id, name: principal.user.name },
-        accounts: memberships.map((m) => ({ name: m.account, role: m.role }))
-      }
-    })
+        accounts: principal.memberships.map((m) => ({ name: m.account, role: m.role }))
+      })
 
     /** An account with its members; members only. */
     const get = Tracing.fn("Accounts.get")(function*(principal: Principal.Principal, name: AccountName) {
