@@ -45,6 +45,7 @@ import { Cause, Chunk, Context, Effect, FiberRef, Layer, Option, ParseResult, Sc
 import * as FindMyWay from "find-my-way-ts"
 import { answerOf, answersOf, bodyOf, decoderOf, urlParamsFor } from "./internal/apiCodecs.js"
 import { beforeOf, runBefore } from "./internal/apiMiddleware.js"
+import { noteOwn } from "./internal/ownServices.js"
 import * as RequestLog from "./RequestLog.js"
 
 /** A group's handlers as `group` recorded them, with the context they were built in. */
@@ -291,13 +292,18 @@ const router = Effect.gen(function*() {
     const match = lookup(request)
     if (match !== undefined) addRoute(services, match, shared)
     ;(request as unknown as Record<symbol, Prepared>)[preparedKey] = { request, match, services }
+    noteOwn(request, services)
   }
   const routed = Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, unknown, HttpServerRequest.HttpServerRequest>((fiber) => {
     const input = fiber.getFiberRef(FiberRef.currentContext)
     const request = Context.unsafeGet(input, HttpServerRequest.HttpServerRequest)
-    // Only for the request prepared: a middleware may have put another in its place (a proxy of it reads the same key).
+    // Only for the request prepared: a middleware may have put another in its place (a proxy of it reads the same
+    // key). One that stands for it in the context prepared for it, with its method and URL, has its route.
     const mark = (request as unknown as Record<symbol, Prepared | undefined>)[preparedKey]
-    const prepared = mark?.request === request ? mark : undefined
+    const prepared = mark !== undefined && (mark.request === request ||
+        (mark.services === input.unsafeMap && mark.request.method === request.method && mark.request.url === request.url))
+      ? mark
+      : undefined
     const match = prepared === undefined ? lookup(request) : prepared.match
     if (match === undefined) return Effect.fail(new HttpServerError.RouteNotFound({ request }))
     const compiled = match.handler

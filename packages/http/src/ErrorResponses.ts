@@ -9,19 +9,21 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
+import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
 import { ApiErrors } from "@hosting/api"
 import { SchemaIssues } from "@hosting/core"
-import { Cause, Effect, Option, type Schema } from "effect"
+import { Cause, Context, Effect, Option, type Schema } from "effect"
 import * as ApiRoutes from "./ApiRoutes.js"
 import * as BodyLimits from "./BodyLimits.js"
 import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
 import * as OtlpErrors from "./OtlpErrors.js"
 import { withRequest } from "./internal/currentRequest.js"
+import { ownServices } from "./internal/ownServices.js"
 
 const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
 
@@ -154,9 +156,12 @@ const withJsonDepth = (request: HttpServerRequest.HttpServerRequest): HttpServer
  * A request with a body reads it under the limit, with the `json` of
  * `withJsonDepth`. A request without one (a GET or HEAD, or neither a length
  * nor a chunked body declared: HTTP/1.1 then has none) is left as it is.
+ * Both are set in the services made for the request alone where the
+ * context is still those (`ownServices`), else provided.
  */
 const limitRead = <E, R>(
   request: HttpServerRequest.HttpServerRequest,
+  context: Context.Context<never>,
   app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>,
   limit: number
 ) => {
@@ -164,8 +169,13 @@ const limitRead = <E, R>(
   const bodiless = request.method === "GET" || request.method === "HEAD" ||
     (headers["content-length"] === undefined && headers["transfer-encoding"] === undefined)
   if (bodiless) return app
-  const limited = HttpServerRequest.withMaxBodySize(app, Option.some(limit))
-  return Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withJsonDepth(request))
+  const own = ownServices(request, context)
+  if (own === undefined) {
+    const limited = HttpServerRequest.withMaxBodySize(app, Option.some(limit))
+    return Effect.provideService(limited, HttpServerRequest.HttpServerRequest, withJsonDepth(request))
+  }
+  own.set(HttpIncomingMessage.MaxBodySize.key, Option.some(limit)).set(HttpServerRequest.HttpServerRequest.key, withJsonDepth(request))
+  return app
 }
 
 /**
@@ -176,14 +186,16 @@ const limitRead = <E, R>(
  */
 const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>) =>
 <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  withRequest((request) => {
+  Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R>((fiber) => {
+    const context = fiber.currentContext
+    const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
     const limit = BodyLimits.limitFor(request.method, ApiRoutes.pathOf(request.url), maxBodyBytes, routes)
     if (limit === "streamed") return app
     const declared = Number(request.headers["content-length"] ?? "0")
     if (Number.isFinite(declared) && declared > limit) {
       return Effect.succeed(json(413, "payload_too_large", `The request body is larger than the ${limit} bytes this route accepts.`))
     }
-    return limitRead(request, app, limit)
+    return limitRead(request, context, app, limit)
   })
 
 /** Refuses a path with `.` or `..` segments (DotSegments) before it is routed or served a page. */
