@@ -4,7 +4,7 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { A2aApi, HostingApi, McpApi } from "@hosting/api"
-import { Deployment, Deployments, Principal } from "@hosting/core"
+import { Deployment, Deployments, Principal, Trusted } from "@hosting/core"
 import { Effect } from "effect"
 import * as ApiApp from "./ApiApp.js"
 import * as ApiRoutes from "./ApiRoutes.js"
@@ -18,13 +18,13 @@ const mcpRoute = ApiRoutes.routeOf(McpApi.McpApi, "deployment")
 export const withLinks = (deployment: Deployment.Deployment, base: string): Deployment.Deployment =>
   deployment.undeployed_at !== null
     ? deployment
-    : new Deployment.Deployment({
+    : Trusted.make(Deployment.Deployment, {
       ...deployment,
       links: new Deployment.DeploymentLinks({
         a2a_card: ApiRoutes.link(base, agentCardRoute, { deploymentId: deployment.id }),
         mcp: ApiRoutes.link(base, mcpRoute, { deploymentId: deployment.id })
       })
-    }, { disableValidation: true })
+    })
 
 export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(HostingApi.HostingApi, "deployments", (handlers) =>
   Effect.gen(function*() {

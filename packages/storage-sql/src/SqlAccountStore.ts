@@ -2,7 +2,7 @@
  * AccountStore on @effect/sql.
  */
 import { SqlClient } from "@effect/sql"
-import { Account, type Audit, Ids, Ports, Secret } from "@hosting/core"
+import { Account, type Audit, Ids, Ports, Secret, Trusted } from "@hosting/core"
 import { DateTime, Effect, Layer, Option, Redacted } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -13,11 +13,11 @@ interface AccountRow {
 }
 
 const toAccount = (row: AccountRow) =>
-  new Account.Account({
+  Trusted.make(Account.Account, {
     id: Ids.AccountId.make(row.id),
     name: Ids.AccountName.make(row.name),
     created_at: timeOf(row.created_at)
-  }, trusted)
+  })
 
 export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
@@ -64,7 +64,7 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
   const findUser = (id: Ids.UserId) =>
     sql<{ id: string; name: string }>`SELECT id, name FROM users WHERE id = ${id}`.pipe(
       Effect.map((rows) =>
-        Option.map(Option.fromNullable(rows[0]), (row) => new Account.User({ id: Ids.UserId.make(row.id), name: row.name }, trusted))
+        Option.map(Option.fromNullable(rows[0]), (row) => Trusted.make(Account.User, { id: Ids.UserId.make(row.id), name: row.name }))
       ),
       storageError("SqlAccountStore.findUser")
     )
@@ -216,11 +216,11 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       WHERE account_id = ${accountId} ORDER BY name`.pipe(
       Effect.map((rows) =>
         rows.map((row) =>
-          new Secret.SecretSummary({
+          Trusted.make(Secret.SecretSummary, {
             name: Secret.SecretName.make(row.name, trusted),
             created_at: timeOf(row.created_at),
             updated_at: timeOf(row.updated_at)
-          }, trusted)
+          })
         )
       ),
       storageError("SqlAccountStore.secretsOf")
@@ -299,11 +299,11 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       WHERE m.user_id = ${userId} ORDER BY a.name`.pipe(
       Effect.map((rows) =>
         rows.map((row) =>
-          new Account.Membership({
+          Trusted.make(Account.Membership, {
             account_id: Ids.AccountId.make(row.account_id),
             account: Ids.AccountName.make(row.name),
             role: row.role
-          }, trusted)
+          })
         )
       ),
       storageError("SqlAccountStore.membershipsOf")
@@ -314,7 +314,7 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       SELECT m.user_id, u.name, m.role FROM memberships m JOIN users u ON u.id = m.user_id
       WHERE m.account_id = ${accountId} ORDER BY u.id`.pipe(
       Effect.map((rows) =>
-        rows.map((row) => new Account.Member({ user_id: Ids.UserId.make(row.user_id), name: row.name, role: row.role }, trusted))
+        rows.map((row) => Trusted.make(Account.Member, { user_id: Ids.UserId.make(row.user_id), name: row.name, role: row.role }))
       ),
       storageError("SqlAccountStore.membersOf")
     )

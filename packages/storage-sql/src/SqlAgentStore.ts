@@ -2,7 +2,7 @@
  * AgentStore on @effect/sql: agents and their builds.
  */
 import { SqlClient } from "@effect/sql"
-import { Agent, Ids, Ports } from "@hosting/core"
+import { Agent, Ids, Ports, Trusted } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -39,7 +39,7 @@ interface ChannelRow {
 }
 
 const toAgent = (row: AgentRow) =>
-  new Agent.AgentRecord({
+  Trusted.make(Agent.AgentRecord, {
     id: Ids.AgentId.make(row.id),
     account_id: Ids.AccountId.make(row.account_id),
     account: Ids.AccountName.make(row.account),
@@ -47,24 +47,24 @@ const toAgent = (row: AgentRow) =>
     registry: row.registry,
     created_at: timeOf(row.created_at),
     updated_at: timeOf(row.updated_at)
-  }, trusted)
+  })
 
 const toBuild = (row: BuildRow) =>
-  new Agent.Build({
+  Trusted.make(Agent.Build, {
     agent_id: Ids.AgentId.make(row.agent_id),
     build_id: Ids.BuildId.make(row.build_id),
     spec: JSON.parse(row.spec),
     spec_content: row.spec_content,
     readme: row.readme,
     validation_warnings: (JSON.parse(row.validation_warnings) as Array<Agent.ValidationWarning>).map((w) =>
-      new Agent.ValidationWarning(w, trusted)
+      Trusted.make(Agent.ValidationWarning, w)
     ),
     version: Option.map(Option.fromNullable(row.version), Ids.SemVer.make),
     published_at: Option.map(Option.fromNullable(row.published_at), timeOf),
     registered_at: timeOf(row.registered_at),
     updated_at: timeOf(row.updated_at),
-    ...(row.yanked_at === null ? {} : { yanked: new Agent.Yank({ reason: row.yank_reason ?? "", yanked_at: timeOf(row.yanked_at) }, trusted) })
-  }, trusted)
+    ...(row.yanked_at === null ? {} : { yanked: Trusted.make(Agent.Yank, { reason: row.yank_reason ?? "", yanked_at: timeOf(row.yanked_at) }) })
+  })
 
 /** Escapes LIKE wildcards so that a search for `a_b` matches only `a_b`. */
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
@@ -195,7 +195,7 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
         // The newest version that is not yanked; when every one is, the newest (the agent stays listed, its versions marked).
         const latest = Agent.installableOf(versions)[0] ?? versions[0]!
         const description = latest.spec["description"]
-        return new Agent.AgentSummary({
+        return Trusted.make(Agent.AgentSummary, {
           account: Ids.AccountName.make(row.account),
           name: Ids.AgentName.make(row.name),
           registry: row.registry,
@@ -204,7 +204,7 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
           latest_build_id: latest.build_id,
           published_at: timeOf(row.last_published),
           versions_count: Number(row.versions_count)
-        }, trusted)
+        })
       })
       return { agents, total: Number(count?.total ?? 0) }
     }).pipe(storageError("SqlAgentStore.listPublished"))

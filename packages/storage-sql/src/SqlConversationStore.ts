@@ -2,7 +2,7 @@
  * ConversationStore on @effect/sql.
  */
 import { SqlClient } from "@effect/sql"
-import { Conversation, Deployment, Ids, Ports, Turn } from "@hosting/core"
+import { Conversation, Deployment, Ids, Ports, Trusted, Turn } from "@hosting/core"
 import { Array as Arr, DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -50,7 +50,7 @@ interface TurnRow {
 }
 
 const toConversation = (row: ConversationRow) =>
-  new Conversation.ConversationRecord({
+  Trusted.make(Conversation.ConversationRecord, {
     id: Conversation.ConversationId.make(row.id, trusted),
     deployment_id: Deployment.DeploymentId.make(row.deployment_id, trusted),
     owner_id: Ids.UserId.make(row.owner_id, trusted),
@@ -60,18 +60,18 @@ const toConversation = (row: ConversationRow) =>
     user_messages: Number(row.user_messages),
     terminal: Boolean(Number(row.terminal)),
     assistant_streaming: Number(row.streaming) > 0
-  }, trusted)
+  })
 
 const toMessage = (row: MessageRow) =>
-  new Conversation.Message({
+  Trusted.make(Conversation.Message, {
     message_id: Conversation.MessageId.make(row.id, trusted),
     role: row.role,
     content: row.content,
-    attachments: (JSON.parse(row.attachments) as Array<Conversation.Attachment>).map((a) => new Conversation.Attachment(a, trusted)),
+    attachments: (JSON.parse(row.attachments) as Array<Conversation.Attachment>).map((a) => Trusted.make(Conversation.Attachment, a)),
     timestamp: timeOf(row.created_at),
     status: row.status,
     trace_id: row.trace_id
-  }, trusted)
+  })
 
 /**
  * On Postgres a process owns its reply leases under a session-level advisory

@@ -2,7 +2,7 @@
  * DeploymentStore on @effect/sql.
  */
 import { SqlClient } from "@effect/sql"
-import { Deployment, Ids, Ports } from "@hosting/core"
+import { Deployment, Ids, Ports, Trusted } from "@hosting/core"
 import { type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -29,7 +29,7 @@ interface DeploymentRow {
 }
 
 const toRecord = (row: DeploymentRow) =>
-  new Deployment.DeploymentRecord({
+  Trusted.make(Deployment.DeploymentRecord, {
     id: Deployment.DeploymentId.make(row.id, trusted),
     account_id: Ids.AccountId.make(row.account_id, trusted),
     account: Ids.AccountName.make(row.account, trusted),
@@ -49,7 +49,7 @@ const toRecord = (row: DeploymentRow) =>
     ...(row.rolled_forward_from === null ? {} : { rolled_forward_from: Deployment.DeploymentId.make(row.rolled_forward_from, trusted) }),
     ...(row.concurrent_send === null ? {} : { concurrent_send: row.concurrent_send }),
     ...(row.env === null ? {} : { env: JSON.parse(row.env) })
-  }, trusted)
+  })
 
 export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -2,9 +2,9 @@
  * EventLog on @effect/sql: one row per (account, event) with a monotonic id.
  */
 import { SqlClient } from "@effect/sql"
-import { Event, Ids, Ports } from "@hosting/core"
+import { Event, Ids, Ports, Trusted } from "@hosting/core"
 import { type DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
+import { storageError, timeOf, timeText } from "./internal/sql.js"
 
 interface EventRow {
   readonly id: number | string
@@ -15,13 +15,13 @@ interface EventRow {
 }
 
 const toEvent = (row: EventRow) =>
-  new Event.StoredEvent({
+  Trusted.make(Event.StoredEvent, {
     id: String(row.id),
     account_id: Ids.AccountId.make(row.account_id),
     type: row.type,
     data: JSON.parse(row.data),
     created_at: timeOf(row.created_at)
-  }, trusted)
+  })
 
 /** The numeric cursor of an event id; anything that is not a decimal id reads from the start. */
 const cursorOf = (afterId: Option.Option<string>) =>

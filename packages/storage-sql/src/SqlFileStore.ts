@@ -2,9 +2,9 @@
  * FileStore on @effect/sql.
  */
 import { SqlClient } from "@effect/sql"
-import { Conversation, Deployment, File, Ids, Ports } from "@hosting/core"
+import { Conversation, Deployment, File, Ids, Ports, Trusted } from "@hosting/core"
 import { type DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
+import { storageError, timeOf, timeText } from "./internal/sql.js"
 
 interface FileRow {
   readonly deployment_id: string
@@ -20,7 +20,7 @@ interface FileRow {
 }
 
 const toFile = (row: FileRow) =>
-  new File.FileRecord({
+  Trusted.make(File.FileRecord, {
     key: row.key,
     deployment_id: Deployment.DeploymentId.make(row.deployment_id),
     owner_id: Ids.UserId.make(row.owner_id),
@@ -31,7 +31,7 @@ const toFile = (row: FileRow) =>
     origin: row.origin,
     conversation_id: Option.map(Option.fromNullable(row.conversation_id), Conversation.ConversationId.make),
     created_at: timeOf(row.created_at)
-  }, trusted)
+  })
 
 export const make: Effect.Effect<Ports.FileStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient

@@ -2,7 +2,7 @@
  * TokenStore on @effect/sql: token hashes only, never tokens.
  */
 import { SqlClient } from "@effect/sql"
-import { Account, Ids, Ports, type Token } from "@hosting/core"
+import { Account, Ids, Ports, type Token, Trusted } from "@hosting/core"
 import { type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -36,14 +36,14 @@ const toPrincipal = (first: PrincipalRow, rows: ReadonlyArray<PrincipalRow>) => 
     accounts: listOf<Ids.AccountId>(first.accounts)
   },
   principal: {
-    user: new Account.User({ id: Ids.UserId.make(first.user_id, trusted), name: first.user_name }, trusted),
+    user: Trusted.make(Account.User, { id: Ids.UserId.make(first.user_id, trusted), name: first.user_name }),
     memberships: rows.flatMap((row) =>
       row.account_id === null || row.account === null || row.role === null ? [] : [
-        new Account.Membership({
+        Trusted.make(Account.Membership, {
           account_id: Ids.AccountId.make(row.account_id, trusted),
           account: Ids.AccountName.make(row.account, trusted),
           role: row.role
-        }, trusted)
+        })
       ]
     )
   }

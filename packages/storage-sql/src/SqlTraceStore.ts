@@ -4,7 +4,7 @@
  * the key of `trace_spans`.
  */
 import { SqlClient } from "@effect/sql"
-import { Ids, Ports, Trace, TraceStats } from "@hosting/core"
+import { Ids, Ports, Trace, TraceStats, Trusted } from "@hosting/core"
 import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
@@ -30,7 +30,7 @@ const traceColumns =
   "publisher_id, agent_name, account_id, owner_id, trace_id, name, status, latency_ms, input, output, started_at, model, input_tokens, output_tokens"
 
 const toRecord = (row: TraceRow) =>
-  new Trace.TraceRecord({
+  Trusted.make(Trace.TraceRecord, {
     publisher_id: Ids.AccountId.make(row.publisher_id),
     agent_name: Ids.AgentName.make(row.agent_name),
     account_id: Ids.AccountId.make(row.account_id),
@@ -46,7 +46,7 @@ const toRecord = (row: TraceRow) =>
     usage: row.input_tokens === null || row.output_tokens === null
       ? null
       : { input_tokens: Number(row.input_tokens), output_tokens: Number(row.output_tokens) }
-  }, trusted)
+  })
 
 interface SpanRow {
   readonly publisher_id: string
@@ -66,7 +66,7 @@ interface SpanRow {
 }
 
 const toSpan = (row: SpanRow) =>
-  new Trace.SpanRecord({
+  Trusted.make(Trace.SpanRecord, {
     publisher_id: Ids.AccountId.make(row.publisher_id),
     agent_name: Ids.AgentName.make(row.agent_name),
     trace_id: row.trace_id,
@@ -81,9 +81,9 @@ const toSpan = (row: SpanRow) =>
     duration_ms: Number(row.duration_ms),
     attributes: JSON.parse(row.attributes),
     events: (JSON.parse(row.events) as ReadonlyArray<{ name: string; timestamp: string; attributes: Record<string, string> }>).map((e) =>
-      new Trace.SpanEvent({ name: e.name, timestamp: timeOf(e.timestamp), attributes: e.attributes }, trusted)
+      Trusted.make(Trace.SpanEvent, { name: e.name, timestamp: timeOf(e.timestamp), attributes: e.attributes })
     )
-  }, trusted)
+  })
 
 const spanRow = (span: Trace.SpanRecord) => ({
   publisher_id: span.publisher_id,

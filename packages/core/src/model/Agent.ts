@@ -4,6 +4,7 @@
 import { type DateTime, Option, Schema } from "effect"
 import { AccountId, AccountName, AgentId, AgentName, BuildId, ChannelName, compareSemVerDescending, SemVer } from "./Ids.js"
 import { isSecretRef, type SecretName } from "./Secret.js"
+import * as Trusted from "./Trusted.js"
 
 /** One finding of the specification checks: never fatal, shown to the publisher. */
 export class ValidationWarning extends Schema.Class<ValidationWarning>("ValidationWarning")({
@@ -123,7 +124,7 @@ export const publishedOf = (builds: ReadonlyArray<Build>) =>
 
 /** A build as the API shows it; outside the agent's account (`member` false), without the values of its `env`. */
 export const versionView = (build: Build, member: boolean) =>
-  new Version({
+  Trusted.make(Version, {
     build_id: build.build_id,
     version: Option.getOrUndefined(build.version),
     spec: member ? build.spec : withEnvHidden(build.spec),
@@ -133,7 +134,7 @@ export const versionView = (build: Build, member: boolean) =>
     validation_warnings: build.validation_warnings,
     ...(build.yanked === undefined ? {} : { yanked: build.yanked })
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes it with it.
-  }, { disableValidation: true })
+  })
 
 /** Published versions that are not yanked, highest semver first: what a range, a channel or "latest" may pick. */
 export const installableOf = (builds: ReadonlyArray<Build>) => publishedOf(builds).filter((b) => b.yanked === undefined)

@@ -6,6 +6,7 @@ import { Schema } from "effect"
 import { hiddenEnvValue, withEnvHidden } from "./Agent.js"
 import { AccountId, AccountName, AgentName, BuildId, ChannelName, VersionRange } from "./Ids.js"
 import { EnvOverrides, overridesHidden } from "./Secret.js"
+import * as Trusted from "./Trusted.js"
 
 /** Identifier of a deployment. */
 export const DeploymentId = Schema.String.pipe(
@@ -155,7 +156,7 @@ export class Deployment extends Schema.Class<Deployment>("Deployment")({
 
 /** The settings of a stored deployment, the defaults filled in. */
 export const settingsOf = (record: DeploymentRecord): DeploymentSettings =>
-  new DeploymentSettings({ concurrent_send: record.concurrent_send ?? defaultConcurrentSend }, { disableValidation: true })
+  Trusted.make(DeploymentSettings, { concurrent_send: record.concurrent_send ?? defaultConcurrentSend })
 
 /**
  * The API view of a stored deployment; with `hideEnv` (a caller outside the
@@ -164,7 +165,7 @@ export const settingsOf = (record: DeploymentRecord): DeploymentSettings =>
  * values of the deploy's own `env`.
  */
 export const toView = (record: DeploymentRecord, hideEnv = false, hideOverrides = false): Deployment =>
-  new Deployment({
+  Trusted.make(Deployment, {
     id: record.id,
     account: record.account,
     agent: `${record.publisher}/${record.agent_name}`,
@@ -183,7 +184,7 @@ export const toView = (record: DeploymentRecord, hideEnv = false, hideOverrides 
     settings: settingsOf(record),
     ...(record.env === undefined ? {} : { env: hideOverrides ? overridesHidden(record.env, hiddenEnvValue) : record.env })
     // A view of a stored record: the schema checked it on the way in, and the HTTP layer encodes the view with it.
-  }, { disableValidation: true })
+  })
 
 /** FNV-1a, 32 bits, as 8 hex digits: a short, stable suffix for names that must be shortened. */
 const fnv1a = (text: string) => {

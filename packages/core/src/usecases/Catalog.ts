@@ -18,6 +18,7 @@ import { audit } from "../internal/audit.js"
 import { AccountStore, AgentStore, type CatalogQuery, DeploymentStore, EventLog, IdGenerator, Transactor } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
+import * as Trusted from "../model/Trusted.js"
 
 /** Input of a registration (interface.md register body plus the path). */
 export interface RegisterInput {
@@ -178,12 +179,12 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       const visible = member ? builds : Agent.publishedOf(builds)
       if (visible.length === 0) return yield* notFound()
       // Views of stored records: the schema checked them on the way in, and the HTTP layer encodes them with it.
-      const shown = new Agent.Agent({
+      const shown = Trusted.make(Agent.Agent, {
         account: owner.value.name,
         name: agent.value.name,
         registry: agent.value.registry,
         versions: visible.map((build) => Agent.versionView(build, member))
-      }, { disableValidation: true })
+      })
       return { agent: shown, account_id: owner.value.id }
     })
 

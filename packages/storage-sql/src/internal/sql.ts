@@ -30,12 +30,26 @@ export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effe
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */
 export const timeText = (time: DateTime.Utc): string => DateTime.formatIso(time)
 
+/** Most stored times kept parsed (about a hundred bytes each); the oldest go first. */
+const keptTimes = 10_000
+
+/** Stored times read lately, parsed: a list read again reads the same times (a `DateTime` is an immutable value). */
+const parsedTimes = new Map<string, DateTime.Utc>()
+
 /** Reads a stored time. */
-export const timeOf = (text: string): DateTime.Utc => DateTime.unsafeMake(text)
+export const timeOf = (text: string): DateTime.Utc => {
+  let time = parsedTimes.get(text)
+  if (time === undefined) {
+    time = DateTime.unsafeMake(text)
+    if (parsedTimes.size >= keptTimes) parsedTimes.delete(parsedTimes.keys().next().value!)
+    parsedTimes.set(text, time)
+  }
+  return time
+}
 
 /**
- * Options for building a domain record or a branded id from a row this
- * storage wrote: the schema checked the values on their way in, so they are
- * not checked again on every read.
+ * Options for building a branded id from a row this storage wrote: the
+ * schema checked the value on its way in, so it is not checked again on
+ * every read. Records are made with `Trusted.make` of `@hosting/core`.
  */
 export const trusted = { disableValidation: true } as const

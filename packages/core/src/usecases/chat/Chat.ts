@@ -29,6 +29,7 @@ import * as Tracing from "../../runtime/Tracing.js"
 import { ChatConfig } from "./ChatConfig.js"
 import * as ReplyRunner from "./ReplyRunner.js"
 import * as ReplyStream from "./ReplyStream.js"
+import * as Trusted from "../../model/Trusted.js"
 
 export { ChatConfig, failure } from "./ChatConfig.js"
 export type { ReplyItem } from "./ReplyStream.js"
@@ -114,12 +115,12 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       yield* deploymentOf(principal, deploymentId)
       return (yield* conversations.listFor(deploymentId, principal.user.id)).map((c) =>
         // A view of a stored record, checked on the way in and encoded by the HTTP layer with its schema.
-        new ConversationSummary({
+        Trusted.make(ConversationSummary, {
           conversation_id: c.id,
           title: c.title,
           updated_at: c.updated_at,
           assistant_streaming: c.assistant_streaming
-        }, { disableValidation: true })
+        })
       )
     })
 

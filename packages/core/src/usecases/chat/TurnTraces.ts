@@ -12,9 +12,8 @@ import { latencyMs, newSpanId, newTraceId, timeOfNanos, TraceRecord, type TraceS
 import { TraceStore } from "../../ports/Ports.js"
 import * as Tracing from "../../runtime/Tracing.js"
 import { TracesConfig } from "../Traces.js"
+import * as Trusted from "../../model/Trusted.js"
 
-/** Options for a record built here from values already checked: the schema does not check them again. */
-const built = { disableValidation: true } as const
 
 /** The trace a turn is recorded under, and the `traceparent` the agent is sent for it. */
 export interface TurnTrace {
@@ -57,7 +56,7 @@ export const make = Effect.gen(function*() {
       const end = yield* Clock.currentTimeNanos
       const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
       pending.push(
-        new TraceRecord({
+        Trusted.make(TraceRecord, {
           publisher_id: deployment.publisher_id,
           agent_name: deployment.agent_name,
           account_id: deployment.account_id,
@@ -69,7 +68,7 @@ export const make = Effect.gen(function*() {
           input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
           output: truncate(reply.content),
           timestamp: timeOfNanos(startNanos)
-        }, built)
+        })
       )
     })
 

@@ -10,9 +10,8 @@ import type { UserId } from "../../model/Ids.js"
 import type { TurnStart } from "../../model/Turn.js"
 import type { IdGenerator } from "../../ports/Ports.js"
 import type { TurnTrace } from "./TurnTraces.js"
+import * as Trusted from "../../model/Trusted.js"
 
-/** Options for a record built here from values already checked: the schema does not check them again. */
-const built = { disableValidation: true } as const
 
 /** A turn to store, checked by the conversation use cases. */
 export interface NewTurn {
@@ -67,15 +66,15 @@ export interface RunningReply {
 export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTurn, traceId: string | null) =>
   Effect.gen(function*() {
     const now = yield* DateTime.now
-    const message = new Message({
+    const message = Trusted.make(Message, {
       message_id: MessageId.make(`msg-${yield* ids.next}`),
       role: "user",
       content: input.content,
       attachments: input.attachments,
       timestamp: now,
       status: "complete"
-    }, built)
-    const reply = new Message({
+    })
+    const reply = Trusted.make(Message, {
       message_id: MessageId.make(`msg-${yield* ids.next}`),
       role: "assistant",
       content: "",
@@ -83,7 +82,7 @@ export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTu
       timestamp: now,
       status: "streaming",
       trace_id: traceId
-    }, built)
+    })
     return { message, reply }
   })
 
