@@ -419,11 +419,13 @@ describe.skipIf(!pgAvailable)(
         }
         const server = await killRounds(backend, "pg")
 
-        // The outage: every connection cut and new ones refused.
+        // The outage: every connection cut and new ones refused. The probe reads the account from storage on every
+        // request (`/me` answers from the principal, which a token's check keeps for a second).
+        const probe = "/accounts/acme"
         await database.refuseConnections()
         try {
           for (let i = 0; i < 3; i++) {
-            const read = await request(server, "GET", "/me", { token: "alice-token" })
+            const read = await request(server, "GET", probe, { token: "alice-token" })
             expect(read.status, read.text).toBe(503)
             expect(read.json).toMatchObject({ error: "storage_unavailable" })
             expect(read.headers.get("retry-after")).toMatch(/^\d+$/)
@@ -433,8 +435,8 @@ describe.skipIf(!pgAvailable)(
           await database.acceptConnections()
         }
         const back = await settle(async () => {
-          const me = await request(server, "GET", "/me", { token: "alice-token" })
-          return me.status === 200 ? [] : [`/me answers ${me.status} after the outage: ${me.text}`]
+          const read = await request(server, "GET", probe, { token: "alice-token" })
+          return read.status === 200 ? [] : [`${probe} answers ${read.status} after the outage: ${read.text}`]
         }, 15_000)
         expect(back).toEqual([])
         // Writes work again, and the account's event stream hears them (its listener reconnected).
