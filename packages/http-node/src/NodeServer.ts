@@ -191,7 +191,6 @@ const makeHandler = <E, R>(
   prepare: PrepareContext | undefined,
   makeScope: MakeScope | undefined
 ): Handler => {
-  const runFork = Runtime.runFork(runtime)
   const finished = () => {
     if (--inFlight.requests === 0) inFlight.drained?.()
   }
@@ -228,13 +227,17 @@ const makeHandler = <E, R>(
   const deliver = (request: NodeRequest, scope: Scope.CloseableScope, response: HttpServerResponse.HttpServerResponse) => {
     const written = Respond.write(request.response, request.method, response, inFlight.streams)
     if (written === "streaming") {
-      const out = request.response
-      // On the app's runtime: a finalizer run by a fiber whose context differs from the one that added it (the
-      // default runtime's is empty) patches the whole context in and out again, which costs more than the stream did.
-      const close = () => runFork(Effect.provideService(Scope.close(scope, Exit.void), HttpServerRequest.HttpServerRequest, request))
-      if (out.destroyed) close()
-      else out.once("close", close)
-      return Effect.void
+      // Closed by a fiber with the request fiber's refs, its context among them: a finalizer added with
+      // `Effect.addFinalizer` patches whatever differs between the fiber that added it and the one that runs it
+      // (a context of another map: all of it, in and out again), which costs more than the stream did.
+      return Effect.withFiberRuntime<void>((fiber) => {
+        const out = request.response
+        const closing = Runtime.make({ context: fiber.currentContext, fiberRefs: fiber.getFiberRefs(), runtimeFlags: runtime.runtimeFlags })
+        const close = () => void Runtime.runFork(closing, Scope.close(scope, Exit.void))
+        if (out.destroyed) close()
+        else out.once("close", close)
+        return Effect.void
+      })
     }
     if (written === "done") return Scope.close(scope, Exit.void)
     // A body the fiber writes (a stream without a push source) stops when its client leaves.
