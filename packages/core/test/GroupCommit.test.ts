@@ -31,7 +31,7 @@ const withGroups = <A, E>(maxSize: number, f: (s: ReturnType<typeof store>, grou
   Effect.gen(function*() {
     const s = store()
     const scope = yield* Scope.make()
-    const result = yield* f(s, GroupCommit.make(s.tx, scope, { maxSize }))
+    const result = yield* f(s, GroupCommit.make(s.tx, { maxSize }))
     yield* Scope.close(scope, Exit.void)
     return result
   })

@@ -1,12 +1,13 @@
-import { Deferred, Effect, Exit, type Scope } from "effect"
+import { Deferred, Effect, Exit, FiberId } from "effect"
 import type { StorageError } from "../model/Errors.js"
 import type { Transactor } from "../ports/Ports.js"
 import * as Metrics from "../runtime/Metrics.js"
 
-/** One effect waiting for its group's transaction, and where its outcome goes. */
+/** One effect of a group, and where its outcome goes: a member that waits learns it through `done`; the leader reads `exit`. */
 interface Member {
   readonly effect: Effect.Effect<unknown, unknown>
-  readonly done: Deferred.Deferred<unknown, unknown>
+  readonly done: Deferred.Deferred<unknown, unknown> | undefined
+  exit: Exit.Exit<unknown, unknown> | undefined
 }
 
 /** A group that ran into a failure: its transaction is rolled back and every member runs alone. */
@@ -41,13 +42,19 @@ export interface GroupCommit {
  * Group commit: writes submitted while the process is busy share one
  * transaction, and so one commit, instead of paying for theirs one by one.
  * A group gathers until the I/O already due on the event loop is handled
- * (the requests that arrived together), at most `maxSize` members, then runs
- * in a fiber of `scope`; a lone write waits no longer than that.
+ * (the requests that arrived together), at most `maxSize` members. The
+ * fiber that started the group (its leader) then runs the transaction for
+ * all of them, uninterruptibly: a group that started gathering commits, and
+ * its members learn how. The others wait for it (and may stop waiting; what
+ * they submitted commits all the same). No fiber is forked for a group: a
+ * fork and the leader's own wait cost more than a lone write's commit
+ * (docs/performance.md, "Transactions").
  */
-export const make = (tx: Transactor["Type"], scope: Scope.Scope, options: { readonly maxSize: number }): GroupCommit => {
+export const make = (tx: Transactor["Type"], options: { readonly maxSize: number }): GroupCommit => {
   let gathering: Array<Member> | undefined
 
-  const settle = (member: Member, exit: Exit.Exit<unknown, unknown>) => Deferred.done(member.done, exit)
+  const settle = (member: Member, exit: Exit.Exit<unknown, unknown>) =>
+    member.done === undefined ? Effect.sync(() => void (member.exit = exit)) : Deferred.done(member.done, exit)
 
   const alone = (member: Member) => Effect.flatMap(Effect.exit(tx.withTransaction(member.effect)), (exit) => settle(member, exit))
 
@@ -62,30 +69,30 @@ export const make = (tx: Transactor["Type"], scope: Scope.Scope, options: { read
       })
     )
 
-  // Not interrupted, even when the scope closes: a group that started gathering commits, and its members learn how.
-  const commit = (group: Array<Member>) =>
+  /** The leader's part: gathers, commits the group, and answers the leader's own outcome. */
+  const lead = (leader: Member, group: Array<Member>) =>
     Effect.uninterruptible(Effect.zipRight(
       afterDueIo,
       Effect.suspend(() => {
         if (gathering === group) gathering = undefined
         Metrics.observe(Metrics.groupCommitBatch, group.length)
-        return group.length === 1 ? alone(group[0]!) : together(group)
+        return Effect.flatMap(group.length === 1 ? alone(leader) : together(group), () => leader.exit!)
       })
     ))
 
   return {
     run: <A, E>(effect: Effect.Effect<A, E>) =>
-      Effect.flatMap(Deferred.make<unknown, unknown>(), (done) =>
-        Effect.suspend(() => {
-          const member: Member = { effect, done }
-          const waiting = Deferred.await(done) as Effect.Effect<A, E | StorageError>
-          if (gathering !== undefined && gathering.length < options.maxSize) {
-            gathering.push(member)
-            return waiting
-          }
-          const group = [member]
-          gathering = group
-          return Effect.zipRight(Effect.forkIn(commit(group), scope), waiting)
-        }))
+      Effect.suspend(() => {
+        if (gathering !== undefined && gathering.length < options.maxSize) {
+          // Joined in this very step: the group cannot start committing between the look and the join.
+          const done = Deferred.unsafeMake<unknown, unknown>(FiberId.none)
+          gathering.push({ effect, done, exit: undefined })
+          return Deferred.await(done)
+        }
+        const leader: Member = { effect, done: undefined, exit: undefined }
+        const group = [leader]
+        gathering = group
+        return lead(leader, group)
+      }) as Effect.Effect<A, E | StorageError>
   }
 }

@@ -57,7 +57,7 @@ export const make = Effect.gen(function*() {
 
   const scope = yield* Effect.scope
   // Turns and the last writes of replies that arrive together share a transaction.
-  const grouped = GroupCommit.make(tx, scope, { maxSize: 64 })
+  const grouped = GroupCommit.make(tx, { maxSize: 64 })
 
   /** Stores a reply's content with a status. */
   const write = (reply: RunningReply, status: MessageStatus) =>
