@@ -1,8 +1,11 @@
 /**
  * The event and reply buses across server processes, on PostgreSQL
  * LISTEN/NOTIFY. Each process listens once per channel and hands what
- * arrives to its local bus; its own notifications come back to it the same
- * way, so a subscriber on any process sees every publication.
+ * arrives to its local bus, so a subscriber on any process sees every
+ * publication. An event's notification comes back to its own process the
+ * same way; a reply's is handed to the local bus when it is published (its
+ * streams on this process hear it without a round trip to the database),
+ * and the copy that comes back is dropped.
  *
  * Notifications are sent in order on one reserved connection: chunks of a
  * reply arrive in the order they were published. The storage stays the
@@ -111,34 +114,36 @@ export const eventBus = (options: PgBusOptions = {}): Layer.Layer<EventBus.Event
   )
 
 interface Envelope {
+  /** The publishing bus (a process's): it hands its publications to its own listeners at once, and drops their copy. */
+  readonly p?: string
   /** The conversation. */
   readonly c: string
   readonly e: ReplyBus.ReplyEvent | { readonly _tag: "CompletedStored"; readonly message_id: Conversation.MessageId }
 }
 
 /** A reply event as notifications: long chunks split by offset, long completions sent as "read it from storage". */
-const envelopes = (conversation: string, event: ReplyBus.ReplyEvent): ReadonlyArray<string> => {
+const envelopes = (publisher: string, conversation: string, event: ReplyBus.ReplyEvent): ReadonlyArray<string> => {
   switch (event._tag) {
     case "Delta": {
       const out: Array<string> = []
       for (let at = 0; at < event.delta.length; at += chunkChars) {
         const part: ReplyBus.ReplyEvent = { ...event, offset: event.offset + at, delta: event.delta.slice(at, at + chunkChars) }
-        out.push(JSON.stringify({ c: conversation, e: part } satisfies Envelope))
+        out.push(JSON.stringify({ p: publisher, c: conversation, e: part } satisfies Envelope))
       }
       return out
     }
     case "Completed": {
-      const whole = JSON.stringify({ c: conversation, e: event } satisfies Envelope)
+      const whole = JSON.stringify({ p: publisher, c: conversation, e: event } satisfies Envelope)
       return [
         Buffer.byteLength(whole) <= maxPayloadBytes
           ? whole
-          : JSON.stringify({ c: conversation, e: { _tag: "CompletedStored", message_id: event.message_id } } satisfies Envelope)
+          : JSON.stringify({ p: publisher, c: conversation, e: { _tag: "CompletedStored", message_id: event.message_id } } satisfies Envelope)
       ]
     }
     case "Failed":
-      return [JSON.stringify({ c: conversation, e: { ...event, error: event.error.slice(0, chunkChars) } } satisfies Envelope)]
+      return [JSON.stringify({ p: publisher, c: conversation, e: { ...event, error: event.error.slice(0, chunkChars) } } satisfies Envelope)]
     case "CancelRequested":
-      return [JSON.stringify({ c: conversation, e: event } satisfies Envelope)]
+      return [JSON.stringify({ p: publisher, c: conversation, e: event } satisfies Envelope)]
   }
 }
 
@@ -154,9 +159,13 @@ export const replyBus = (
     Effect.gen(function*() {
       const local = ReplyBus.makeLocal(yield* Effect.runtime<never>())
       const conversations = yield* Ports.ConversationStore
+      /** This bus among the publishers on the channel. */
+      const self = globalThis.crypto.randomUUID()
       const deliver = (payload: string) =>
         Effect.gen(function*() {
-          const { c, e } = JSON.parse(payload) as Envelope
+          const { c, e, p } = JSON.parse(payload) as Envelope
+          // Heard by this process's listeners when it was published.
+          if (p === self) return
           const conversation = Conversation.ConversationId.make(c)
           if (e._tag !== "CompletedStored") return local.publish(conversation, e)
           // Too large to notify: the completed reply is already stored.
@@ -176,7 +185,8 @@ export const replyBus = (
       )
       return ReplyBus.ReplyBus.of({
         publish: (conversation, event) => {
-          for (const payload of envelopes(conversation, event)) outbox.unsafeOffer(payload)
+          local.publish(conversation, event)
+          for (const payload of envelopes(self, conversation, event)) outbox.unsafeOffer(payload)
         },
         listen: local.listen,
         subscribers: local.subscribers

@@ -4,7 +4,9 @@
  * stand for two server processes. What one publishes reaches the other's
  * listeners in publication order, whether it was published from plain
  * code or from an effect; publications still queued when a
- * bus closes are sent before it lets go of its connection.
+ * bus closes are sent before it lets go of its connection. A bus's own
+ * listeners hear its publications at once, and once: not again when the
+ * notification comes back.
  */
 import { Conversation, ReplyBus } from "@hosting/core"
 import { PgBuses, PostgresStorage } from "@hosting/storage-postgres"
@@ -55,5 +57,31 @@ describe.skipIf(database === undefined)(`reply bus on postgres: needs a server (
       return heard
     })))
     expect(heard).toEqual([...Array.from({ length: 200 }, (_, i) => `w${i} `), "Completed"])
+  })
+
+  it("a process's own listeners hear what it publishes at once, and once; another process hears it through the database", async () => {
+    const url = database!.url
+    const { here, there } = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const bus = yield* busIn(url, scope)
+      const other = yield* busIn(url, scope)
+      const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+      const id = Conversation.MessageId.make("msg-1")
+      const here: Array<string> = []
+      const there: Array<string> = []
+      yield* bus.listen(conversation, (event) => void here.push(event._tag))
+      yield* other.listen(conversation, (event) => void there.push(event._tag))
+      bus.publish(conversation, { _tag: "Delta", message_id: id, offset: 0, delta: "hi" })
+      // Heard here before this fiber yields: no round trip to the database.
+      const atOnce = [...here]
+      bus.publish(conversation, { _tag: "Completed", message_id: id, content: "hi" })
+      for (let i = 0; i < 200 && there.length < 2; i++) yield* Effect.sleep("10 millis")
+      // Long enough for the notifications to have come back here too.
+      yield* Effect.sleep("200 millis")
+      expect(atOnce).toEqual(["Delta"])
+      return { here, there }
+    })))
+    expect(here).toEqual(["Delta", "Completed"])
+    expect(there).toEqual(["Delta", "Completed"])
   })
 })
