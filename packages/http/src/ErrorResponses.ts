@@ -189,6 +189,8 @@ const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>)
   Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R>((fiber) => {
     const context = fiber.currentContext
     const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
+    // Neither a length nor a chunked body declared: HTTP/1.1 then has none, and no limit is looked up.
+    if (request.headers["content-length"] === undefined && request.headers["transfer-encoding"] === undefined) return app
     const limit = BodyLimits.limitFor(request.method, ApiRoutes.pathOf(request.url), maxBodyBytes, routes)
     if (limit === "streamed") return app
     const declared = Number(request.headers["content-length"] ?? "0")
