@@ -7,14 +7,16 @@
  */
 import { DateTime, Effect, Option, type Stream } from "effect"
 import { Attachment, type ConversationId, ConversationSummary, graphemeLength, graphemeSlice, maxTitleLength } from "../../model/Conversation.js"
-import { type ConcurrentSend, defaultConcurrentSend, type DeploymentId } from "../../model/Deployment.js"
+import { type ConcurrentSend, defaultConcurrentSend, type DeploymentId, type DeploymentRecord } from "../../model/Deployment.js"
 import {
   AttachmentInvalid,
   ConversationNotFound,
   DeploymentNotFound,
   InvalidRequest,
   MessageLimitReached,
+  type PermissionDenied,
   ReplyInProgress,
+  type StorageError,
   TooManyAttachments
 } from "../../model/Errors.js"
 import type { UserId } from "../../model/Ids.js"
@@ -70,13 +72,15 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       onSome: (events) => DeploymentCache.make(deployments, events, scope, { accounts: 1000, records: 10_000 }).findById
     })
 
-    /** The deployment, for a member of the deploying account. */
-    const deploymentOf = (principal: Principal, id: DeploymentId) =>
-      Effect.gen(function*() {
-        const deployment = yield* deploymentById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        const refused = Policy.chatRefusal(principal, deployment)
-        if (Option.isSome(refused)) return yield* refused.value
-        return deployment
+    /** The deployment, for a member of the deploying account (a chain, not a generator: every chat call reads it). */
+    const deploymentOf = (
+      principal: Principal,
+      id: DeploymentId
+    ): Effect.Effect<DeploymentRecord, DeploymentNotFound | PermissionDenied | StorageError> =>
+      Effect.flatMap(deploymentById(id), (found): Effect.Effect<DeploymentRecord, DeploymentNotFound | PermissionDenied> => {
+        if (Option.isNone(found)) return Effect.fail(new DeploymentNotFound({ deployment: id }))
+        const refused = Policy.chatRefusal(principal, found.value)
+        return Option.isSome(refused) ? Effect.fail(refused.value) : Effect.succeed(found.value)
       })
 
     /**
