@@ -308,12 +308,13 @@ export const app = (config: ServerConfig, fixtures?: Parameters<typeof core>[1],
 
 const urlHost = (host: string) => (host.includes(":") ? `[${host}]` : host)
 
-/** Prints the one line that says the server is ready. */
-const announce = (config: ServerConfig) =>
+/** Prints the one line that says the server is ready, then tells `listening`. */
+const announce = (config: ServerConfig, listening?: () => void) =>
   Layer.effectDiscard(HttpServer.addressWith((address) =>
     Effect.sync(() => {
       const port = address._tag === "TcpAddress" ? address.port : config.port
       console.log(`listening on http://${urlHost(config.host)}:${port}/api/v1`)
+      listening?.()
     })
   ))
 
@@ -337,10 +338,14 @@ const listen = (config: ServerConfig) =>
     livePath: Health.livePath
   })
 
-/** The whole server listening on HOST:PORT; announces itself once requests are served. */
 /** How the server's log is written, beyond its logger: a direct writer of access lines (NodeLogger.make's `access`). */
 export interface ServerLogging {
   readonly writeAccessLine?: ((annotations: Readonly<Record<string, unknown>>) => void) | undefined
+}
+
+/** What the command gives the server beyond its configuration: its log's writer, and what to call once it listens. */
+export interface ServerOptions extends ServerLogging {
+  readonly listening?: (() => void) | undefined
 }
 
 /**
@@ -358,12 +363,13 @@ const metricsOf = (config: ServerConfig) => {
   }
 }
 
-export const layer = (config: ServerConfig, logging?: ServerLogging) =>
+/** The whole server listening on HOST:PORT; announces itself once requests are served. */
+export const layer = (config: ServerConfig, options?: ServerOptions) =>
   Layer.unwrapEffect(Effect.gen(function*() {
     const path = config.fixtures
     const fixtures = path === undefined ? undefined : { path, data: yield* readFixtures(path) }
-    return Layer.mergeAll(announce(config), Health.stopFirst(Duration.millis(config.shutdownDelayMs))).pipe(
-      Layer.provide(app(config, fixtures, logging)),
+    return Layer.mergeAll(announce(config, options?.listening), Health.stopFirst(Duration.millis(config.shutdownDelayMs))).pipe(
+      Layer.provide(app(config, fixtures, options)),
       Layer.provide(listen(config))
     )
   }))
