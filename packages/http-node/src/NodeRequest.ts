@@ -19,7 +19,7 @@ import * as UrlParams from "@effect/platform/UrlParams"
 import * as Cookies from "@effect/platform/Cookies"
 import * as NodeMultipart from "@effect/platform-node/NodeMultipart"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Deferred, Effect, Exit, FiberId, Inspectable, Option, type Stream } from "effect"
+import { Effect, Exit, Inspectable, Option, type Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 
 /** The failure of a body read past its limit (its message is the one the platform's reading uses, which error answers recognise). */
@@ -64,7 +64,8 @@ export const readBody = (source: IncomingMessage, limit: number, done: (result: 
 
 /** The state a request and its modified copies share: the body is read once for all of them. */
 interface Shared {
-  reading: Deferred.Deferred<Buffer, HttpServerError.RequestError> | undefined
+  /** The body's reading, once started (a promise: a `Deferred` costs more than reading a small body). */
+  reading: Promise<Read> | undefined
   multipart: Effect.Effect<Multipart.Persisted, Multipart.MultipartError, any> | undefined
 }
 
@@ -111,15 +112,14 @@ export class NodeRequest extends Inspectable.Class implements HttpServerRequest.
     return Effect.flatMap(HttpIncomingMessage.MaxBodySize, (max) => {
       let reading = this.shared.reading
       if (reading === undefined) {
-        const deferred = Deferred.unsafeMake<Buffer, HttpServerError.RequestError>(FiberId.none)
-        reading = this.shared.reading = deferred
         const limit = Option.isSome(max) ? Number(max.value) : Number.POSITIVE_INFINITY
-        readBody(this.source, limit, (result) => {
-          const exit: Read = result instanceof Error ? Exit.fail(this.decodeError(result)) : Exit.succeed(result)
-          Deferred.unsafeDone(deferred, exit)
-        })
+        reading = this.shared.reading = new Promise<Read>((settle) =>
+          readBody(this.source, limit, (result) =>
+            settle(result instanceof Error ? Exit.fail(this.decodeError(result)) : Exit.succeed(result))))
       }
-      return Deferred.await(reading)
+      const read = reading
+      // A reader that is interrupted meanwhile is not resumed (Effect drops a resumption after an interruption).
+      return Effect.async<Buffer, HttpServerError.RequestError>((resume) => void read.then(resume))
     })
   }
 

@@ -1,12 +1,13 @@
-import { Deferred, Effect, Exit, FiberId } from "effect"
+import { Effect, Exit } from "effect"
 import type { StorageError } from "../model/Errors.js"
 import type { Transactor } from "../ports/Ports.js"
 import * as Metrics from "../runtime/Metrics.js"
+import { Outcome } from "./outcome.js"
 
 /** One effect of a group, and where its outcome goes: a member that waits learns it through `done`; the leader reads `exit`. */
 interface Member {
   readonly effect: Effect.Effect<unknown, unknown>
-  readonly done: Deferred.Deferred<unknown, unknown> | undefined
+  readonly done: Outcome<unknown, unknown> | undefined
   exit: Exit.Exit<unknown, unknown> | undefined
 }
 
@@ -54,7 +55,10 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
   let gathering: Array<Member> | undefined
 
   const settle = (member: Member, exit: Exit.Exit<unknown, unknown>) =>
-    member.done === undefined ? Effect.sync(() => void (member.exit = exit)) : Deferred.done(member.done, exit)
+    Effect.sync(() => {
+      if (member.done === undefined) member.exit = exit
+      else member.done.done(exit)
+    })
 
   const alone = (member: Member) => Effect.flatMap(Effect.exit(tx.withTransaction(member.effect)), (exit) => settle(member, exit))
 
@@ -85,9 +89,9 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
       Effect.suspend(() => {
         if (gathering !== undefined && gathering.length < options.maxSize) {
           // Joined in this very step: the group cannot start committing between the look and the join.
-          const done = Deferred.unsafeMake<unknown, unknown>(FiberId.none)
+          const done = new Outcome<unknown, unknown>()
           gathering.push({ effect, done, exit: undefined })
-          return Deferred.await(done)
+          return done.await
         }
         const leader: Member = { effect, done: undefined, exit: undefined }
         const group = [leader]

@@ -9,13 +9,14 @@
  * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`;
  * a queued reply's wait for the replies before it, `QueuedReplies.ts`.
  */
-import { Clock, DateTime, Deferred, Effect, Fiber, FiberSet, Option } from "effect"
+import { Clock, DateTime, Effect, Fiber, FiberSet, Option } from "effect"
 import { type ConversationId, Message, type MessageId, type MessageStatus } from "../../model/Conversation.js"
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
 import { withoutNul } from "../../model/Text.js"
 import type { TraceStatus } from "../../model/Trace.js"
 import * as GroupCommit from "../../internal/groupCommit.js"
+import { Outcome } from "../../internal/outcome.js"
 import { whileBusy } from "../../internal/whileBusy.js"
 import { AgentRuntime, type AgentError } from "../../ports/AgentRuntime.js"
 import { ConversationStore, IdGenerator, Transactor } from "../../ports/Ports.js"
@@ -71,7 +72,7 @@ export const make = Effect.gen(function*() {
     Effect.suspend(() => {
       reply.ended = true
       const inFlight = reply.flushing
-      return inFlight === undefined ? write(reply, status) : Effect.zipRight(Deferred.await(inFlight), write(reply, status))
+      return inFlight === undefined ? write(reply, status) : Effect.zipRight(inFlight.await, write(reply, status))
     })
 
   /**
@@ -82,28 +83,26 @@ export const make = Effect.gen(function*() {
   const flushAll = Effect.suspend(() => {
     const due = [...running.values()].filter((reply) => !reply.ended && reply.content.length > reply.stored)
     if (due.length === 0) return Effect.void
-    return Effect.flatMap(Deferred.make<void>(), (done) =>
-      Effect.suspend(() => {
-        const progress = due.map((reply) => {
-          reply.flushing = done
-          reply.stored = reply.content.length
-          return { id: reply.message_id, content: reply.content }
-        })
-        return DateTime.now.pipe(
-          Effect.flatMap((now) => conversations.flushReplies(progress, now)),
-          Effect.catchAll((e) => {
-            // Written again at the next flush, whether more arrives or not.
-            for (const reply of due) reply.stored = 0
-            return Effect.logWarning(`chat: a flush of ${due.length} replies failed; the next one retries`, e)
-          }),
-          Effect.ensuring(Effect.suspend(() => {
-            for (const reply of due) {
-              if (reply.flushing === done) reply.flushing = undefined
-            }
-            return Deferred.succeed(done, undefined)
-          }))
-        )
+    const done = new Outcome<void>()
+    const progress = due.map((reply) => {
+      reply.flushing = done
+      reply.stored = reply.content.length
+      return { id: reply.message_id, content: reply.content }
+    })
+    return DateTime.now.pipe(
+      Effect.flatMap((now) => conversations.flushReplies(progress, now)),
+      Effect.catchAll((e) => {
+        // Written again at the next flush, whether more arrives or not.
+        for (const reply of due) reply.stored = 0
+        return Effect.logWarning(`chat: a flush of ${due.length} replies failed; the next one retries`, e)
+      }),
+      Effect.ensuring(Effect.sync(() => {
+        for (const reply of due) {
+          if (reply.flushing === done) reply.flushing = undefined
+        }
+        done.succeed(undefined)
       }))
+    )
   })
 
   // While replies are in flight here, one fiber stores what arrived of each every flush interval
@@ -189,7 +188,7 @@ export const make = Effect.gen(function*() {
           running.delete(reply.conversation)
           Metrics.add(Metrics.repliesInFlight, -1)
         }
-        return Deferred.succeed(reply.done, undefined)
+        return Effect.sync(() => reply.done.succeed(undefined))
       })),
       (run) =>
         Effect.flatMap(Clock.currentTimeNanos, (now) => {
@@ -211,7 +210,7 @@ export const make = Effect.gen(function*() {
     })
 
   /** Stops a reply and waits until it is stored as cancelled. */
-  const stopAndAwait = (reply: RunningReply) => Effect.zipRight(stop(reply), Deferred.await(reply.done))
+  const stopAndAwait = (reply: RunningReply) => Effect.zipRight(stop(reply), reply.done.await)
 
   /**
    * The turns of each conversation between the start of their storage and

@@ -3,7 +3,7 @@
  * store), what came of it, the state of its reply while it runs, and the
  * two messages a stored turn starts with.
  */
-import { type Context, DateTime, Deferred, Effect, type Fiber, type Option } from "effect"
+import { type Context, DateTime, Effect, type Fiber, type Option } from "effect"
 import { type Attachment, type ConversationId, Message, MessageId } from "../../model/Conversation.js"
 import type { ConcurrentSend, DeploymentRecord } from "../../model/Deployment.js"
 import type { UserId } from "../../model/Ids.js"
@@ -11,6 +11,7 @@ import type { TurnStart } from "../../model/Turn.js"
 import type { IdGenerator } from "../../ports/Ports.js"
 import type { TurnTrace } from "./TurnTraces.js"
 import * as Trusted from "../../model/Trusted.js"
+import { Outcome } from "../../internal/outcome.js"
 
 
 /** A turn to store, checked by the conversation use cases. */
@@ -46,14 +47,14 @@ export interface RunningReply {
   /** Set at the reply's last write: no flush touches it afterwards. */
   ended: boolean
   /** A flush of this reply in flight: the last write waits for it, so that it lands last. */
-  flushing: Deferred.Deferred<void> | undefined
+  flushing: Outcome<void> | undefined
   /** The user messages of the conversation before this turn: of two turns' replies, the later one's supersedes. */
   readonly turn: number
   /** Set to stop the reply (a cancel, a later turn); a reply whose fiber is not there yet stops as soon as it is. */
   cancelled: boolean
   fiber?: Fiber.RuntimeFiber<void>
   /** Done once the reply's fiber ended, its last write stored (or given up). */
-  readonly done: Deferred.Deferred<void>
+  readonly done: Outcome<void>
   /** The trace the turn is recorded under (none while traces are off). */
   readonly trace: TurnTrace | undefined
 }
@@ -88,7 +89,7 @@ export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTu
 
 /** The state of a stored turn's reply as it starts in this process: nothing arrived, nothing stored, not stopped. */
 export const runningReply = (input: NewTurn, messageId: MessageId, turn: number, trace: TurnTrace | undefined) =>
-  Effect.map(Deferred.make<void>(), (done): RunningReply => ({
+  Effect.sync((): RunningReply => ({
     conversation: input.conversation,
     owner: input.owner,
     message_id: messageId,
@@ -98,6 +99,6 @@ export const runningReply = (input: NewTurn, messageId: MessageId, turn: number,
     flushing: undefined,
     turn,
     cancelled: false,
-    done,
+    done: new Outcome<void>(),
     trace
   }))
