@@ -84,9 +84,21 @@ export const make = (options: NodeLoggerOptions = {}): NodeLogging => {
       loggers.pipe(HashSet.remove(Logger.defaultLogger), HashSet.remove(Logger.prettyLoggerDefault), HashSet.add(logger)))),
     Logger.minimumLogLevel(level)
   )
+  // The line as `JSON.stringify` of `{ message, logLevel, timestamp, annotations }` writes it, its fixed part written
+  // once and the time formatted once a millisecond: an access line is written for every request.
+  let formattedAt = -1
+  let formatted = ""
+  const timestamp = () => {
+    const now = Date.now()
+    if (now !== formattedAt) {
+      formattedAt = now
+      formatted = new Date(now).toISOString()
+    }
+    return formatted
+  }
   const access = format === "json" && LogLevel.lessThanEqual(level, LogLevel.Info)
     ? (annotations: Readonly<Record<string, unknown>>) =>
-      sink.push(`${JSON.stringify({ message: "request", logLevel: "INFO", timestamp: new Date().toISOString(), annotations })}\n`)
+      sink.push(`{"message":"request","logLevel":"INFO","timestamp":"${timestamp()}","annotations":${JSON.stringify(annotations)}}\n`)
     : undefined
   return { layer, access }
 }

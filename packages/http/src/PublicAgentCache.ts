@@ -19,10 +19,13 @@ import { Agent, Catalog, EventBus, type Ids, Policy, type Principal } from "@hos
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
 
 interface Entry {
-  readonly body: string
+  /** The answer's bytes, encoded once. */
+  readonly body: Uint8Array
   readonly etag: string
   readonly account: Ids.AccountId
 }
+
+const utf8 = new TextEncoder()
 
 /** Most entries kept; the oldest go first. */
 const maxEntries = 10_000
@@ -83,10 +86,10 @@ export const make = Effect.gen(function*() {
       subscribing.delete(account)
     })
 
-  const respond = (body: string, etag: string, ifNoneMatch: string | undefined) =>
+  const respond = (body: Uint8Array, etag: string, ifNoneMatch: string | undefined) =>
     matches(ifNoneMatch, etag)
       ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) })
-      : HttpServerResponse.text(body, { contentType: "application/json", headers: headersOf(etag) })
+      : HttpServerResponse.uint8Array(body, { contentType: "application/json", headers: headersOf(etag) })
 
   /** The agent as the caller may see it, from what is kept when it can be. */
   const read = (
@@ -102,8 +105,9 @@ export const make = Effect.gen(function*() {
       if (cached !== undefined) return respond(cached.body, cached.etag, ifNoneMatch)
       const before = generation
       const { account_id, agent } = yield* catalog.view(principal, account, name)
-      const body = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
-      const etag = etagOf(body)
+      const text = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
+      const etag = etagOf(text)
+      const body = utf8.encode(text)
       if (followed.has(account_id)) {
         // Kept only if nothing changed while it was read, under the view it is.
         if (generation === before && memberById(principal, account_id) === member) {
