@@ -107,4 +107,56 @@ describe("compiled encoders of answers (the schema's encoder is the reference)",
     expect(Either.isLeft(refused)).toBe(true)
     expect(String(Either.getLeft(refused).pipe(Option.getOrThrow))).toBe(String(Either.getLeft(expected).pipe(Option.getOrThrow)))
   })
+
+  it("renamed and defaulted keys are encoded as the schema encodes them, in the encoded side's order", () => {
+    const schema = Schema.Struct({
+      first: Schema.String,
+      renamed: Schema.propertySignature(Schema.Number).pipe(Schema.fromKey("wire_name")),
+      defaulted: Schema.optionalWith(Schema.NullOr(Schema.String), { default: () => null }),
+      last: Schema.Boolean
+    })
+    const value = { first: "a", renamed: 1, defaulted: "d", last: true }
+    const encoded = compile(schema)!(value)
+    expect(JSON.stringify(encoded)).toBe(JSON.stringify(Schema.encodeSync(schema)(value)))
+    expect(Object.keys(encoded as object)).toEqual(["first", "wire_name", "defaulted", "last"])
+  })
+
+  it("keys moved onto keys that other steps move are encoded one step after the other, as the schema does", () => {
+    // `a` is written under `b`, and `b` under `c`: such steps are not taken in one pass.
+    const schema = Schema.Struct({
+      a: Schema.propertySignature(Schema.String).pipe(Schema.fromKey("b")),
+      b: Schema.propertySignature(Schema.String).pipe(Schema.fromKey("c"))
+    })
+    const value = { a: "from a", b: "from b" }
+    const expected = ParseResult.encodeUnknownEither(schema)(value)
+    const actual = encoderOf(schema)(value)
+    expect(Either.isRight(actual)).toBe(Either.isRight(expected))
+    expect(JSON.stringify(Either.getOrUndefined(actual))).toBe(JSON.stringify(Either.getOrUndefined(expected)))
+  })
+
+  it("encodes a date once: the same date object gives the same text, another date its own", () => {
+    const schema = Schema.Struct({ at: Schema.DateTimeUtc, again: Schema.DateTimeUtc, other: Schema.DateTimeUtc })
+    const encode = compile(schema)!
+    const at = DateTime.unsafeMake("2026-11-28T10:00:00Z")
+    const first = encode({ at, again: at, other: DateTime.unsafeMake("2026-11-28T10:00:00.001Z") })
+    expect(first).toEqual({ at: "2026-11-28T10:00:00.000Z", again: "2026-11-28T10:00:00.000Z", other: "2026-11-28T10:00:00.001Z" })
+    const second = encode({ at: DateTime.unsafeMake("2027-01-01T00:00:00Z"), again: at, other: at })
+    expect(second).toEqual({ at: "2027-01-01T00:00:00.000Z", again: "2026-11-28T10:00:00.000Z", other: "2026-11-28T10:00:00.000Z" })
+  })
+
+  it("tells the members of a union apart as the schema does, refinements included", () => {
+    const Short = Schema.String.pipe(Schema.maxLength(3))
+    const schema = Schema.Struct({
+      value: Schema.Union(Schema.Null, Schema.Literal(7), Short, Schema.Number.pipe(Schema.positive()), Schema.Boolean)
+    })
+    const compiled = compile(schema)!
+    for (const value of [null, 7, "abc", 5, true, false]) {
+      expect(compiled({ value })).toEqual(Schema.encodeSync(schema)({ value } as never))
+    }
+    // Refused by every member: the schema fails, and so does the compiled encoder (the schema then answers).
+    for (const value of ["abcd", -1, undefined, {}]) {
+      expect(() => compiled({ value })).toThrow(Mismatch)
+      expect(Either.isLeft(encoderOf(schema)({ value }))).toBe(true)
+    }
+  })
 })

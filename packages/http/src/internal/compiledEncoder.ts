@@ -22,7 +22,7 @@
  * (`test/CompiledEncoder.test.ts`) encodes generated values of every
  * success schema of the API both ways and compares them.
  */
-import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { DateTime, Either, Option, ParseResult, Schema, SchemaAST } from "effect"
 
 /** Thrown when a value should be encoded by the schema's own encoder. */
 export class Mismatch extends Error {
@@ -50,25 +50,51 @@ const transformEncode = (ast: SchemaAST.Transformation): Encode | undefined => {
   switch (transformation._tag) {
     case "ComposeTransformation":
       return (value) => value
-    case "FinalTransformation":
-      return (value) => {
+    case "FinalTransformation": {
+      const encode = (value: unknown) => {
         const result = transformation.encode(value, {}, ast, value) as unknown
         if (Either.isEither(result)) return Either.isRight(result) ? result.right : fail()
         return fail()
       }
+      // A date's encoding (its ISO text) kept with the date: dates are immutable, and a store hands out one
+      // object for the same stored time, so the same date is formatted once, not on every answer.
+      const encoded = new WeakMap<DateTime.DateTime, unknown>()
+      return (value) => {
+        if (!DateTime.isDateTime(value)) return encode(value)
+        let result = encoded.get(value)
+        if (result === undefined) encoded.set(value, result = encode(value))
+        return result
+      }
+    }
     case "TypeLiteralTransformation": {
       // As the schema's encoder does: each renamed or defaulted key of the type side moved to its encoded key.
       const steps = transformation.propertySignatureTransformations
       // The type side's encoder made a fresh object, unless the type side is taken as it is.
       const fresh = ast.to._tag === "TypeLiteral"
+      const moved = new Set<PropertyKey>(steps.map((step) => step.to))
+      // Each moved key taken out and set again, as the schema's encoder does (`delete`, then set): it comes last.
+      // Built as a new object instead: an object that lost a key is slower to read, and to write as JSON.
+      // A step whose encoded key another step moves is left to the sequential way.
+      const sequential = steps.some((step) => step.from !== step.to && moved.has(step.from))
       return (value) => {
         if (!isRecord(value)) return fail()
-        const out: Record<PropertyKey, unknown> = fresh ? value : { ...value }
+        const source: Record<PropertyKey, unknown> = fresh ? value : { ...value }
+        if (sequential) {
+          for (const step of steps) {
+            const given = Object.prototype.hasOwnProperty.call(source, step.to) ? Option.some(source[step.to]) : Option.none()
+            const next = step.encode(given)
+            delete source[step.to]
+            if (Option.isSome(next)) source[step.from] = next.value
+          }
+          return source
+        }
+        const out: Record<PropertyKey, unknown> = {}
+        for (const key of Reflect.ownKeys(source)) if (!moved.has(key)) out[key] = source[key]
         for (const step of steps) {
-          const given = Object.prototype.hasOwnProperty.call(out, step.to) ? Option.some(out[step.to]) : Option.none()
-          const moved = step.encode(given)
-          delete out[step.to]
-          if (Option.isSome(moved)) out[step.from] = moved.value
+          const next = step.encode(
+            Object.prototype.hasOwnProperty.call(source, step.to) ? Option.some(source[step.to]) : Option.none()
+          )
+          if (Option.isSome(next)) out[step.from] = next.value
         }
         return out
       }
@@ -138,6 +164,30 @@ const tuple = (ast: SchemaAST.TupleType, compiler: Compiler): Encode | undefined
   }
 }
 
+/**
+ * Whether a value has a type: a direct check for the simple types (a
+ * keyword, a literal, a refinement of one), else the schema's own `is`.
+ * Union members are told apart with it for each value encoded.
+ */
+const guardOf = (ast: SchemaAST.AST): (value: unknown) => boolean => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return (value) => typeof value === "string"
+    case "NumberKeyword":
+      return (value) => typeof value === "number"
+    case "BooleanKeyword":
+      return (value) => typeof value === "boolean"
+    case "Literal":
+      return (value) => value === ast.literal
+    case "Refinement": {
+      const from = guardOf(ast.from)
+      return (value) => from(value) && Option.isNone(ast.filter(value, SchemaAST.defaultParseOption, ast))
+    }
+    default:
+      return Schema.is(Schema.make(ast))
+  }
+}
+
 const union = (ast: SchemaAST.Union, compiler: Compiler): Encode | undefined => {
   // Literals only: a set lookup.
   if (ast.types.every((member) => member._tag === "Literal")) {
@@ -149,7 +199,7 @@ const union = (ast: SchemaAST.Union, compiler: Compiler): Encode | undefined => 
   for (const member of ast.types) {
     const encode = compiler.go(member)
     if (encode === undefined) return undefined
-    members.push({ is: Schema.is(Schema.make(SchemaAST.typeAST(member))), encode })
+    members.push({ is: guardOf(SchemaAST.typeAST(member)), encode })
   }
   return (value) => {
     for (const member of members) if (member.is(value)) return member.encode(value)
