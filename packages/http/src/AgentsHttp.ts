@@ -1,7 +1,6 @@
 /**
  * Handlers of the catalog routes.
  */
-import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { HostingApi } from "@hosting/api"
 import { Catalog, Identity, Principal, Releases } from "@hosting/core"
 import { Effect, Option } from "effect"
@@ -27,12 +26,11 @@ export const publicLayer = ApiApp.group(HostingApi.HostingApi, "publicAgents", (
           }))),
           Effect.map((page) => ({ ...page, limit: urlParams.limit, offset: urlParams.offset }))
         ))
-      .handle("get", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* Auth.optionalPrincipal(identity)
-          const request = yield* HttpServerRequest.HttpServerRequest
-          return yield* handle(cachedRead(principal, path.account, path.name, request.headers["if-none-match"]))
-        }))
+      .handle("get", ({ path, request }) =>
+        Effect.flatMap(
+          Auth.optionalPrincipal(identity),
+          (principal) => handle(cachedRead(principal, path.account, path.name, request.headers["if-none-match"]))
+        ))
       .handle("channels", ({ path }) =>
         Effect.gen(function*() {
           const principal = yield* Auth.optionalPrincipal(identity)

@@ -19,8 +19,8 @@ import { Agent, Catalog, EventBus, type Ids, Policy, type Principal } from "@hos
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
 
 interface Entry {
-  /** The answer's bytes, encoded once. */
-  readonly body: Uint8Array
+  /** The answer, made once: its bytes, encoded once, and its headers (answers are immutable values). */
+  readonly answer: HttpServerResponse.HttpServerResponse
   readonly etag: string
   readonly account: Ids.AccountId
 }
@@ -86,40 +86,54 @@ export const make = Effect.gen(function*() {
       subscribing.delete(account)
     })
 
-  const respond = (body: Uint8Array, etag: string, ifNoneMatch: string | undefined) =>
-    matches(ifNoneMatch, etag)
-      ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) })
-      : HttpServerResponse.uint8Array(body, { contentType: "application/json", headers: headersOf(etag) })
+  const answerOf = (body: Uint8Array, etag: string) =>
+    HttpServerResponse.uint8Array(body, { contentType: "application/json", headers: headersOf(etag) })
+  /** The answer, or a 304 when the client holds it. */
+  const respond = (answer: HttpServerResponse.HttpServerResponse, etag: string, ifNoneMatch: string | undefined) =>
+    matches(ifNoneMatch, etag) ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) }) : answer
 
-  /** The agent as the caller may see it, from what is kept when it can be. */
-  const read = (
+  /** Reads the agent and keeps its answer, when what it read may be kept. */
+  const readAndKeep = (
     principal: Option.Option<Principal.Principal>,
     account: Ids.AccountName,
     name: Ids.AgentName,
+    key: string,
+    member: boolean,
     ifNoneMatch: string | undefined
   ) =>
     Effect.gen(function*() {
-      const member = memberByName(principal, account)
-      const key = keyOf(account, name, member)
-      const cached = entries.get(key)
-      if (cached !== undefined) return respond(cached.body, cached.etag, ifNoneMatch)
       const before = generation
       const { account_id, agent } = yield* catalog.view(principal, account, name)
       const text = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
       const etag = etagOf(text)
-      const body = utf8.encode(text)
+      const answer = answerOf(utf8.encode(text), etag)
       if (followed.has(account_id)) {
         // Kept only if nothing changed while it was read, under the view it is.
         if (generation === before && memberById(principal, account_id) === member) {
           if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-          entries.set(key, { body, etag, account: account_id })
+          entries.set(key, { answer, etag, account: account_id })
         }
       } else if (followed.size + subscribing.size < maxAccounts) {
         // The first read of an account subscribes; later reads keep what they read.
         yield* follow(account_id)
       }
-      return respond(body, etag, ifNoneMatch)
+      return respond(answer, etag, ifNoneMatch)
     })
+
+  /** The agent as the caller may see it, from what is kept when it can be (then with no step of its own). */
+  const read = (
+    principal: Option.Option<Principal.Principal>,
+    account: Ids.AccountName,
+    name: Ids.AgentName,
+    ifNoneMatch: string | undefined
+  ): ReturnType<typeof readAndKeep> => {
+    const member = memberByName(principal, account)
+    const key = keyOf(account, name, member)
+    const cached = entries.get(key)
+    return cached !== undefined
+      ? Effect.succeed(respond(cached.answer, cached.etag, ifNoneMatch))
+      : readAndKeep(principal, account, name, key, member, ifNoneMatch)
+  }
   return { read } as const
 })
 
