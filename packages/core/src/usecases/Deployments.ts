@@ -331,13 +331,14 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      * the caller's own accounts. Members of the publisher, or of an account
      * that deployed the agent, may ask; anyone else is refused.
      */
-    const history = Tracing.fn("Deployments.history")(function*(principal: Principal, account: AccountName, name: AgentName) {
+    const history = (principal: Principal, account: AccountName, name: AgentName) => {
       const refused = () => Policy.agentActivityRefused(account, name, "deployments")
-      const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
-      const visible = yield* store.listForAgent(publisher.id, name, Policy.memberAccounts(principal))
-      if (!Policy.readsAgentActivity(principal, publisher.id, visible.length > 0)) return yield* refused()
-      return visible.map((record) => viewFor(principal, record))
-    })
+      return Tracing.withSpan("Deployments.history")(Effect.flatMap(accounts.findByName(account).pipe(orFail(refused)), (publisher) =>
+        Effect.flatMap(store.listForAgent(publisher.id, name, Policy.memberAccounts(principal)), (visible) =>
+          Policy.readsAgentActivity(principal, publisher.id, visible.length > 0)
+            ? Effect.succeed(visible.map((record) => viewFor(principal, record)))
+            : refused())))
+    }
 
     const list = listOf(store, accountNamed)
 

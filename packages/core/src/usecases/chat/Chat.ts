@@ -115,18 +115,19 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
       })
 
     /** The caller's conversations on a deployment, most recent first. */
-    const list = Tracing.fn("Chat.list")(function*(principal: Principal, deploymentId: DeploymentId) {
-      yield* deploymentOf(principal, deploymentId)
-      return (yield* conversations.listFor(deploymentId, principal.user.id)).map((c) =>
-        // A view of a stored record, checked on the way in and encoded by the HTTP layer with its schema.
-        Trusted.make(ConversationSummary, {
-          conversation_id: c.id,
-          title: c.title,
-          updated_at: c.updated_at,
-          assistant_streaming: c.assistant_streaming
-        })
-      )
-    })
+    // The reads of every page load, in flatMap steps: a generator costs several steps of its own for each `yield*`.
+    const list = (principal: Principal, deploymentId: DeploymentId) =>
+      Tracing.withSpan("Chat.list")(Effect.flatMap(deploymentOf(principal, deploymentId), () =>
+        Effect.map(conversations.listFor(deploymentId, principal.user.id), (records) =>
+          records.map((c) =>
+            // A view of a stored record, checked on the way in and encoded by the HTTP layer with its schema.
+            Trusted.make(ConversationSummary, {
+              conversation_id: c.id,
+              title: c.title,
+              updated_at: c.updated_at,
+              assistant_streaming: c.assistant_streaming
+            })
+          ))))
 
     /** Sets the title; idempotent; never creates a conversation. */
     const setTitle = Tracing.fn("Chat.setTitle")(function*(
@@ -211,11 +212,10 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     })
 
     /** Every message of the caller's conversation, oldest first. */
-    const history = Tracing.fn("Chat.history")(function*(principal: Principal, deploymentId: DeploymentId, id: ConversationId) {
-      yield* deploymentOf(principal, deploymentId)
-      yield* requireOwnConversation(principal, deploymentId, id)
-      return (yield* conversations.messages(id)).map((m) => runner.current(m, id))
-    })
+    const history = (principal: Principal, deploymentId: DeploymentId, id: ConversationId) =>
+      Tracing.withSpan("Chat.history")(Effect.flatMap(deploymentOf(principal, deploymentId), () =>
+        Effect.flatMap(requireOwnConversation(principal, deploymentId, id), () =>
+          Effect.map(conversations.messages(id), (messages) => messages.map((m) => runner.current(m, id))))))
 
     /**
      * Follows the replies of the caller's conversation until the scope
