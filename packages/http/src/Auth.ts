@@ -11,6 +11,7 @@ import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
 import * as RequestLog from "./RequestLog.js"
 import * as Scopes from "./Scopes.js"
+import { markCredentialUnused } from "./internal/apiMiddleware.js"
 import { withRequest } from "./internal/currentRequest.js"
 
 /** The token of an `Authorization: Bearer <token>` header, if the header has that form. */
@@ -141,18 +142,19 @@ export const layer = Layer.effect(
     const identity = yield* Identity.Identity
     // Both schemes read the header first, then the cookie, so the platform's
     // second try (the cookie scheme after a failed bearer) gives the same answer.
-    const authenticate = () =>
-      withRequest((request) =>
-        Effect.flatMap(requirePrincipalOf(identity, request), (principal) => {
-          // The access line names who called; a token made with a scope list is held to the scope of the route.
-          RequestLog.noteUser(request, principal.user.id)
-          return Scopes.check(principal)
-        })).pipe(
+    const authenticated = withRequest((request) =>
+      Effect.flatMap(requirePrincipalOf(identity, request), (principal) => {
+        // The access line names who called; a token made with a scope list is held to the scope of the route.
+        RequestLog.noteUser(request, principal.user.id)
+        return Scopes.check(principal)
+      })).pipe(
         // A storage failure while checking the credential is a 500, not a 401.
         Effect.catchAll((error) =>
           error instanceof ApiErrors.Unauthorized || error instanceof ApiErrors.Forbidden ? Effect.fail(error) : Effect.die(error)
         )
       )
+    // The credential the platform decodes is not read (the request is): the compiled app does not decode it.
+    const authenticate = markCredentialUnused(() => authenticated)
     return Authentication.Authentication.of({ bearer: authenticate, cookie: authenticate })
   })
 )

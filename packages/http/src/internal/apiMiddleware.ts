@@ -7,7 +7,6 @@ import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
 import { Context, Effect } from "effect"
 
-
 /** A middleware to run before a handler: its effect, whether it may fail, and what it provides. */
 export interface Before {
   readonly effect: Effect.Effect<unknown, unknown, any>
@@ -15,11 +14,27 @@ export interface Before {
   readonly provides: string | undefined
 }
 
+/**
+ * The mark of a security scheme's handler that reads the request itself
+ * (`markCredentialUnused`): its credential is not decoded for it. Decoding
+ * a bearer token makes a `Redacted` of it, which Effect keeps in a global
+ * weak map: an entry made for every request, and weighed by every garbage
+ * collection while it lives.
+ */
+const credentialUnused = Symbol.for("@hosting/http/CredentialUnused")
+
+/** Marks a security handler that ignores the credential it is given (see `credentialUnused`). */
+export const markCredentialUnused = <F extends (credential: any) => Effect.Effect<any, any, any>>(handler: F): F =>
+  Object.assign(handler, { [credentialUnused]: true })
+
 /** A security middleware's effect: each scheme in turn, the next tried when one fails. */
 const securityEffect = (tag: HttpApiMiddleware.TagClassSecurityAny, service: Record<string, (credential: any) => Effect.Effect<any, any>>) => {
   let effect: Effect.Effect<any, any, any> | undefined
   for (const [key, security] of Object.entries(tag.security)) {
-    const scheme = Effect.flatMap(HttpApiBuilder.securityDecode(security), service[key]!)
+    const handler = service[key]!
+    const scheme = (handler as unknown as Record<symbol, unknown>)[credentialUnused] === true
+      ? Effect.suspend(() => handler(undefined))
+      : Effect.flatMap(HttpApiBuilder.securityDecode(security), handler)
     effect = effect === undefined ? scheme : Effect.catchAll(effect, () => scheme)
   }
   return effect ?? Effect.void
