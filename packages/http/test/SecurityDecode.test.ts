@@ -22,7 +22,7 @@ const request = HttpServerRequest.fromWeb(new Request("http://localhost/", { hea
 /** Runs the middleware with `handler` as the bearer scheme's; what it provided as the caller. */
 const callerWith = (handler: (credential: unknown) => Effect.Effect<string>) =>
   Effect.gen(function*() {
-    const before = beforeOf(new Set([Keyed]), new Set(), Context.make(Keyed, { bearer: handler } as never))
+    const before = beforeOf(new Set<HttpApiMiddleware.TagClassAny>([Keyed as never]), new Set(), Context.make(Keyed, { bearer: handler } as never))
     const services = new Map<string, unknown>()
     yield* runBefore(before, services).pipe(Effect.provideService(HttpServerRequest.HttpServerRequest, request))
     return services.get(Caller.key)
