@@ -105,15 +105,28 @@ export const bySpecificity = (a: Route, b: Route): number => {
  * (`https://host/api/v1`, PublicUrl.baseOf), then the route's path after the
  * prefix with each parameter filled in (escaped).
  */
-export const link = (base: string, route: Route, params: Readonly<Record<string, string>> = {}): string => {
+export const link = (base: string, route: Route, params: Readonly<Record<string, string>> = {}): string =>
+  linkTo(route)(base, params)
+
+/** `link` for one route, its path split once: for links made on every answer. */
+export const linkTo = (route: Route): (base: string, params?: Readonly<Record<string, string>>) => string => {
   if (!route.path.startsWith(`${HostingApi.basePath}/`)) throw new Error(`${route.id} is not under ${HostingApi.basePath}`)
-  const path = route.path.slice(HostingApi.basePath.length).split("/").map((part) => {
-    if (!isParam(part)) return part
-    const value = params[part.slice(1)]
-    if (value === undefined) throw new Error(`${route.id} needs the parameter ${part.slice(1)}`)
-    return encodeURIComponent(value)
-  }).join("/")
-  return `${base}${path}`
+  const parts = route.path.slice(HostingApi.basePath.length).split("/")
+    .map((part) => isParam(part) ? { param: part.slice(1) } : { text: part })
+  return (base, params = {}) => {
+    let path = ""
+    for (const [i, part] of parts.entries()) {
+      if (i > 0) path += "/"
+      if (part.text !== undefined) {
+        path += part.text
+        continue
+      }
+      const value = params[part.param]
+      if (value === undefined) throw new Error(`${route.id} needs the parameter ${part.param}`)
+      path += encodeURIComponent(value)
+    }
+    return `${base}${path}`
+  }
 }
 
 /** The path of a request target, without its query or fragment. */

@@ -11,8 +11,8 @@ import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
 
-const agentCardRoute = ApiRoutes.routeOf(A2aApi.A2aApi, "agentCard")
-const mcpRoute = ApiRoutes.routeOf(McpApi.McpApi, "deployment")
+const agentCardLink = ApiRoutes.linkTo(ApiRoutes.routeOf(A2aApi.A2aApi, "agentCard"))
+const mcpLink = ApiRoutes.linkTo(ApiRoutes.routeOf(McpApi.McpApi, "deployment"))
 
 /** The record with its links under `base` (the API's public base URL); an undeployed one has none. */
 export const withLinks = (deployment: Deployment.Deployment, base: string): Deployment.Deployment =>
@@ -20,9 +20,10 @@ export const withLinks = (deployment: Deployment.Deployment, base: string): Depl
     ? deployment
     : Trusted.make(Deployment.Deployment, {
       ...deployment,
-      links: new Deployment.DeploymentLinks({
-        a2a_card: ApiRoutes.link(base, agentCardRoute, { deploymentId: deployment.id }),
-        mcp: ApiRoutes.link(base, mcpRoute, { deploymentId: deployment.id })
+      // Links made here from the route definitions: strings, as the schema wants them.
+      links: Trusted.make(Deployment.DeploymentLinks, {
+        a2a_card: agentCardLink(base, { deploymentId: deployment.id }),
+        mcp: mcpLink(base, { deploymentId: deployment.id })
       })
     })
 
