@@ -23,6 +23,10 @@ describe("HTTP: public agent cache", () => {
         expect(first.headers["etag"]).toMatch(/^W\/"[0-9a-z]+-[0-9a-z]+"$/)
         expect(second.headers["etag"]).toBe(first.headers["etag"])
         expect(second.body).toEqual(first.body)
+        // The kept answer is one response shared by its reads: each read still gets its own request id.
+        expect(first.headers["x-request-id"]).toBeDefined()
+        expect(second.headers["x-request-id"]).toBeDefined()
+        expect(second.headers["x-request-id"]).not.toBe(first.headers["x-request-id"])
         expect(first.headers["content-type"]).toContain("application/json")
         expect(first.body.versions.map((v: any) => v.version)).toEqual(["1.0.0"])
         const revalidated = yield* raw("GET", base, { headers: { "if-none-match": first.headers["etag"]! } })
