@@ -142,6 +142,9 @@ describe("compiled encoders of answers (the schema's encoder is the reference)",
     expect(first).toEqual({ at: "2026-11-28T10:00:00.000Z", again: "2026-11-28T10:00:00.000Z", other: "2026-11-28T10:00:00.001Z" })
     const second = encode({ at: DateTime.unsafeMake("2027-01-01T00:00:00Z"), again: at, other: at })
     expect(second).toEqual({ at: "2027-01-01T00:00:00.000Z", again: "2026-11-28T10:00:00.000Z", other: "2026-11-28T10:00:00.000Z" })
+    // What is not a date is still refused, kept or not: the text of a date, a plain object.
+    expect(() => encode({ at: "2026-11-28T10:00:00.000Z", again: at, other: at })).toThrow(Mismatch)
+    expect(() => encode({ at, again: {}, other: at })).toThrow(Mismatch)
   })
 
   it("tells the members of a union apart as the schema does, refinements included", () => {

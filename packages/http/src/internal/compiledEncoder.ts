@@ -22,7 +22,7 @@
  * (`test/CompiledEncoder.test.ts`) encodes generated values of every
  * success schema of the API both ways and compares them.
  */
-import { DateTime, Either, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
 
 /** Thrown when a value should be encoded by the schema's own encoder. */
 export class Mismatch extends Error {
@@ -39,7 +39,20 @@ const fail = (): never => {
 
 export type Encode = (value: unknown) => unknown
 
-const leaf = (check: (value: unknown) => boolean): Encode => (value) => (check(value) ? value : fail())
+
+/**
+ * The value of a synchronous parse result, else a mismatch. A result is an
+ * `Either` (an `Effect` when the step needs effects, which the schema's
+ * encoder runs, or an `Exit`): its tag tells it, without `Either.isEither`'s
+ * slower look for the type's symbol.
+ */
+const rightOf = (result: unknown): unknown =>
+  typeof result === "object" && result !== null && (result as { readonly _tag?: unknown })._tag === "Right"
+    ? (result as Either.Right<unknown, unknown>).right
+    : fail()
+
+/** The type sides of dates: immutable values, whose encoding can be kept with them. */
+const dateTypes: ReadonlySet<SchemaAST.AST> = new Set([Schema.DateTimeUtcFromSelf.ast, Schema.DateTimeZonedFromSelf.ast])
 
 const isRecord = (value: unknown): value is Record<PropertyKey, unknown> =>
   typeof value === "object" && value !== null && !Array.isArray(value)
@@ -51,20 +64,8 @@ const transformEncode = (ast: SchemaAST.Transformation): Encode | undefined => {
     case "ComposeTransformation":
       return (value) => value
     case "FinalTransformation": {
-      const encode = (value: unknown) => {
-        const result = transformation.encode(value, {}, ast, value) as unknown
-        if (Either.isEither(result)) return Either.isRight(result) ? result.right : fail()
-        return fail()
-      }
-      // A date's encoding (its ISO text) kept with the date: dates are immutable, and a store hands out one
-      // object for the same stored time, so the same date is formatted once, not on every answer.
-      const encoded = new WeakMap<DateTime.DateTime, unknown>()
-      return (value) => {
-        if (!DateTime.isDateTime(value)) return encode(value)
-        let result = encoded.get(value)
-        if (result === undefined) encoded.set(value, result = encode(value))
-        return result
-      }
+      const options = {}
+      return (value) => rightOf(transformation.encode(value, options, ast, value))
     }
     case "TypeLiteralTransformation": {
       // As the schema's encoder does: each renamed or defaulted key of the type side moved to its encoded key.
@@ -106,25 +107,56 @@ interface Compiler {
   readonly go: (ast: SchemaAST.AST) => Encode | undefined
 }
 
-const typeLiteral = (ast: SchemaAST.TypeLiteral, compiler: Compiler): Encode | undefined => {
-  if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
-    return leaf((value) => value !== null && value !== undefined)
+/**
+ * A function built from its own source text. V8 keeps type feedback per
+ * function literal, so the closures one literal makes (one per node of a
+ * kind) share one record of what they met: across the nodes of an answer,
+ * every call and property access in them sees many shapes and takes V8's
+ * slowest path. A function made here has feedback of its own. The source is
+ * ours; the only text from a schema in it is a property name, written as a
+ * JSON string literal. Where the platform refuses to make functions from text
+ * (`--disallow-code-generation-from-strings`), `fallback` is used instead.
+ */
+const ownFunction = <F>(names: ReadonlyArray<string>, body: string, args: ReadonlyArray<unknown>, fallback: () => F): F => {
+  try {
+    return new Function(...names, body)(...args) as F
+  } catch {
+    return fallback()
   }
-  const properties: Array<{ readonly name: PropertyKey; readonly optional: boolean; readonly encode: Encode }> = []
-  for (const signature of ast.propertySignatures) {
-    const encode = compiler.go(signature.type)
-    if (encode === undefined) return undefined
-    properties.push({ name: signature.name, optional: signature.isOptional, encode })
+}
+
+const leaf = (check: (value: unknown) => boolean): Encode =>
+  ownFunction(["check", "fail"], "return (value) => check(value) ? value : fail()", [check, fail], () => (value) =>
+    check(value) ? value : fail())
+
+/** The check of a leaf a struct's encoder does in place of a call, as source over `v`; undefined for any other node. */
+const inlineCheck = (ast: SchemaAST.AST): string | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return `typeof v === "string"`
+    case "NumberKeyword":
+      return `typeof v === "number"`
+    case "BooleanKeyword":
+      return `typeof v === "boolean"`
+    case "Literal":
+      return ast.literal === null || typeof ast.literal === "boolean" || typeof ast.literal === "string" ||
+          (typeof ast.literal === "number" && Number.isFinite(ast.literal))
+        ? `v === ${JSON.stringify(ast.literal)}`
+        : undefined
+    default:
+      return undefined
   }
-  if (ast.indexSignatures.length > 1) return undefined
-  const index = ast.indexSignatures[0]
-  let values: Encode | undefined
-  if (index !== undefined) {
-    // Only string keys without refinements: the keys of such a record are every own enumerable string key.
-    if (index.parameter._tag !== "StringKeyword") return undefined
-    values = compiler.go(index.type)
-    if (values === undefined) return undefined
-  }
+}
+
+interface Property {
+  readonly name: PropertyKey
+  readonly optional: boolean
+  readonly encode: Encode
+  readonly check: string | undefined
+}
+
+/** The struct's encoder as a loop over its properties: the way when a function cannot be made from source. */
+const structLoop = (properties: ReadonlyArray<Property>, values: Encode | undefined): Encode => {
   const declared = new Set(properties.map((property) => property.name))
   return (value) => {
     if (!isRecord(value)) return fail()
@@ -144,6 +176,68 @@ const typeLiteral = (ast: SchemaAST.TypeLiteral, compiler: Compiler): Encode | u
   }
 }
 
+/**
+ * The struct's encoder written out, property by property, as the loop
+ * would run: each property read and written by its name, a keyword or
+ * literal checked in place, any other node called at a call site of its own.
+ */
+const structSource = (properties: ReadonlyArray<Property>, indexed: boolean): string => {
+  const lines = [
+    "return function encodeStruct(value) {",
+    "  if (typeof value !== \"object\" || value === null || Array.isArray(value)) return fail()",
+    "  const out = {}",
+    "  let v"
+  ]
+  properties.forEach((property, i) => {
+    const key = JSON.stringify(property.name)
+    const set = property.check === undefined
+      ? `out[${key}] = encoders[${i}](value[${key}])`
+      : `v = value[${key}]; if (!(${property.check})) fail(); out[${key}] = v`
+    lines.push(property.optional ? `  if (hasOwn.call(value, ${key})) { ${set} }` : `  ${set}`)
+  })
+  if (indexed) {
+    lines.push(
+      "  for (const key of Object.keys(value)) {",
+      "    const encoded = values(value[key])",
+      "    if (!declared.has(key)) out[key] = encoded",
+      "  }"
+    )
+  }
+  lines.push("  return out", "}")
+  return lines.join("\n")
+}
+
+const typeLiteral = (ast: SchemaAST.TypeLiteral, compiler: Compiler): Encode | undefined => {
+  if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
+    return leaf((value) => value !== null && value !== undefined)
+  }
+  const properties: Array<Property> = []
+  for (const signature of ast.propertySignatures) {
+    const encode = compiler.go(signature.type)
+    if (encode === undefined) return undefined
+    properties.push({ name: signature.name, optional: signature.isOptional, encode, check: inlineCheck(signature.type) })
+  }
+  if (ast.indexSignatures.length > 1) return undefined
+  const index = ast.indexSignatures[0]
+  let values: Encode | undefined
+  if (index !== undefined) {
+    // Only string keys without refinements: the keys of such a record are every own enumerable string key.
+    if (index.parameter._tag !== "StringKeyword") return undefined
+    values = compiler.go(index.type)
+    if (values === undefined) return undefined
+  }
+  const loop = () => structLoop(properties, values)
+  // A symbol key cannot be written in source, and `__proto__` written as a key would set the prototype.
+  if (properties.some((property) => typeof property.name !== "string" || property.name === "__proto__")) return loop()
+  return ownFunction<Encode>(
+    ["fail", "hasOwn", "encoders", "values", "declared"],
+    structSource(properties, values !== undefined),
+    [fail, Object.prototype.hasOwnProperty, properties.map((property) => property.encode), values,
+      new Set(properties.map((property) => property.name))],
+    loop
+  )
+}
+
 const tuple = (ast: SchemaAST.TupleType, compiler: Compiler): Encode | undefined => {
   if (ast.elements.some((element) => element.isOptional) || ast.rest.length > 1) return undefined
   const elements: Array<Encode> = []
@@ -155,6 +249,21 @@ const tuple = (ast: SchemaAST.TupleType, compiler: Compiler): Encode | undefined
   const restType = ast.rest[0]
   const rest = restType === undefined ? undefined : compiler.go(restType.type)
   if (restType !== undefined && rest === undefined) return undefined
+  if (elements.length === 0 && rest !== undefined) {
+    // An array of one type, the most common: the items' encoder called at a site of its own.
+    return ownFunction(
+      ["rest", "fail"],
+      "return function encodeArray(value) {\n  if (!Array.isArray(value)) return fail()\n  const out = new Array(value.length)\n" +
+        "  for (let i = 0; i < value.length; i++) out[i] = rest(value[i])\n  return out\n}",
+      [rest, fail],
+      () => (value) => {
+        if (!Array.isArray(value)) return fail()
+        const out = new Array(value.length)
+        for (let i = 0; i < value.length; i++) out[i] = rest(value[i])
+        return out
+      }
+    )
+  }
   return (value) => {
     if (!Array.isArray(value)) return fail()
     if (value.length < elements.length || (rest === undefined && value.length > elements.length)) return fail()
@@ -201,10 +310,17 @@ const union = (ast: SchemaAST.Union, compiler: Compiler): Encode | undefined => 
     if (encode === undefined) return undefined
     members.push({ is: guardOf(SchemaAST.typeAST(member)), encode })
   }
-  return (value) => {
-    for (const member of members) if (member.is(value)) return member.encode(value)
-    return fail()
-  }
+  // Written out member by member, each test and encoder called at a site of its own.
+  const body = members.map((_, i) => `  if (is[${i}](value)) return encode[${i}](value)`).join("\n")
+  return ownFunction(
+    ["is", "encode", "fail"],
+    `return function encodeUnion(value) {\n${body}\n  return fail()\n}`,
+    [members.map((member) => member.is), members.map((member) => member.encode), fail],
+    () => (value) => {
+      for (const member of members) if (member.is(value)) return member.encode(value)
+      return fail()
+    }
+  )
 }
 
 /** Compiles every node once; a suspended schema (a recursive one) is compiled the first time it is met. */
@@ -244,14 +360,31 @@ const makeCompiler = (): Compiler => {
       case "Refinement": {
         const from = go(ast.from)
         if (from === undefined) return undefined
-        return (value) => (Option.isSome(ast.filter(value, {}, ast)) ? fail() : from(value))
+        const options = {}
+        return ownFunction(
+          ["filter", "options", "ast", "isSome", "from", "fail"],
+          "return (value) => isSome(filter(value, options, ast)) ? fail() : from(value)",
+          [ast.filter, options, ast, Option.isSome, from, fail],
+          () => (value) => (Option.isSome(ast.filter(value, options, ast)) ? fail() : from(value))
+        )
       }
       case "Transformation": {
         const to = go(ast.to)
         const step = transformEncode(ast)
         const from = go(ast.from)
         if (to === undefined || step === undefined || from === undefined) return undefined
-        return (value) => from(step(to(value)))
+        if (dateTypes.has(ast.to)) {
+          // A date's encoding (its ISO text) kept with the date: a store hands out one object for the same stored
+          // time, so the same date is formatted once, not on every answer. Only dates the type side took are kept.
+          const encoded = new WeakMap<object, unknown>()
+          return (value) => {
+            let result = encoded.get(value as object)
+            if (result === undefined) encoded.set(value as object, result = from(step(to(value))))
+            return result
+          }
+        }
+        return ownFunction(["from", "step", "to"], "return (value) => from(step(to(value)))", [from, step, to], () => (value) =>
+          from(step(to(value))))
       }
       case "TypeLiteral":
         return typeLiteral(ast, compiler)
@@ -271,7 +404,7 @@ const makeCompiler = (): Compiler => {
         const encode = ast.encodeUnknown(...ast.typeParameters)
         return (value) => {
           const result = encode(value, SchemaAST.defaultParseOption, ast) as unknown
-          return Either.isEither(result) && Either.isRight(result) ? result.right : fail()
+          return rightOf(result)
         }
       }
       default:
