@@ -331,6 +331,19 @@ const rolloutStatus = Effect.gen(function*() {
 })
 
 /**
+ * An agent's deployment history is read most recent first: with the time
+ * and id in the agent's index, the rows come in that order from the index,
+ * and the database no longer sorts them for each read (SQLite sorted them
+ * in a temporary tree). The new index begins with the old one's columns, so
+ * it serves every lookup that one did, and replaces it.
+ */
+const deploymentHistoryOrder = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX deployments_agent_history ON deployments (publisher_id, agent_name, deployed_at, id)`
+  yield* sql`DROP INDEX deployments_agent`
+})
+
+/**
  * Every span of a trace an agent exports (the trace row stays the one of
  * the listing): ids, parent, name, kind, status, times, and attributes and
  * events as JSON text. Keyed by the agent and the trace, so that a trace's
@@ -376,7 +389,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0015_rollout_status": rolloutStatus,
   "0016_trace_spans": traceSpans,
   "0017_trace_queries": traceQueries,
-  "0018_a2a_tasks": SqlA2aTaskStore.migration
+  "0018_a2a_tasks": SqlA2aTaskStore.migration,
+  "0019_deployment_history_order": deploymentHistoryOrder
 }
 
 const table = "hosting_migrations"

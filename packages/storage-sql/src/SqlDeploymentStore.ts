@@ -51,6 +51,26 @@ const toRecord = (row: DeploymentRow) =>
     ...(row.env === null ? {} : { env: JSON.parse(row.env) })
   })
 
+/** The columns of a deployment row, with its account's and publisher's names. */
+const selectOf = (sql: SqlClient.SqlClient) =>
+  sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
+      d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from, d.follow, d.rolled_forward_from,
+      d.concurrent_send, d.env, d.status_reason, d.status_message
+    FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
+
+/**
+ * The deployments of an agent that some of `accountIds` made, most recent
+ * first: read in that order from the agent's index (migration 0019).
+ */
+export const agentHistoryStatement = (
+  sql: SqlClient.SqlClient,
+  publisherId: Ids.AccountId,
+  agentName: Ids.AgentName,
+  accountIds: ReadonlyArray<Ids.AccountId>
+) =>
+  sql<DeploymentRow>`${selectOf(sql)} WHERE d.publisher_id = ${publisherId} AND d.agent_name = ${agentName}
+    AND ${sql.in("d.account_id", accountIds)} ORDER BY d.deployed_at DESC, d.id DESC`
+
 export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -69,10 +89,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
         rolled_forward_from = excluded.rolled_forward_from, env = excluded.env, status_reason = excluded.status_reason,
         status_message = excluded.status_message`.pipe(Effect.asVoid, storageError("SqlDeploymentStore.upsert"))
 
-  const select = sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
-      d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from, d.follow, d.rolled_forward_from,
-      d.concurrent_send, d.env, d.status_reason, d.status_message
-    FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
+  const select = selectOf(sql)
 
   const findById = (id: Deployment.DeploymentId) =>
     sql<DeploymentRow>`${select} WHERE d.id = ${id}`.pipe(
@@ -95,8 +112,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
   const listForAgent = (publisherId: Ids.AccountId, agentName: Ids.AgentName, accountIds: ReadonlyArray<Ids.AccountId>) =>
     accountIds.length === 0
       ? Effect.succeed([])
-      : sql<DeploymentRow>`${select} WHERE d.publisher_id = ${publisherId} AND d.agent_name = ${agentName}
-          AND ${sql.in("d.account_id", accountIds)} ORDER BY d.deployed_at DESC, d.id DESC`.pipe(
+      : agentHistoryStatement(sql, publisherId, agentName, accountIds).pipe(
           Effect.map((rows) => rows.map(toRecord)),
           storageError("SqlDeploymentStore.listForAgent")
         )
