@@ -172,5 +172,23 @@ for (const traced of [true, false]) {
         expect(yield* sql`SELECT id AS x, text AS x FROM notes`).toEqual([{ x: "a" }])
         expect(yield* sql`SELECT id, text FROM notes WHERE id = ${99}`).toEqual([])
       })))
+
+    it.effect("any column name makes the row the driver makes: quotes, a backslash, digits; __proto__ set as the driver sets it", () =>
+      withClient(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO notes (text) VALUES ('a')`
+        const [row] = yield* sql.unsafe<Record<string, unknown>>(
+          `SELECT text AS "say ""hi""", text AS 'back\\slash', id AS "0", id AS "__proto__", text AS "}; throw 1; ({" FROM notes`
+        )
+        expect(Object.getPrototypeOf(row)).toBe(Object.prototype)
+        expect(Object.entries(row!)).toEqual([
+          ["0", 1],
+          ["say \"hi\"", "a"],
+          ["back\\slash", "a"],
+          ["}; throw 1; ({", "a"]
+        ])
+        const [plain] = yield* sql.unsafe<Record<string, unknown>>(`SELECT text AS "say ""hi""", id AS "0" FROM notes`)
+        expect(plain).toEqual({ "0": 1, "say \"hi\"": "a" })
+      })))
   })
 }

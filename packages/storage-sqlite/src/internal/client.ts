@@ -40,6 +40,38 @@ const failure = (message: string) => (cause: unknown) => new SqlError.SqlError({
 const prepareFailed = failure("Failed to prepare statement")
 const executeFailed = failure("Failed to execute statement")
 
+interface RowMaker {
+  readonly width: number
+  readonly make: (row: ReadonlyArray<unknown>) => Record<string, unknown>
+}
+
+/** A row's object made by a loop over the names: a name that repeats keeps its last value, as better-sqlite3 does. */
+const rowLoop = (names: ReadonlyArray<string>) => (row: ReadonlyArray<unknown>) => {
+  const object: Record<string, unknown> = {}
+  for (let c = 0; c < names.length; c++) object[names[c]!] = row[c]
+  return object
+}
+
+/**
+ * The maker of a statement's row objects: an object literal of the
+ * statement's column names, made once from source text, so that every row
+ * gets its properties at once and the same shape, where a loop sets them
+ * one name at a time. Names go into the source as JSON string literals; a
+ * literal keeps the last of a repeated name, as the loop does. The loop
+ * stays for `__proto__` (a literal would set the prototype) and where the
+ * platform refuses to make functions from text.
+ */
+const rowMaker = (names: ReadonlyArray<string>): RowMaker => {
+  const loop = rowLoop(names)
+  if (names.includes("__proto__")) return { width: names.length, make: loop }
+  try {
+    const fields = names.map((name, c) => `${JSON.stringify(name)}: row[${c}]`).join(", ")
+    return { width: names.length, make: new Function("row", `return { ${fields} }`) as RowMaker["make"] }
+  } catch {
+    return { width: names.length, make: loop }
+  }
+}
+
 /** Opens the database; closed when `scope` closes. */
 const open = (config: ClientConfig) =>
   Effect.acquireRelease(
@@ -70,32 +102,27 @@ export const make = (config: ClientConfig) =>
       return statement
     }
 
-    /** The names of a reading statement's columns, read once (`columns()` makes an object per column on each call). */
-    const columnNames = new WeakMap<Database.Statement, ReadonlyArray<string>>()
-    const namesOf = (statement: Database.Statement, width: number) => {
-      let names = columnNames.get(statement)
+    /** Per reading statement: its column names and the function that makes a row's object (`columns()` makes an object per column on each call). */
+    const rowMakers = new WeakMap<Database.Statement, RowMaker>()
+    const rowMakerOf = (statement: Database.Statement, width: number) => {
+      let maker = rowMakers.get(statement)
       // A statement SQLite prepared again for a changed schema (`SELECT *`) may have other columns.
-      if (names === undefined || names.length !== width) {
-        names = statement.columns().map((column) => column.name)
-        columnNames.set(statement, names)
+      if (maker === undefined || maker.width !== width) {
+        maker = rowMaker(statement.columns().map((column) => column.name))
+        rowMakers.set(statement, maker)
       }
-      return names
+      return maker
     }
 
     /** A statement's rows as arrays (`raw` must be on), for "values"; as objects by column name otherwise. */
     const readAll = (statement: Database.Statement, params: ReadonlyArray<unknown>, mode: "rows" | "raw" | "values") => {
       const rows = statement.all(...params) as Array<Array<unknown>>
       if (mode === "values" || rows.length === 0) return rows
-      // better-sqlite3 sets a row's properties one by one from C++; set here they cost a tenth
-      // (docs/performance.md, "Rows read as arrays"). A name that repeats keeps its last value, as there.
-      const names = namesOf(statement, rows[0]!.length)
+      // better-sqlite3 sets a row's properties one by one from C++; made here they cost a fraction
+      // (docs/performance.md, "Rows read as arrays").
+      const { make } = rowMakerOf(statement, rows[0]!.length)
       const objects = new Array<Record<string, unknown>>(rows.length)
-      for (let r = 0; r < rows.length; r++) {
-        const row = rows[r]!
-        const object: Record<string, unknown> = {}
-        for (let c = 0; c < names.length; c++) object[names[c]!] = row[c]
-        objects[r] = object
-      }
+      for (let r = 0; r < rows.length; r++) objects[r] = make(rows[r]!)
       return objects
     }
 
