@@ -60,6 +60,42 @@ describe("compiled encoders of answers (the schema's encoder is the reference)",
     expect(compared).toBeGreaterThan(schemas.length * 0.5 * 25)
   })
 
+  it("where functions cannot be made from text, the encoders are closures that encode the same", () => {
+    // As under `node --disallow-code-generation-from-strings`: `new Function` throws.
+    const original = globalThis.Function
+    const refusing = function() {
+      throw new EvalError("Code generation from strings disallowed for this context")
+    } as unknown as FunctionConstructor
+    const made: Array<readonly [Schema.Schema.Any, ReturnType<typeof encoderOf>]> = []
+    const probe = Schema.Struct({ a: Schema.Number, b: Schema.optional(Schema.String) })
+    // Made from text, a struct's encoder is the function the source names.
+    expect(compile(probe)!.name).toBe("encodeStruct")
+    globalThis.Function = refusing
+    try {
+      expect(compile(probe)!.name).not.toBe("encodeStruct")
+      expect(compile(probe)!({ a: 1, b: "x", c: true })).toEqual({ a: 1, b: "x" })
+      for (const schema of schemas) made.push([schema, encoderOf(schema)])
+    } finally {
+      globalThis.Function = original
+    }
+    let compared = 0
+    for (const [schema, encode] of made) {
+      const values = valuesOf(schema)
+      if (values === undefined) continue
+      const reference = ParseResult.encodeUnknownEither(schema as Schema.Schema<unknown, unknown, never>)
+      for (const value of fc.sample(values, { numRuns: 5, seed: 7 })) {
+        const expected = reference(value)
+        const actual = encode(value)
+        expect(Either.isRight(actual), nameOf(schema)).toBe(Either.isRight(expected))
+        if (Either.isRight(expected) && Either.isRight(actual)) {
+          expect(JSON.stringify(actual.right), nameOf(schema)).toBe(JSON.stringify(expected.right))
+        }
+        compared++
+      }
+    }
+    expect(compared).toBeGreaterThan(schemas.length * 0.5 * 5)
+  })
+
   it("the answers of the routes the reads bench measures are compiled, not left to the schema", () => {
     for (const id of ["chat.list", "chat.history", "accounts.me", "publicAgents.get", "deployments.history", "deployments.list"]) {
       const route = ApiRoutes.routes.find((candidate) => candidate.id === id)

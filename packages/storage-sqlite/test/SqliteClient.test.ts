@@ -190,5 +190,21 @@ for (const traced of [true, false]) {
         const [plain] = yield* sql.unsafe<Record<string, unknown>>(`SELECT text AS "say ""hi""", id AS "0" FROM notes`)
         expect(plain).toEqual({ "0": 1, "say \"hi\"": "a" })
       })))
+
+    it.effect("where functions cannot be made from text, rows are made by a loop, the same", () =>
+      withClient(Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        yield* sql`INSERT INTO notes (text) VALUES ('a')`
+        // As under `node --disallow-code-generation-from-strings`: `new Function` throws.
+        const original = globalThis.Function
+        globalThis.Function = function() {
+          throw new EvalError("Code generation from strings disallowed for this context")
+        } as unknown as FunctionConstructor
+        const rows = yield* Effect.ensuring(
+          sql`SELECT id AS x, text AS x, text AS "quoted ""name""" FROM notes`,
+          Effect.sync(() => (globalThis.Function = original))
+        )
+        expect(rows).toEqual([{ x: "a", "quoted \"name\"": "a" }])
+      })))
   })
 }
