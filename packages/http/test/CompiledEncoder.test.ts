@@ -33,6 +33,32 @@ const valuesOf = (schema: Schema.Schema.Any): fc.Arbitrary<unknown> | undefined 
   }
 }
 
+/**
+ * Encodes `runs` generated values of the schema with `encode` and with the
+ * schema's encoder: both succeed with the same JSON, or both fail. Answers
+ * how many values were compared (none when Effect cannot generate any).
+ */
+const compareWithSchema = (
+  schema: Schema.Schema.Any,
+  encode: ReturnType<typeof encoderOf>,
+  runs: number,
+  seed: number
+): number => {
+  const values = valuesOf(schema)
+  if (values === undefined) return 0
+  const reference = ParseResult.encodeUnknownEither(schema as Schema.Schema<unknown, unknown, never>)
+  const sample = fc.sample(values, { numRuns: runs, seed })
+  for (const value of sample) {
+    const expected = reference(value)
+    const actual = encode(value)
+    expect(Either.isRight(actual), nameOf(schema)).toBe(Either.isRight(expected))
+    if (Either.isRight(expected) && Either.isRight(actual)) {
+      expect(JSON.stringify(actual.right), nameOf(schema)).toBe(JSON.stringify(expected.right))
+    }
+  }
+  return sample.length
+}
+
 describe("compiled encoders of answers (the schema's encoder is the reference)", () => {
   const schemas = answerSchemas()
 
@@ -41,19 +67,7 @@ describe("compiled encoders of answers (the schema's encoder is the reference)",
     let compiled = 0
     for (const schema of schemas) {
       if (compile(schema) !== undefined) compiled++
-      const values = valuesOf(schema)
-      if (values === undefined) continue
-      const reference = ParseResult.encodeUnknownEither(schema as Schema.Schema<unknown, unknown, never>)
-      const encode = encoderOf(schema)
-      for (const value of fc.sample(values, { numRuns: 25, seed: 24 })) {
-        const expected = reference(value)
-        const actual = encode(value)
-        expect(Either.isRight(actual), nameOf(schema)).toBe(Either.isRight(expected))
-        if (Either.isRight(expected) && Either.isRight(actual)) {
-          expect(JSON.stringify(actual.right), nameOf(schema)).toBe(JSON.stringify(expected.right))
-        }
-        compared++
-      }
+      compared += compareWithSchema(schema, encoderOf(schema), 25, 24)
     }
     // The check above must have compared something real: most answers compile and are generated.
     expect(compiled).toBeGreaterThan(schemas.length * 0.8)
@@ -79,20 +93,7 @@ describe("compiled encoders of answers (the schema's encoder is the reference)",
       globalThis.Function = original
     }
     let compared = 0
-    for (const [schema, encode] of made) {
-      const values = valuesOf(schema)
-      if (values === undefined) continue
-      const reference = ParseResult.encodeUnknownEither(schema as Schema.Schema<unknown, unknown, never>)
-      for (const value of fc.sample(values, { numRuns: 5, seed: 7 })) {
-        const expected = reference(value)
-        const actual = encode(value)
-        expect(Either.isRight(actual), nameOf(schema)).toBe(Either.isRight(expected))
-        if (Either.isRight(expected) && Either.isRight(actual)) {
-          expect(JSON.stringify(actual.right), nameOf(schema)).toBe(JSON.stringify(expected.right))
-        }
-        compared++
-      }
-    }
+    for (const [schema, encode] of made) compared += compareWithSchema(schema, encode, 5, 7)
     expect(compared).toBeGreaterThan(schemas.length * 0.5 * 5)
   })
 
