@@ -23,21 +23,10 @@
  * success schema of the API both ways and compares them.
  */
 import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
+import { type Encode, fail, inlineCheck, isRecord, leaf, ownFunction, type Property, struct } from "./encoderParts.js"
 
-/** Thrown when a value should be encoded by the schema's own encoder. */
-export class Mismatch extends Error {
-  constructor() {
-    super("the compiled encoder leaves this value to the schema")
-  }
-}
+export { type Encode, Mismatch } from "./encoderParts.js"
 
-const mismatch = new Mismatch()
-
-const fail = (): never => {
-  throw mismatch
-}
-
-export type Encode = (value: unknown) => unknown
 
 
 /**
@@ -54,8 +43,6 @@ const rightOf = (result: unknown): unknown =>
 /** The type sides of dates: immutable values, whose encoding can be kept with them. */
 const dateTypes: ReadonlySet<SchemaAST.AST> = new Set([Schema.DateTimeUtcFromSelf.ast, Schema.DateTimeZonedFromSelf.ast])
 
-const isRecord = (value: unknown): value is Record<PropertyKey, unknown> =>
-  typeof value === "object" && value !== null && !Array.isArray(value)
 
 /** A transformation's encode step, when it answers synchronously. */
 const transformEncode = (ast: SchemaAST.Transformation): Encode | undefined => {
@@ -107,106 +94,6 @@ interface Compiler {
   readonly go: (ast: SchemaAST.AST) => Encode | undefined
 }
 
-/**
- * A function built from its own source text. V8 keeps type feedback per
- * function literal, so the closures one literal makes (one per node of a
- * kind) share one record of what they met: across the nodes of an answer,
- * every call and property access in them sees many shapes and takes V8's
- * slowest path. A function made here has feedback of its own. The source is
- * ours; the only text from a schema in it is a property name, written as a
- * JSON string literal. Where the platform refuses to make functions from text
- * (`--disallow-code-generation-from-strings`), `fallback` is used instead.
- */
-const ownFunction = <F>(names: ReadonlyArray<string>, body: string, args: ReadonlyArray<unknown>, fallback: () => F): F => {
-  try {
-    return new Function(...names, body)(...args) as F
-  } catch {
-    return fallback()
-  }
-}
-
-const leaf = (check: (value: unknown) => boolean): Encode =>
-  ownFunction(["check", "fail"], "return (value) => check(value) ? value : fail()", [check, fail], () => (value) =>
-    check(value) ? value : fail())
-
-/** The check of a leaf a struct's encoder does in place of a call, as source over `v`; undefined for any other node. */
-const inlineCheck = (ast: SchemaAST.AST): string | undefined => {
-  switch (ast._tag) {
-    case "StringKeyword":
-      return `typeof v === "string"`
-    case "NumberKeyword":
-      return `typeof v === "number"`
-    case "BooleanKeyword":
-      return `typeof v === "boolean"`
-    case "Literal":
-      return ast.literal === null || typeof ast.literal === "boolean" || typeof ast.literal === "string" ||
-          (typeof ast.literal === "number" && Number.isFinite(ast.literal))
-        ? `v === ${JSON.stringify(ast.literal)}`
-        : undefined
-    default:
-      return undefined
-  }
-}
-
-interface Property {
-  readonly name: PropertyKey
-  readonly optional: boolean
-  readonly encode: Encode
-  readonly check: string | undefined
-}
-
-/** The struct's encoder as a loop over its properties: the way when a function cannot be made from source. */
-const structLoop = (properties: ReadonlyArray<Property>, values: Encode | undefined): Encode => {
-  const declared = new Set(properties.map((property) => property.name))
-  return (value) => {
-    if (!isRecord(value)) return fail()
-    const out: Record<PropertyKey, unknown> = {}
-    for (const property of properties) {
-      const has = Object.prototype.hasOwnProperty.call(value, property.name)
-      if (!has && property.optional) continue
-      out[property.name] = property.encode(value[property.name])
-    }
-    if (values !== undefined) {
-      for (const key of Object.keys(value)) {
-        const encoded = values(value[key])
-        if (!declared.has(key)) out[key] = encoded
-      }
-    }
-    return out
-  }
-}
-
-/**
- * The struct's encoder written out, property by property, as the loop
- * would run: each property read and written by its name, a keyword or
- * literal checked in place, any other node called at a call site of its own.
- */
-const structSource = (properties: ReadonlyArray<Property>, indexed: boolean): string => {
-  const lines = [
-    "return function encodeStruct(value) {",
-    "  if (typeof value !== \"object\" || value === null || Array.isArray(value)) return fail()",
-    "  const out = {}",
-    "  let v"
-  ]
-  properties.forEach((property, i) => {
-    const key = JSON.stringify(property.name)
-    const set = property.check === undefined
-      ? `out[${key}] = encoders[${i}](value[${key}])`
-      : `v = value[${key}]; if (!(${property.check})) fail(); out[${key}] = v`
-    lines.push(property.optional ? `  if (hasOwn.call(value, ${key})) { ${set} }` : `  ${set}`)
-  })
-  if (indexed) {
-    lines.push(
-      "  for (const key of Object.keys(value)) {",
-      "    const encoded = values(value[key])",
-      "    if (!declared.has(key)) out[key] = encoded",
-      "  }"
-    )
-  }
-  lines.push("  return out", "}")
-  return lines.join("\n")
-}
-
 const typeLiteral = (ast: SchemaAST.TypeLiteral, compiler: Compiler): Encode | undefined => {
   if (ast.propertySignatures.length === 0 && ast.indexSignatures.length === 0) {
     return leaf((value) => value !== null && value !== undefined)
@@ -226,16 +113,7 @@ const typeLiteral = (ast: SchemaAST.TypeLiteral, compiler: Compiler): Encode | u
     values = compiler.go(index.type)
     if (values === undefined) return undefined
   }
-  const loop = () => structLoop(properties, values)
-  // A symbol key cannot be written in source, and `__proto__` written as a key would set the prototype.
-  if (properties.some((property) => typeof property.name !== "string" || property.name === "__proto__")) return loop()
-  return ownFunction<Encode>(
-    ["fail", "hasOwn", "encoders", "values", "declared"],
-    structSource(properties, values !== undefined),
-    [fail, Object.prototype.hasOwnProperty, properties.map((property) => property.encode), values,
-      new Set(properties.map((property) => property.name))],
-    loop
-  )
+  return struct(properties, values)
 }
 
 const tuple = (ast: SchemaAST.TupleType, compiler: Compiler): Encode | undefined => {
@@ -249,28 +127,22 @@ const tuple = (ast: SchemaAST.TupleType, compiler: Compiler): Encode | undefined
   const restType = ast.rest[0]
   const rest = restType === undefined ? undefined : compiler.go(restType.type)
   if (restType !== undefined && rest === undefined) return undefined
-  if (elements.length === 0 && rest !== undefined) {
-    // An array of one type, the most common: the items' encoder called at a site of its own.
-    return ownFunction(
-      ["rest", "fail"],
-      "return function encodeArray(value) {\n  if (!Array.isArray(value)) return fail()\n  const out = new Array(value.length)\n" +
-        "  for (let i = 0; i < value.length; i++) out[i] = rest(value[i])\n  return out\n}",
-      [rest, fail],
-      () => (value) => {
-        if (!Array.isArray(value)) return fail()
-        const out = new Array(value.length)
-        for (let i = 0; i < value.length; i++) out[i] = rest(value[i])
-        return out
-      }
-    )
-  }
-  return (value) => {
+  const general: Encode = (value) => {
     if (!Array.isArray(value)) return fail()
     if (value.length < elements.length || (rest === undefined && value.length > elements.length)) return fail()
     const out = new Array(value.length)
     for (let i = 0; i < value.length; i++) out[i] = i < elements.length ? elements[i]!(value[i]) : rest!(value[i])
     return out
   }
+  if (elements.length > 0 || rest === undefined) return general
+  // An array of one type, the most common: the items' encoder called at a site of its own.
+  return ownFunction(
+    ["rest", "fail"],
+    "return function encodeArray(value) {\n  if (!Array.isArray(value)) return fail()\n  const out = new Array(value.length)\n" +
+      "  for (let i = 0; i < value.length; i++) out[i] = rest(value[i])\n  return out\n}",
+    [rest, fail],
+    () => general
+  )
 }
 
 /**
