@@ -71,8 +71,9 @@ options:
   --cpus <s>/<l>   taskset CPU lists for servers / load generators (default: halves of the allowed CPUs)
   --json <file>    also write every measurement as JSON
   --against <main.js>
-                   send, replies: also measure another build of the example server (its dist/main.js, e.g.
+                   send, reads, flow, replies: also measure another build of the example server (its dist/main.js, e.g.
                    from a git worktree of an older commit), loaded in turn with this one as target "against"
+  --routes <a,b>   reads: measure only these routes (history, conversations, agent, me, deployments)
   --keep           keep the temporary directories (databases, fixtures, the download's file)
   --list           list the workloads and exit
   -h, --help       this text`
@@ -92,6 +93,7 @@ const { values: options, positionals } = (() => {
         cpus: { type: "string" },
         json: { type: "string" },
         against: { type: "string" },
+        routes: { type: "string" },
         keep: { type: "boolean" },
         list: { type: "boolean" },
         help: { type: "boolean", short: "h" }
@@ -270,6 +272,7 @@ for (const workload of selected) {
     mode,
     cpus,
     against,
+    routes: options.routes?.split(",").map((name) => name.trim()).filter((name) => name !== ""),
     dir: () => tmp,
     // Runs after the workload's processes are stopped, whether it ended, failed or ran out of time.
     cleanup: (undo) => void cleanups.push(undo),

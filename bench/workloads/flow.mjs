@@ -99,8 +99,19 @@ export default {
       pair = { name: "example x2", servers }
     }
     const example = await startExample(ctx, { dir, fixtures, env })
+    // --against: another build of the server, on its own database (a fresh one of its own on Postgres), loaded in turn with this one.
+    const against = []
+    if (ctx.against !== undefined) {
+      let againstEnv = {}
+      if (postgres) {
+        const database = createDatabase("flow_against")
+        ctx.cleanup(database.drop)
+        againstEnv = { HOSTING_DATABASE_URL: database.url }
+      }
+      against.push(await startExample(ctx, { dir, fixtures, name: "against", main: ctx.against, database: "against.db", env: againstEnv }))
+    }
     const bare = await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir) })
-    const targets = pair === undefined ? [example, bare] : [example, pair, bare]
+    const targets = [example, ...against, ...(pair === undefined ? [] : [pair]), bare]
     const workers = await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope)
     const levels = [scale.flowClients, scale.flowClientsHigh]
     const warmupS = Math.min(scale.warmupS, scale.flowS)

@@ -98,27 +98,39 @@ export default {
     const deployments = moreDeployments(scale.readDeployments)
     // One public URL for both, so that the links of the deployment records are the same bytes.
     const publicUrl = "http://bench.localhost/api/v1"
-    const example = await startExample(ctx, { dir, fixtures: writeFixtures(dir, {}, { deployments }), env: { HOSTING_PUBLIC_URL: publicUrl } })
+    const fixtures = writeFixtures(dir, {}, { deployments })
+    const example = await startExample(ctx, { dir, fixtures, env: { HOSTING_PUBLIC_URL: publicUrl } })
+    // --against: another build of the server, on its own database, seeded the same and loaded in turn with this one.
+    const against = ctx.against === undefined ? [] : [
+      await startExample(ctx, {
+        dir, fixtures, env: { HOSTING_PUBLIC_URL: publicUrl }, name: "against", main: ctx.against, database: "against.db"
+      })
+    ]
     ctx.log(`seeding: the agent's builds, ${scale.readConversations} conversations, ${scale.readDeployments} deployments`)
     const agent = await seedAgent(example.url)
+    for (const other of against) await seedAgent(other.url)
     const bare = await startBaseline(ctx, "bare", {
       dir,
       seed: writeBaselineSeed(dir, { agents: [agent], deployments }),
       env: { BASELINE_PUBLIC_URL: publicUrl }
     })
-    const targets = [example, bare]
+    const targets = [example, ...against, bare]
     const ids = Array.from({ length: scale.readConversations }, () => randomUUID())
     for (const target of targets) await seedConversations(target.url, ids)
 
-    const routes = [
+    const allRoutes = [
       { name: "history", paths: ids.map((id) => `${conversationsPath}/${id}/messages`), same: "shape" },
       { name: "conversations", paths: [`/deployments/${deployment}/chat/conversations`], same: "shape" },
       { name: "agent", paths: ["/agents/acme/helper"], same: "bytes" },
       { name: "me", paths: ["/me"], same: "bytes" },
       { name: "deployments", paths: ["/agents/acme/helper/deployment/history"], same: "bytes" }
     ]
+    const routes = ctx.routes === undefined ? allRoutes : allRoutes.filter((route) => ctx.routes.includes(route.name))
+    if (routes.length === 0) {
+      throw new Error(`--routes ${ctx.routes.join(",")}: none of ${allRoutes.map((route) => route.name).join(", ")}`)
+    }
     for (const route of routes) {
-      const [mine, theirs] = await Promise.all(targets.map((t) => apiOk(t.url, "GET", route.paths[0])))
+      const [mine, theirs] = await Promise.all([example, bare].map((t) => apiOk(t.url, "GET", route.paths[0])))
       const same = route.same === "bytes"
         ? mine.text === theirs.text
         : JSON.stringify(shape(mine.json)) === JSON.stringify(shape(theirs.json))
