@@ -150,6 +150,24 @@ describe("HTTP: deployments", () => {
         expect((yield* raw("GET", path)).status).toBe(401)
       }))
 
+    it.effect("history after the account is renamed: under the new name the same deployments, under the old name 403", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        yield* agentWith(team, "helper", [["b-1", "1.0.0"]])
+        const deployed = yield* deploy(team, "owner", "helper")
+        const path = (account: string) => `/agents/${account}/helper/deployment/history`
+        // Read once so that the member's principal, with the membership's name, is kept.
+        expect((yield* raw("GET", path(team.account), { token: team.tokens.member })).body.count).toBe(1)
+        const renamed = `${team.account}-renamed`
+        expect((yield* raw("PUT", `/accounts/${team.account}`, { token: team.tokens.owner, json: { name: renamed } })).status).toBe(200)
+        const now = yield* raw("GET", path(renamed), { token: team.tokens.member })
+        expect(now.status).toBe(200)
+        expect(now.body.deployments.map((d: any) => d.id)).toEqual([deployed.body.id])
+        const before = yield* raw("GET", path(team.account), { token: team.tokens.member })
+        expect(before.status).toBe(403)
+        expectErrorBody(before.body, "forbidden")
+      }))
+
     it.effect("the configuration map read verifies the `account` query parameter against the namespace", () =>
       Effect.gen(function*() {
         const team = yield* Seed.team

@@ -21,6 +21,14 @@ export const isMemberOf = (principal: Principal, accountId: AccountId): boolean 
 export const isMemberByName = (principal: Principal, accountName: string): boolean =>
   principal.memberships.some((m) => m.account === accountName)
 
+/**
+ * The id of the account the name names when the principal is a member of it,
+ * from the memberships read with the principal (as fresh as the principal:
+ * see PrincipalCache); undefined otherwise, and the account must be read.
+ */
+export const memberAccountIdByName = (principal: Principal, accountName: string): AccountId | undefined =>
+  principal.memberships.find((m) => m.account === accountName)?.account_id
+
 /** True when the principal is a member (any role) of the account; an anonymous caller is a member of none. */
 export const isMember = (principal: Option.Option<Principal>, account: Account): boolean =>
   Option.isSome(principal) && isMemberOf(principal.value, account.id)

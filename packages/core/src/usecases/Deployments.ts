@@ -333,9 +333,14 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      */
     const history = (principal: Principal, account: AccountName, name: AgentName) => {
       const refused = () => Policy.agentActivityRefused(account, name, "deployments")
-      return Tracing.withSpan("Deployments.history")(Effect.flatMap(accounts.findByName(account).pipe(orFail(refused)), (publisher) =>
-        Effect.flatMap(store.listForAgent(publisher.id, name, Policy.memberAccounts(principal)), (visible) =>
-          Policy.readsAgentActivity(principal, publisher.id, visible.length > 0)
+      // A member of the agent's account knows its id from the memberships; anyone else has it read.
+      const own = Policy.memberAccountIdByName(principal, account)
+      const publisherId = own !== undefined
+        ? Effect.succeed(own)
+        : Effect.map(accounts.findByName(account).pipe(orFail(refused)), (publisher) => publisher.id)
+      return Tracing.withSpan("Deployments.history")(Effect.flatMap(publisherId, (publisher) =>
+        Effect.flatMap(store.listForAgent(publisher, name, Policy.memberAccounts(principal)), (visible) =>
+          Policy.readsAgentActivity(principal, publisher, visible.length > 0)
             ? Effect.succeed(visible.map((record) => viewFor(principal, record)))
             : refused())))
     }

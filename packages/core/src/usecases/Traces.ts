@@ -100,14 +100,16 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
     const readable = (principal: Principal, account: AccountName, name: AgentName) =>
       Effect.gen(function*() {
         const refused = () => Policy.agentActivityRefused(account, name, "traces")
-        const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
         const mine = Policy.memberAccounts(principal)
-        // A member of the agent's account may read without a look at the deployments.
+        // A member of the agent's account knows its id from the memberships, and may read without a look at the deployments.
+        const own = Policy.memberAccountIdByName(principal, account)
+        if (own !== undefined) return { publisher: { id: own }, mine }
+        const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
         if (!Policy.isMemberOf(principal, publisher.id)) {
           const deployed = yield* deployments.listForAgent(publisher.id, name, mine)
           if (!Policy.readsAgentActivity(principal, publisher.id, deployed.length > 0)) return yield* refused()
         }
-        return { publisher, mine }
+        return { publisher: { id: publisher.id }, mine }
       })
 
     /**

@@ -47,6 +47,12 @@ describe("Policy", () => {
       expect(Policy.isMemberByName(member, other.name)).toBe(false)
     })
 
+    it("memberAccountIdByName: the id of a member's account by its name, from the memberships; undefined for anyone else", () => {
+      expect([owner, admin, member].map((p) => Policy.memberAccountIdByName(p, acme.name))).toEqual([acme.id, acme.id, acme.id])
+      expect(Policy.memberAccountIdByName(outsider, acme.name)).toBeUndefined()
+      expect(Policy.memberAccountIdByName(member, other.name)).toBeUndefined()
+    })
+
     it("isMember: an anonymous caller is a member of no account", () => {
       expect(Policy.isMember(Option.some(member), acme)).toBe(true)
       expect(Policy.isMember(Option.some(outsider), acme)).toBe(false)
