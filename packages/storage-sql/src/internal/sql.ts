@@ -1,5 +1,5 @@
 import { Errors, Metrics, Tracing } from "@hosting/core"
-import { DateTime, Effect } from "effect"
+import { Cause, DateTime, Effect } from "effect"
 
 /**
  * The span of one repository method (made only while a tracer is enabled).
@@ -20,11 +20,23 @@ const spanOptions = { captureStackTrace: false } as const
 export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
   Effect.suspend(() => {
     const started = performance.now()
-    return Effect.mapError(effect, (cause) => new Errors.StorageError({ operation, cause })).pipe(
-      Effect.onExit(() => Effect.sync(() => Metrics.observeStorage(operation, (performance.now() - started) / 1000))),
-      Effect.uninterruptible,
-      Tracing.withSpan(operation, spanOptions)
-    )
+    const observe = () => Metrics.observeStorage(operation, (performance.now() - started) / 1000)
+    // One match for the error, the time and the result: what mapError and onExit do, in a third of the steps
+    // (every statement of every request takes this path). As mapError does, a failure becomes the port's error
+    // and a defect or an interruption stays as it is.
+    return Effect.matchCauseEffect(effect, {
+      onFailure: (cause) => {
+        observe()
+        const failure = Cause.failureOrCause(cause)
+        return failure._tag === "Left"
+          ? Effect.fail(new Errors.StorageError({ operation, cause: failure.left }))
+          : Effect.failCause(failure.right)
+      },
+      onSuccess: (value) => {
+        observe()
+        return Effect.succeed(value)
+      }
+    }).pipe(Effect.uninterruptible, Tracing.withSpan(operation, spanOptions))
   })
 
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */
