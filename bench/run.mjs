@@ -34,7 +34,7 @@ const scales = {
     conversations: 1000, chunks: 50, intervalMs: 100, replyRounds: 3,
     startRounds: 5, cliStartRounds: 10, fileMB: 200, downloadRounds: 3, downloadMBs: 100,
     readConversations: 20, readDeployments: 10, readRounds: 3, readS: 10,
-    flowClients: 10, flowClientsHigh: 50, flowRounds: 3, flowS: 10, flowWorkers: 1, flowDatabase: "sqlite",
+    flowClients: 10, flowClientsHigh: 50, flowRounds: 3, flowS: 10, flowWarmupS: 10, flowWorkers: 1, flowDatabase: "sqlite",
     sseWorkers: 4, workloadS: 1800
   },
   smoke: {
@@ -43,7 +43,7 @@ const scales = {
     conversations: 50, chunks: 10, intervalMs: 100, replyRounds: 2,
     startRounds: 2, cliStartRounds: 2, fileMB: 20, downloadRounds: 2, downloadMBs: 50,
     readConversations: 5, readDeployments: 3, readRounds: 1, readS: 0.5,
-    flowClients: 10, flowClientsHigh: 50, flowRounds: 1, flowS: 1, flowWorkers: 1, flowDatabase: "sqlite",
+    flowClients: 10, flowClientsHigh: 50, flowRounds: 1, flowS: 1, flowWarmupS: 1, flowWorkers: 1, flowDatabase: "sqlite",
     sseWorkers: 2, workloadS: 300
   }
 }
