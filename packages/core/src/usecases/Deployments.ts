@@ -26,7 +26,7 @@ import type { SecretName } from "../model/Secret.js"
 import { EventBus } from "../ports/EventBus.js"
 import type { AccountId, AccountName, AgentName } from "../model/Ids.js"
 import { listOf, viewFor } from "../internal/deploymentViews.js"
-import { orFail } from "../internal/lookup.js"
+import { accountIdNamed, orFail } from "../internal/lookup.js"
 import { chooseBuild, deploymentChanged, followOf, resolve, selectorOf } from "../internal/releases.js"
 import * as Policy from "../model/Policy.js"
 import { audit } from "../internal/audit.js"
@@ -333,12 +333,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
      */
     const history = (principal: Principal, account: AccountName, name: AgentName) => {
       const refused = () => Policy.agentActivityRefused(account, name, "deployments")
-      // A member of the agent's account knows its id from the memberships; anyone else has it read.
-      const own = Policy.memberAccountIdByName(principal, account)
-      const publisherId = own !== undefined
-        ? Effect.succeed(own)
-        : Effect.map(accounts.findByName(account).pipe(orFail(refused)), (publisher) => publisher.id)
-      return Tracing.withSpan("Deployments.history")(Effect.flatMap(publisherId, (publisher) =>
+      return Tracing.withSpan("Deployments.history")(Effect.flatMap(accountIdNamed(accounts, principal, account, refused), (publisher) =>
         Effect.flatMap(store.listForAgent(publisher, name, Policy.memberAccounts(principal)), (visible) =>
           Policy.readsAgentActivity(principal, publisher, visible.length > 0)
             ? Effect.succeed(visible.map((record) => viewFor(principal, record)))

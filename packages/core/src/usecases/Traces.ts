@@ -6,7 +6,7 @@
 import { Cause, Context, DateTime, Duration, Effect, Either, Layer, Option, Schedule, Schema } from "effect"
 import { AgentNotFound, InvalidRequest, PermissionDenied, TraceNotFound, TracesUnavailable } from "../model/Errors.js"
 import { AccountName, AgentName } from "../model/Ids.js"
-import { orFail } from "../internal/lookup.js"
+import { accountIdNamed, orFail } from "../internal/lookup.js"
 import * as Otlp from "../model/Otlp.js"
 import * as TraceStats from "../model/TraceStats.js"
 import { AccountStore, AgentStore, DeploymentStore, TraceStore, Transactor } from "../ports/Ports.js"
@@ -101,15 +101,13 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       Effect.gen(function*() {
         const refused = () => Policy.agentActivityRefused(account, name, "traces")
         const mine = Policy.memberAccounts(principal)
-        // A member of the agent's account knows its id from the memberships, and may read without a look at the deployments.
-        const own = Policy.memberAccountIdByName(principal, account)
-        if (own !== undefined) return { publisher: { id: own }, mine }
-        const publisher = yield* accounts.findByName(account).pipe(orFail(refused))
-        if (!Policy.isMemberOf(principal, publisher.id)) {
-          const deployed = yield* deployments.listForAgent(publisher.id, name, mine)
-          if (!Policy.readsAgentActivity(principal, publisher.id, deployed.length > 0)) return yield* refused()
+        const publisherId = yield* accountIdNamed(accounts, principal, account, refused)
+        // A member of the agent's account may read without a look at the deployments.
+        if (!Policy.isMemberOf(principal, publisherId)) {
+          const deployed = yield* deployments.listForAgent(publisherId, name, mine)
+          if (!Policy.readsAgentActivity(principal, publisherId, deployed.length > 0)) return yield* refused()
         }
-        return { publisher: { id: publisher.id }, mine }
+        return { publisherId, mine }
       })
 
     /**
@@ -118,9 +116,9 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
      */
     const get = Tracing.fn("Traces.get")(function*(principal: Principal, account: AccountName, name: AgentName, traceId: string) {
       yield* available
-      const { mine, publisher } = yield* readable(principal, account, name)
+      const { mine, publisherId } = yield* readable(principal, account, name)
       const found = yield* store.find({
-        publisher_id: publisher.id,
+        publisher_id: publisherId,
         agent_name: name,
         trace_id: traceId.toLowerCase(),
         account_ids: mine,
@@ -161,9 +159,9 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       if (input.cursor !== undefined && offset > 0) {
         return yield* new InvalidRequest({ details: "offset: cannot be combined with cursor (the cursor says where the page starts)" })
       }
-      const { mine, publisher } = yield* readable(principal, account, name)
+      const { mine, publisherId } = yield* readable(principal, account, name)
       const page = yield* store.query({
-        publisher_id: publisher.id,
+        publisher_id: publisherId,
         agent_name: name,
         account_ids: mine,
         viewer: principal.user.id,
@@ -197,9 +195,9 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
       if (input.start_time.epochMillis > input.end_time.epochMillis) {
         return yield* new InvalidRequest({ details: "start_time: must not be after end_time" })
       }
-      const { mine, publisher } = yield* readable(principal, account, name)
+      const { mine, publisherId } = yield* readable(principal, account, name)
       const { bounds, width } = TraceStats.boundsOf(input.start_time, input.end_time, count)
-      const figures = yield* store.stats({ publisher_id: publisher.id, agent_name: name, account_ids: mine, viewer: principal.user.id, bounds })
+      const figures = yield* store.stats({ publisher_id: publisherId, agent_name: name, account_ids: mine, viewer: principal.user.id, bounds })
       const answer: TraceStats.TraceStats = {
         start_time: input.start_time,
         end_time: input.end_time,
