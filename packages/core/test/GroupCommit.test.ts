@@ -99,6 +99,34 @@ describe("group commit (sends and reply ends arriving together share a transacti
         expect(s.read()).toEqual({ kept: 1, after: 2 })
       })))
 
+  it.live("a one-statement write that runs alone runs without a transaction (no BEGIN and COMMIT around it)", () =>
+    withGroups(64, (s, group) =>
+      Effect.gen(function*() {
+        yield* group.run(s.write("alone", 1), { oneStatement: true })
+        expect(s.counts.transactions).toBe(0)
+        // Any other write alone still gets its transaction.
+        yield* group.run(s.write("other", 2))
+        expect(s.counts.transactions).toBe(1)
+        expect(s.read()).toEqual({ alone: 1, other: 2 })
+      })))
+
+  it.live("one-statement writes submitted together share the group's transaction; after a failed group they run alone, without one", () =>
+    withGroups(64, (s, group) =>
+      Effect.gen(function*() {
+        yield* Effect.forEach(["a", "b", "c"], (key) => group.run(s.write(key, 1), { oneStatement: true }), { concurrency: "unbounded" })
+        expect(s.counts.transactions).toBe(1)
+        const failing = Effect.zipRight(s.write("bad", 1), Effect.fail("refused" as const))
+        const exits = yield* Effect.forEach(
+          [group.run(s.write("d", 2), { oneStatement: true }), group.run(failing), group.run(s.write("e", 3))],
+          Effect.exit,
+          { concurrency: "unbounded" }
+        )
+        expect(exits.map(Exit.isSuccess)).toEqual([true, false, true])
+        expect(s.read()).toEqual({ a: 1, b: 1, c: 1, d: 2, e: 3 })
+        // The first group's; the failed group's, rolled back; then one each for the two members that are not one statement.
+        expect(s.counts.transactions).toBe(4)
+      })))
+
   it.live("writes submitted after a group committed form a new group", () =>
     withGroups(64, (s, group) =>
       Effect.gen(function*() {

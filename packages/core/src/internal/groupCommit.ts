@@ -7,6 +7,8 @@ import { Outcome } from "./outcome.js"
 /** One effect of a group, and where its outcome goes: a member that waits learns it through `done`; the leader reads `exit`. */
 interface Member {
   readonly effect: Effect.Effect<unknown, unknown>
+  /** One statement, atomic without a transaction of its own (`RunOptions.oneStatement`). */
+  readonly oneStatement: boolean
   readonly done: Outcome<unknown, unknown> | undefined
   exit: Exit.Exit<unknown, unknown> | undefined
 }
@@ -28,15 +30,28 @@ const afterDueIo: Effect.Effect<void> = Effect.async<void>((resume) => {
   else setTimeout(done, 0)
 })
 
+/** How a member of a group runs. */
+export interface RunOptions {
+  /**
+   * The effect is one storage statement, which the database applies whole
+   * on its own: when it runs alone (a group of one, or again after its
+   * group failed) it runs without a transaction, which saves the round
+   * trips of `BEGIN` and `COMMIT` (two of a reply's end's three on
+   * Postgres). In a group it shares the group's transaction as any member.
+   */
+  readonly oneStatement?: boolean | undefined
+}
+
 export interface GroupCommit {
   /**
    * Runs `effect` in a storage transaction shared with the effects submitted
    * around the same time. It commits when all of them succeed; otherwise
    * the group is rolled back and each member runs again in a transaction of
-   * its own, so a member's failure never touches another's writes. A member
-   * may therefore run twice: it must not have effects outside storage.
+   * its own (a `oneStatement` member, on its own), so a member's failure
+   * never touches another's writes. A member may therefore run twice: it
+   * must not have effects outside storage.
    */
-  readonly run: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E | StorageError>
+  readonly run: <A, E>(effect: Effect.Effect<A, E>, options?: RunOptions) => Effect.Effect<A, E | StorageError>
 }
 
 /**
@@ -60,7 +75,8 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
       else member.done.done(exit)
     })
 
-  const alone = (member: Member) => Effect.flatMap(Effect.exit(tx.withTransaction(member.effect)), (exit) => settle(member, exit))
+  const alone = (member: Member) =>
+    Effect.flatMap(Effect.exit(member.oneStatement ? member.effect : tx.withTransaction(member.effect)), (exit) => settle(member, exit))
 
   const together = (group: ReadonlyArray<Member>) =>
     tx.withTransaction(
@@ -85,15 +101,16 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
     ))
 
   return {
-    run: <A, E>(effect: Effect.Effect<A, E>) =>
+    run: <A, E>(effect: Effect.Effect<A, E>, runOptions?: RunOptions) =>
       Effect.suspend(() => {
+        const oneStatement = runOptions?.oneStatement === true
         if (gathering !== undefined && gathering.length < options.maxSize) {
           // Joined in this very step: the group cannot start committing between the look and the join.
           const done = new Outcome<unknown, unknown>()
-          gathering.push({ effect, done, exit: undefined })
+          gathering.push({ effect, oneStatement, done, exit: undefined })
           return done.await
         }
-        const leader: Member = { effect, done: undefined, exit: undefined }
+        const leader: Member = { effect, oneStatement, done: undefined, exit: undefined }
         const group = [leader]
         gathering = group
         return lead(leader, group)

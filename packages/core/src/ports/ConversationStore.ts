@@ -38,7 +38,11 @@ export class ConversationStore extends Context.Tag("@hosting/core/ConversationSt
   readonly messages: (conversationId: ConversationId) => Effect.Effect<ReadonlyArray<Message>, StorageError>
   /** The newest assistant message of the conversation. */
   readonly latestReply: (conversationId: ConversationId) => Effect.Effect<Option.Option<Message>, StorageError>
-  /** Replaces a message's content and status (a reply's progress). */
+  /**
+   * Replaces a message's content and status (a reply's progress). One write,
+   * whole or not at all without a transaction around it: the reply runner
+   * runs a reply's last write alone without one (GroupCommit `oneStatement`).
+   */
   readonly updateMessage: (
     id: MessageId,
     content: string,

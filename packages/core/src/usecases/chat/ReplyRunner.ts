@@ -64,7 +64,8 @@ export const make = Effect.gen(function*() {
   const write = (reply: RunningReply, status: MessageStatus) =>
     Effect.suspend(() => {
       reply.stored = reply.content.length
-      return Effect.flatMap(DateTime.now, (now) => grouped.run(conversations.updateMessage(reply.message_id, reply.content, status, now)))
+      return Effect.flatMap(DateTime.now, (now) =>
+        grouped.run(conversations.updateMessage(reply.message_id, reply.content, status, now), { oneStatement: true }))
     })
 
   /** The last write of a reply: no flush follows it, and a flush in flight lands before it. */
