@@ -148,24 +148,53 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
   const lockRow = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF c"), orElse: () => sql.literal("") })
 
   /** Both messages of a turn, in one statement (the user message first, so it sorts first). */
-  const insertTurn = (turn: Ports.TurnInput) =>
-    sql`INSERT INTO messages ${
-      sql.insert([
-        messageRow(turn.conversation_id, turn.message, turn.client_message_id, undefined),
-        messageRow(turn.conversation_id, turn.reply, Option.none(), turn.lease)
-      ])
-    }`
+  /** The rows of a turn's messages: the user's, then the reply's (holding the lease). */
+  const turnRows = (turn: Ports.TurnInput) => [
+    messageRow(turn.conversation_id, turn.message, turn.client_message_id, undefined),
+    messageRow(turn.conversation_id, turn.reply, Option.none(), turn.lease)
+  ] as const
 
-  /** Creates the conversation with the counts of its first turn; `false` when it exists already. */
+  const insertTurn = (turn: Ports.TurnInput) => sql`INSERT INTO messages ${sql.insert(turnRows(turn))}`
+
+  /** The conversation's row with the counts of its first turn. */
+  const conversationInsert = (turn: Ports.TurnInput, accepted: Turn.Accept) => {
+    const at = timeText(turn.message.timestamp)
+    return sql`INSERT INTO conversations (id, deployment_id, owner_id, title, created_at, updated_at, user_messages, terminal)
+      VALUES (${turn.conversation_id}, ${turn.deployment_id}, ${turn.owner_id}, ${turn.title}, ${at}, ${at},
+        ${accepted.user_messages}, ${accepted.terminal ? 1 : 0})
+      ON CONFLICT (id) DO NOTHING RETURNING id`
+  }
+
+  /**
+   * Creates the conversation with its first turn; `false` (and nothing
+   * written) when it exists already. On Postgres one statement writes the
+   * conversation and both messages (a round trip instead of two); SQLite,
+   * which has no writing `WITH`, takes two.
+   */
   const createWithTurn = (turn: Ports.TurnInput, accepted: Turn.Accept) =>
-    Effect.gen(function*() {
-      const at = timeText(turn.message.timestamp)
-      const created = yield* sql`INSERT INTO conversations
-          (id, deployment_id, owner_id, title, created_at, updated_at, user_messages, terminal)
-        VALUES (${turn.conversation_id}, ${turn.deployment_id}, ${turn.owner_id}, ${turn.title}, ${at}, ${at},
-          ${accepted.user_messages}, ${accepted.terminal ? 1 : 0})
-        ON CONFLICT (id) DO NOTHING RETURNING id`
-      return created.length > 0
+    sql.onDialectOrElse({
+      pg: () => {
+        const rows = turnRows(turn)
+        const columns = Object.keys(rows[0]) as ReadonlyArray<keyof typeof rows[0]>
+        const names = sql.csv(columns.map((column) => sql`${sql(column)}`))
+        // The messages in their order (the user message first, so it sorts first), only when the conversation is new.
+        return Effect.map(
+          sql`WITH created AS (${conversationInsert(turn, accepted)})
+            INSERT INTO messages (${names})
+            SELECT ${names} FROM (VALUES ${
+            sql.csv(rows.map((row, n) => sql`(${n}, ${sql.csv(columns.map((column) => sql`${row[column]}`))})`))
+          }) AS turn(n, ${names})
+            WHERE EXISTS (SELECT 1 FROM created) ORDER BY n RETURNING id`,
+          (inserted) => inserted.length > 0
+        )
+      },
+      orElse: () =>
+        Effect.gen(function*() {
+          const created = yield* conversationInsert(turn, accepted)
+          if (created.length === 0) return false
+          yield* insertTurn(turn)
+          return true
+        })
     })
 
   /** What a turn's row tells `Turn.decide`: the conversation, and the earlier message of the turn's client_message_id. */
@@ -211,7 +240,6 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     Effect.gen(function*() {
       const first = Turn.decide(turn, Option.none())
       if (first._tag !== "Accept" || !(yield* createWithTurn(turn, first))) return yield* continueTurn(turn)
-      yield* insertTurn(turn)
       return Turn.started(first)
     }).pipe(storageError("SqlConversationStore.startTurn"))
 
