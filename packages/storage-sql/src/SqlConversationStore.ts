@@ -147,13 +147,13 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
   // SQLite serialises writers already; Postgres locks the conversation's row for the rest of the transaction.
   const lockRow = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF c"), orElse: () => sql.literal("") })
 
-  /** Both messages of a turn, in one statement (the user message first, so it sorts first). */
   /** The rows of a turn's messages: the user's, then the reply's (holding the lease). */
   const turnRows = (turn: Ports.TurnInput) => [
     messageRow(turn.conversation_id, turn.message, turn.client_message_id, undefined),
     messageRow(turn.conversation_id, turn.reply, Option.none(), turn.lease)
   ] as const
 
+  /** Both messages of a turn, in one statement (the user message first, so it sorts first). */
   const insertTurn = (turn: Ports.TurnInput) => sql`INSERT INTO messages ${sql.insert(turnRows(turn))}`
 
   /** The conversation's row with the counts of its first turn. */
@@ -182,7 +182,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
           sql`WITH created AS (${conversationInsert(turn, accepted)})
             INSERT INTO messages (${names})
             SELECT ${names} FROM (VALUES ${
-            sql.csv(rows.map((row, n) => sql`(${n}, ${sql.csv(columns.map((column) => sql`${row[column]}`))})`))
+            sql.csv(rows.map((row, n) => sql`(${sql.literal(String(n))}, ${sql.csv(columns.map((column) => sql`${row[column]}`))})`))
           }) AS turn(n, ${names})
             WHERE EXISTS (SELECT 1 FROM created) ORDER BY n RETURNING id`,
           (inserted) => inserted.length > 0
