@@ -114,7 +114,7 @@ export default {
     const targets = [example, ...against, ...(pair === undefined ? [] : [pair]), bare]
     const workers = await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope)
     const levels = [scale.flowClients, scale.flowClientsHigh]
-    // A round's length of warm-up per target and count: the example server's JIT goes on tiering up its code
+    // A warm-up of its own length (flowWarmupS) per target and count: the example server's JIT goes on tiering up its code
     // for about 15 s of flows (three 5 s rounds after a 3 s warm-up took 4,186, 3,168 and 2,501 µs a message),
     // while bare's settles within one round. Bare is warmed as long.
     const warmupS = scale.flowWarmupS
