@@ -28,7 +28,6 @@
  */
 import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
-import * as HttpApiDecodeError from "@effect/platform/HttpApiError"
 import type * as HttpApiEndpoint from "@effect/platform/HttpApiEndpoint"
 import type * as HttpApiGroup from "@effect/platform/HttpApiGroup"
 import * as HttpApiSchema from "@effect/platform/HttpApiSchema"
@@ -46,6 +45,7 @@ import * as FindMyWay from "find-my-way-ts"
 import { answerOf, answersOf, bodyOf, decoderOf, urlParamsFor } from "./internal/apiCodecs.js"
 import { beforeOf, runBefore } from "./internal/apiMiddleware.js"
 import { noteOwn } from "./internal/ownServices.js"
+import * as ErrorResponses from "./ErrorResponses.js"
 import * as RequestLog from "./RequestLog.js"
 
 /** A group's handlers as `group` recorded them, with the context they were built in. */
@@ -106,7 +106,7 @@ interface Compiled {
 }
 
 const refailParseError = (error: unknown) =>
-  ParseResult.isParseError(error) ? HttpApiDecodeError.HttpApiDecodeError.refailParseError(error) : Effect.fail(error)
+  ParseResult.isParseError(error) ? ErrorResponses.refailParseError(error) : Effect.fail(error)
 
 /** A recorded endpoint, prepared: decoders, middleware, the encoder of its answers. */
 const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any>): Compiled => {

@@ -4,7 +4,6 @@
  * before the body is read, the body inflated under the route's limit, and
  * the answer given in the request's encoding, as OTLP/HTTP specifies.
  */
-import * as HttpApiError from "@effect/platform/HttpApiError"
 import * as HttpIncomingMessage from "@effect/platform/HttpIncomingMessage"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
@@ -13,7 +12,7 @@ import { Otlp, Principal, Traces } from "@hosting/core"
 import { Effect, Layer, Option, ParseResult, Schema } from "effect"
 import * as ApiApp from "./ApiApp.js"
 import { handle } from "./ErrorMapping.js"
-import { maxJsonDepth, parseJson } from "./ErrorResponses.js"
+import { maxJsonDepth, parseJson, refailParseError } from "./ErrorResponses.js"
 import * as Gunzip from "./Gunzip.js"
 import * as OtlpProtobuf from "./OtlpProtobuf.js"
 
@@ -111,7 +110,7 @@ const exportOf = (request: HttpServerRequest.HttpServerRequest, format: Format) 
       value = decoded
     }
     return yield* decodeExport(value).pipe(
-      Effect.catchIf(ParseResult.isParseError, HttpApiError.HttpApiDecodeError.refailParseError)
+      Effect.catchIf(ParseResult.isParseError, refailParseError)
     )
   })
 
