@@ -8,14 +8,18 @@
  * and the copy that comes back is dropped.
  *
  * Notifications are sent in order on one reserved connection: chunks of a
- * reply arrive in the order they were published. The storage stays the
- * truth: an event notification only wakes readers of the event log, and a
- * reply notification too large for NOTIFY is re-read from storage.
+ * reply arrive in the order they were published. They are heard on the
+ * process's listening connection (PgListener) and handed on in plain code,
+ * without a step per notification: every process hears every one. The
+ * storage stays the truth: an event notification only wakes readers of the
+ * event log, and a reply notification too large for NOTIFY is re-read from
+ * storage.
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { PgClient } from "@effect/sql-pg"
 import { Conversation, EventBus, type Ids, Ports, ReplyBus } from "@hosting/core"
-import { Chunk, Deferred, Duration, Effect, Layer, Queue, Schedule, Stream } from "effect"
+import { Chunk, Deferred, Duration, Effect, Exit, Layer, Option, Queue, Runtime, Schedule, Stream } from "effect"
+import * as PgListener from "./PgListener.js"
 
 /** Channel names; a deployment may run several platforms on one database by changing the prefix. */
 export interface PgBusOptions {
@@ -29,13 +33,18 @@ const chunkChars = 1000
 
 /**
  * Sends notifications in order on one connection held for the life of the
- * layer, and listens on a channel: `onPayload` receives every notification,
- * and the layer is ready only once a probe sent by this process has come
- * back (LISTEN is active, so nothing published after start is missed).
- * Several payloads go out in one statement, in their order (Postgres
- * delivers a transaction's notifications in the order they were sent).
+ * layer, and listens on a channel: `onPayload` receives every notification
+ * in the order they arrive, and the layer is ready only once a probe sent
+ * by this process has come back (LISTEN is active, so nothing published
+ * after start is missed). Several payloads go out in one statement, in
+ * their order (Postgres delivers a transaction's notifications in the
+ * order they were sent).
+ *
+ * With a `PgListener` (PostgresStorage's layer gives one), notifications are
+ * handed to `onPayload` as they are read; without one, through
+ * `PgClient.listen`, at a stream's cost per notification.
  */
-const channel = (name: string, onPayload: (payload: string) => Effect.Effect<void>) =>
+const channel = (name: string, onPayload: (payload: string) => void) =>
   Effect.gen(function*() {
     const pg = yield* PgClient.PgClient
     const sql = yield* SqlClient.SqlClient
@@ -54,14 +63,21 @@ const channel = (name: string, onPayload: (payload: string) => Effect.Effect<voi
     const notify = (payload: string) => notifyAll([payload])
     const probe = `${probePrefix}${globalThis.crypto.randomUUID()}`
     const ready = yield* Deferred.make<void>()
-    yield* pg.listen(name).pipe(
+    const heard = (payload: string) => {
       // Every process probes its channel at start; another's probe is not for us.
-      Stream.runForEach((payload) =>
-        payload === probe ? Deferred.succeed(ready, undefined) : payload.startsWith(probePrefix) ? Effect.void : onPayload(payload)
-      ),
-      Effect.catchAll((error) => Effect.logError(`listening on ${name} failed`, error)),
-      Effect.forkScoped
-    )
+      if (payload === probe) Deferred.unsafeDone(ready, Exit.void)
+      else if (!payload.startsWith(probePrefix)) onPayload(payload)
+    }
+    const listener = yield* Effect.serviceOption(PgListener.PgListener)
+    if (Option.isSome(listener)) {
+      yield* listener.value.listen(name, heard)
+    } else {
+      yield* pg.listen(name).pipe(
+        Stream.runForEach((payload) => Effect.sync(() => heard(payload))),
+        Effect.catchAll((error) => Effect.logError(`listening on ${name} failed`, error)),
+        Effect.forkScoped
+      )
+    }
     yield* notify(probe).pipe(
       Effect.zipRight(Deferred.await(ready).pipe(Effect.timeoutFail({ duration: Duration.millis(250), onTimeout: () => "not yet" }))),
       Effect.retry(Schedule.recurs(40)),
@@ -97,11 +113,16 @@ export const eventBus = (options: PgBusOptions = {}): Layer.Layer<EventBus.Event
     EventBus.EventBus,
     Effect.gen(function*() {
       const local = EventBus.makeLocal()
-      const { notifyAll } = yield* channel(`${options.channelPrefix ?? "hosting"}_events`, (payload) =>
-        Effect.try(() => JSON.parse(payload) as ReadonlyArray<Ids.AccountId>).pipe(
-          Effect.flatMap((accounts) => local.publish(accounts)),
-          Effect.catchAll(() => Effect.logWarning("an event notification that is not a list of accounts was ignored"))
-        ))
+      const run = Runtime.runFork(yield* Effect.runtime<never>())
+      const { notifyAll } = yield* channel(`${options.channelPrefix ?? "hosting"}_events`, (payload) => {
+        let accounts: ReadonlyArray<Ids.AccountId>
+        try {
+          accounts = JSON.parse(payload)
+        } catch {
+          return void run(Effect.logWarning("an event notification that is not a list of accounts was ignored"))
+        }
+        run(local.publish(accounts))
+      })
       return EventBus.EventBus.of({
         publish: (accounts) => {
           const payloads = batches([...new Set(accounts)]).map((batch) => JSON.stringify(batch))
@@ -114,7 +135,10 @@ export const eventBus = (options: PgBusOptions = {}): Layer.Layer<EventBus.Event
   )
 
 interface Envelope {
-  /** The publishing bus (a process's): it hands its publications to its own listeners at once, and drops their copy. */
+  /**
+   * The publishing bus (a process's): it hands its publications to its own listeners at once, and drops their
+   * copy unread (the first key of every envelope, so that its copies are known by how they begin).
+   */
   readonly p?: string
   /** The conversation. */
   readonly c: string
@@ -161,17 +185,42 @@ export const replyBus = (
       const conversations = yield* Ports.ConversationStore
       /** This bus among the publishers on the channel. */
       const self = globalThis.crypto.randomUUID()
-      const deliver = (payload: string) =>
-        Effect.gen(function*() {
-          const { c, e, p } = JSON.parse(payload) as Envelope
-          // Heard by this process's listeners when it was published.
-          if (p === self) return
+      /** How this bus's own envelopes begin (`envelopes` writes the publisher first): their copies are dropped unread. */
+      const ownEnvelope = `{"p":${JSON.stringify(self)},`
+      const run = Runtime.runFork(yield* Effect.runtime<never>())
+      const warnUndelivered = (cause: unknown) => Effect.logWarning("a reply notification could not be delivered", cause)
+      const undelivered = (cause: unknown) => void run(warnUndelivered(cause))
+      /** Notifications heard while a completion is read from storage: they follow it, in their order. */
+      let waiting: Array<string> | undefined
+      /** Hands a notification of another process on to this process's listeners, in the order they were heard. */
+      const deliver = (payload: string): void => {
+        if (waiting !== undefined) return void waiting.push(payload)
+        // Heard by this process's listeners when it was published.
+        if (payload.startsWith(ownEnvelope)) return
+        try {
+          const { c, e } = JSON.parse(payload) as Envelope
           const conversation = Conversation.ConversationId.make(c)
           if (e._tag !== "CompletedStored") return local.publish(conversation, e)
           // Too large to notify: the completed reply is already stored.
-          const stored = (yield* conversations.messages(conversation)).find((m) => m.message_id === e.message_id)
-          if (stored !== undefined) local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content, trace_id: stored.trace_id })
-        }).pipe(Effect.catchAllCause((cause) => Effect.logWarning("a reply notification could not be delivered", cause)))
+          waiting = []
+          run(conversations.messages(conversation).pipe(
+            Effect.map((messages) => {
+              const stored = messages.find((m) => m.message_id === e.message_id)
+              if (stored !== undefined) {
+                local.publish(conversation, { _tag: "Completed", message_id: e.message_id, content: stored.content, trace_id: stored.trace_id })
+              }
+            }),
+            Effect.catchAllCause(warnUndelivered),
+            Effect.ensuring(Effect.sync(() => {
+              const next = waiting ?? []
+              waiting = undefined
+              for (const payload of next) deliver(payload)
+            }))
+          ))
+        } catch (cause) {
+          undelivered(cause)
+        }
+      }
       const { notifyAll } = yield* channel(`${options.channelPrefix ?? "hosting"}_replies`, deliver)
       // Publications wait in one queue, in order, for the one fiber that sends them: a reply's chunks are published
       // from plain code as they arrive, and no publisher waits for a notification's round trip. What gathered

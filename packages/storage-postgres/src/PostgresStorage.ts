@@ -8,6 +8,7 @@ import { Metrics } from "@hosting/core"
 import { DirectStatements, SqlStorage } from "@hosting/storage-sql"
 import { Context, Duration, Effect, Layer, Redacted, Schedule } from "effect"
 import * as Pg from "pg"
+import * as PgListener from "./PgListener.js"
 import * as PgProcessLock from "./PgProcessLock.js"
 
 /** Where the database is and how the pool behaves. */
@@ -87,9 +88,10 @@ export const client = (config: PostgresStorageConfig) => {
 }
 
 /**
- * Every storage port on a PostgreSQL database, migrated at start, and this
+ * Every storage port on a PostgreSQL database, migrated at start, this
  * process's lease owner (a session lock the database releases when the
- * process dies, see PgProcessLock); also exposes the PgClient and SqlClient.
+ * process dies, see PgProcessLock), and the listener the buses hear
+ * notifications with (PgListener); also exposes the PgClient and SqlClient.
  */
 export const layer = (config: PostgresStorageConfig) =>
-  Layer.merge(SqlStorage.layer, PgProcessLock.layer(config)).pipe(Layer.provideMerge(client(config)))
+  Layer.mergeAll(SqlStorage.layer, PgProcessLock.layer(config), PgListener.layer(config)).pipe(Layer.provideMerge(client(config)))

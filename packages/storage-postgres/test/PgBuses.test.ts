@@ -8,7 +8,7 @@
  * listeners hear its publications at once, and once: not again when the
  * notification comes back.
  */
-import { Conversation, ReplyBus } from "@hosting/core"
+import { Conversation, Ports, ReplyBus } from "@hosting/core"
 import { PgBuses, PostgresStorage } from "@hosting/storage-postgres"
 import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { EventBusSuite, ReplyBusSuite } from "@hosting/testing"
@@ -83,5 +83,38 @@ describe.skipIf(database === undefined)(`reply bus on postgres: needs a server (
     })))
     expect(here).toEqual(["Delta", "Completed"])
     expect(there).toEqual(["Delta", "Completed"])
+  })
+})
+
+describe.skipIf(database === undefined)(`a completed reply too large to notify, on postgres: needs a server (${TestDatabase.skipReason})`, () => {
+  it("is read from storage by the other process and heard in its place: what was published after it waits for it", async () => {
+    const url = database!.url
+    const conversation = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
+    const big = Conversation.MessageId.make("msg-big")
+    const content = "x".repeat(20_000)
+    // The receiving process's store, as far as the bus reads it: the stored reply, found after a while.
+    const store = Layer.succeed(Ports.ConversationStore, {
+      messages: () =>
+        Effect.as(Effect.sleep("100 millis"), [{ message_id: big, content, trace_id: null } as unknown as Conversation.Message])
+    } as unknown as Ports.ConversationStore["Type"])
+    const heard = await Effect.runPromise(Effect.scoped(Effect.gen(function*() {
+      const scope = yield* Effect.scope
+      const storage = PostgresStorage.layer({ url, maxConnections: 2 })
+      const receiving = yield* Layer.buildWithScope(PgBuses.replyBus().pipe(Layer.provide(Layer.merge(storage, store))), scope).pipe(
+        Effect.map((context) => Context.get(context, ReplyBus.ReplyBus))
+      )
+      const sender = yield* busIn(url, scope)
+      const heard: Array<string> = []
+      yield* receiving.listen(conversation, (event) =>
+        void heard.push(event._tag === "Delta" ? event.delta : event._tag === "Completed" ? `Completed ${event.content.length}` : event._tag))
+      const next = Conversation.MessageId.make("msg-next")
+      sender.publish(conversation, { _tag: "Delta", message_id: big, offset: 0, delta: "a" })
+      sender.publish(conversation, { _tag: "Completed", message_id: big, content })
+      sender.publish(conversation, { _tag: "Delta", message_id: next, offset: 0, delta: "b" })
+      sender.publish(conversation, { _tag: "Completed", message_id: next, content: "b" })
+      for (let i = 0; i < 300 && heard.length < 4; i++) yield* Effect.sleep("10 millis")
+      return heard
+    })))
+    expect(heard).toEqual(["a", `Completed ${content.length}`, "b", "Completed 1"])
   })
 })
