@@ -134,8 +134,11 @@ export const layer = (config: PgListenerConfig): Layer.Layer<PgListener> =>
                 if (handlers === undefined || !handlers.delete(onPayload) || handlers.size > 0) return Effect.void
                 channels.delete(channel)
                 const client = held?.client
+                // Bounded: a connection that no longer answers does not hold up the scope's close.
                 return client === undefined ? Effect.void : Effect.ignore(
-                  Effect.tryPromise(() => client.query(`UNLISTEN ${client.escapeIdentifier(channel)}`))
+                  Effect.tryPromise(() => client.query(`UNLISTEN ${client.escapeIdentifier(channel)}`)).pipe(
+                    Effect.timeoutOption(Duration.seconds(1))
+                  )
                 )
               })
             )
