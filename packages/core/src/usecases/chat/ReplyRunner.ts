@@ -9,7 +9,7 @@
  * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`;
  * a queued reply's wait for the replies before it, `QueuedReplies.ts`.
  */
-import { Clock, DateTime, Effect, Fiber, FiberSet, Option } from "effect"
+import { Clock, DateTime, Effect, Fiber, FiberId, FiberSet, Option } from "effect"
 import { type ConversationId, Message, type MessageId, type MessageStatus } from "../../model/Conversation.js"
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
@@ -147,15 +147,12 @@ export const make = Effect.gen(function*() {
     }
     const stream = (history: ReadonlyArray<Message>) =>
       runtime.reply({ deployment, conversation: reply.conversation, history, message: turn, traceparent: reply.trace?.traceparent }, delta)
-    // A cancel taken by another process arrives on the bus; this process stops the reply itself.
-    const cancelRequests = Effect.gen(function*() {
-      const requests = yield* ReplyBus.subscribe(bus, reply.conversation)
-      while (true) {
-        const event = yield* requests.take
-        if (event._tag === "CancelRequested" && event.message_id === reply.message_id) break
-      }
+    // A cancel taken by another process arrives on the bus; this process stops the reply itself. A listener in
+    // plain code, as the bus calls it: no fiber, queue or wake-up per reply and event (docs/performance.md).
+    const cancelRequests = bus.listen(reply.conversation, (event) => {
+      if (event._tag !== "CancelRequested" || event.message_id !== reply.message_id || reply.cancelled) return
       reply.cancelled = true
-      if (reply.fiber !== undefined) yield* Fiber.interruptFork(reply.fiber)
+      reply.fiber?.unsafeInterruptAsFork(FiberId.none)
     })
     const receive = Effect.gen(function*() {
       const history = yield* before
@@ -171,7 +168,7 @@ export const make = Effect.gen(function*() {
       })
     })
     const listening = config.sharedStorage
-      ? Effect.scoped(Effect.zipRight(Effect.forkScoped(Effect.scoped(cancelRequests)), receive))
+      ? Effect.scoped(Effect.zipRight(cancelRequests, receive))
       : receive
     // Only the agent's part is interruptible: the fiber starts uninterruptible with its ending in place, so a
     // stop that comes before its first step still stores the reply's end.
