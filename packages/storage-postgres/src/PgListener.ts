@@ -115,12 +115,14 @@ export const layer = (config: PgListenerConfig): Layer.Layer<PgListener> =>
       return PgListener.of({
         listen: (channel, onPayload) =>
           Effect.gen(function*() {
+            // A handler of its own for each call, so that the same function may listen twice.
+            const handler = (payload: string) => onPayload(payload)
             // The first opens the connection; each channel is asked for once.
             yield* turn.withPermits(1)(Effect.gen(function*() {
               const { client, gone } = yield* connected
               const handlers = channels.get(channel)
-              if (handlers !== undefined) return void handlers.add(onPayload)
-              channels.set(channel, new Set([onPayload]))
+              if (handlers !== undefined) return void handlers.add(handler)
+              channels.set(channel, new Set([handler]))
               yield* listenOn(client, channel).pipe(
                 // A connection lost meanwhile listens on the channel when it is opened again.
                 Effect.catchAll((error) =>
@@ -131,7 +133,7 @@ export const layer = (config: PgListenerConfig): Layer.Layer<PgListener> =>
             yield* Effect.addFinalizer(() =>
               Effect.suspend(() => {
                 const handlers = channels.get(channel)
-                if (handlers === undefined || !handlers.delete(onPayload) || handlers.size > 0) return Effect.void
+                if (handlers === undefined || !handlers.delete(handler) || handlers.size > 0) return Effect.void
                 channels.delete(channel)
                 const client = held?.client
                 // Bounded: a connection that no longer answers does not hold up the scope's close.
