@@ -17,8 +17,9 @@
  * see PgBuses).
  */
 import { SqlError } from "@effect/sql"
-import { Context, Deferred, Duration, Effect, Layer, Redacted, Runtime, Schedule, type Scope } from "effect"
+import { Context, Deferred, Duration, Effect, Layer, Runtime, Schedule, type Scope } from "effect"
 import pg from "pg"
+import { clientConfig, close, type OwnConnectionConfig, sqlError } from "./internal/ownConnection.js"
 
 /** Listens on channels of the database. */
 export class PgListener extends Context.Tag("@hosting/storage-postgres/PgListener")<PgListener, {
@@ -30,29 +31,15 @@ export class PgListener extends Context.Tag("@hosting/storage-postgres/PgListene
   readonly listen: (channel: string, onPayload: (payload: string) => void) => Effect.Effect<void, SqlError.SqlError, Scope.Scope>
 }>() {}
 
-/** Where the database is (as for the pool). */
-export interface PgListenerConfig {
-  readonly url: string | Redacted.Redacted
-  readonly connectTimeout?: Duration.DurationInput
-  /** Shown in pg_stat_activity, with " listen" after it (default "hosting"). */
-  readonly applicationName?: string
-}
-
-const sqlError = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
-
-const close = (client: pg.Client) =>
-  Effect.promise(() => client.end().catch(() => undefined)).pipe(Effect.timeoutOption(Duration.seconds(1)), Effect.asVoid)
+/** Where the database is (as for the pool); the connection shows in pg_stat_activity as "<applicationName> listen". */
+export interface PgListenerConfig extends OwnConnectionConfig {}
 
 /** The listener on its own connection, opened at the first `listen` and kept open until the layer closes. */
 export const layer = (config: PgListenerConfig): Layer.Layer<PgListener> =>
   Layer.scoped(
     PgListener,
     Effect.gen(function*() {
-      const options: pg.ClientConfig = {
-        connectionString: typeof config.url === "string" ? config.url : Redacted.value(config.url),
-        connectionTimeoutMillis: Duration.toMillis(config.connectTimeout ?? Duration.seconds(5)),
-        application_name: `${config.applicationName ?? "hosting"} listen`
-      }
+      const options = clientConfig(config, "listen")
       const runtime = yield* Effect.runtime<never>()
       const layerScope = yield* Effect.scope
       /** The handlers of each channel listened to. */

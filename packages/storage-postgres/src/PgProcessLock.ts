@@ -13,16 +13,12 @@
 import { SqlError } from "@effect/sql"
 import { Ports } from "@hosting/core"
 import { SqlConversationStore } from "@hosting/storage-sql"
-import { Deferred, Duration, Effect, Layer, Redacted, Schedule } from "effect"
+import { Deferred, Duration, Effect, Layer, Schedule } from "effect"
 import pg from "pg"
+import { clientConfig, close, type OwnConnectionConfig, sqlError } from "./internal/ownConnection.js"
 
-/** Where the database is (as for the pool). */
-export interface PgProcessLockConfig {
-  readonly url: string | Redacted.Redacted
-  readonly connectTimeout?: Duration.DurationInput
-  /** Shown in pg_stat_activity, with " process lock" after it (default "hosting"). */
-  readonly applicationName?: string
-}
+/** Where the database is (as for the pool); the connection shows in pg_stat_activity as "<applicationName> process lock". */
+export interface PgProcessLockConfig extends OwnConnectionConfig {}
 
 /** Keys of the lock: positive int4, so that `pg_locks.objid` (an oid) shows them as they are. */
 const randomKey = () => 1 + Math.floor(Math.random() * 0x7ffffffe)
@@ -34,20 +30,12 @@ class LockTaken {
   readonly _tag = "LockTaken"
 }
 
-const sqlError = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
-
 /** The lease owner of this process, held by a session lock on PostgreSQL. */
 export const layer = (config: PgProcessLockConfig): Layer.Layer<Ports.LeaseOwner, SqlError.SqlError> =>
   Layer.scoped(
     Ports.LeaseOwner,
     Effect.gen(function*() {
-      const options: pg.ClientConfig = {
-        connectionString: typeof config.url === "string" ? config.url : Redacted.value(config.url),
-        connectionTimeoutMillis: Duration.toMillis(config.connectTimeout ?? Duration.seconds(5)),
-        application_name: `${config.applicationName ?? "hosting"} process lock`
-      }
-      const close = (client: pg.Client) =>
-        Effect.promise(() => client.end().catch(() => undefined)).pipe(Effect.timeoutOption(Duration.seconds(1)), Effect.asVoid)
+      const options = clientConfig(config, "process lock")
 
       /**
        * Opens a connection and takes the lock `key` on it: the connection,
