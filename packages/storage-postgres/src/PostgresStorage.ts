@@ -8,6 +8,7 @@ import { Metrics } from "@hosting/core"
 import { DirectStatements, SqlStorage } from "@hosting/storage-sql"
 import { Context, Duration, Effect, Layer, Redacted, Schedule } from "effect"
 import * as Pg from "pg"
+import { directTransactions } from "./internal/directTransactions.js"
 import * as PgListener from "./PgListener.js"
 import * as PgProcessLock from "./PgProcessLock.js"
 
@@ -49,7 +50,12 @@ const samplePool = (pool: Pg.Pool) =>
  * The PgClient (and SqlClient) of a configuration, on a pool of ours (the
  * settings PgClient.layer would give it), so that its use can be measured.
  */
-export const client = (config: PostgresStorageConfig) => {
+export const client = (config: PostgresStorageConfig) => Layer.unwrapEffect(Effect.sync(() => clientOnPool(config)))
+
+/** The client's layer for one build: `made` is the pool that build makes. */
+const clientOnPool = (config: PostgresStorageConfig) => {
+  // The pool the client is made on, for its transactions (set once the pool is made).
+  let made: Pg.Pool | undefined
   const connectTimeout = config.connectTimeout ?? Duration.seconds(5)
   const acquire = Effect.acquireRelease(
     Effect.sync(() => {
@@ -78,12 +84,23 @@ export const client = (config: PostgresStorageConfig) => {
         })
       )
     ),
-    Effect.tap(samplePool)
+    Effect.tap(samplePool),
+    Effect.tap((pool) => {
+      made = pool
+    })
   )
-  // While no tracer is enabled, statements run on the pool with no span and no scope around them (DirectStatements).
+  // While no tracer is enabled, statements run on the pool with no span and no scope around them (DirectStatements),
+  // and transactions on a client of the pool with neither (internal/directTransactions).
   return Layer.tap(
     PgClient.layerFromPool({ acquire, applicationName: config.applicationName ?? "hosting" }),
-    (context) => DirectStatements.directStatements(Context.get(context, SqlClient.SqlClient))
+    (context) => {
+      const sql = Context.get(context, SqlClient.SqlClient)
+      return DirectStatements.directStatements(sql).pipe(
+        Effect.tap(() => {
+          if (made !== undefined) directTransactions(sql, made)
+        })
+      )
+    }
   )
 }
 

@@ -94,5 +94,9 @@ export const directStatements = (client: SqlClient.SqlClient): Effect.Effect<voi
     }))
   })
 
+/** The connection `client`'s statements run on outside a transaction, once `directStatements` took it. */
+export const connectionOf = (client: SqlClient.SqlClient): SqlConnection.Connection | undefined =>
+  internalsOf(client)?.acquirer[connectionKey]
+
 /** Whether `client`'s statements take the direct path (while no tracer is enabled). */
-export const isDirect = (client: SqlClient.SqlClient): boolean => internalsOf(client)?.acquirer[connectionKey] !== undefined
+export const isDirect = (client: SqlClient.SqlClient): boolean => connectionOf(client) !== undefined
