@@ -10,6 +10,7 @@ import { Deployments } from "./Deployments.js"
 import { Events } from "./Events.js"
 import { Files } from "./Files.js"
 import { Identity } from "./Identity.js"
+import * as DeploymentCache from "./DeploymentCache.js"
 import * as PrincipalCache from "./PrincipalCache.js"
 import { Releases } from "./Releases.js"
 import { Rollouts } from "./Rollouts.js"
@@ -24,7 +25,8 @@ import { Traces } from "./Traces.js"
  * needs the storage ports, an IdGenerator, an EventBus, a
  * ReplyBus, a Cluster, an AgentRuntime and an ObjectStore. The use cases
  * (and whoever writes through this layer's TokenStore and AccountStore)
- * read tokens through the PrincipalCache.
+ * read tokens through the PrincipalCache, and deployments through the
+ * DeploymentCache (with its DeploymentStore).
  */
 export const layer = Layer.mergeAll(
   // Releases publish through the Catalog and roll deployments forward through Deployments: one instance of each.
@@ -40,4 +42,4 @@ export const layer = Layer.mergeAll(
   SingleSignOn.Default.pipe(Layer.provide(DeviceAuth.Default)),
   Setup.Default,
   Tokens.Default
-).pipe(Layer.provideMerge(Identity.Default), Layer.provideMerge(PrincipalCache.layer))
+).pipe(Layer.provideMerge(Identity.Default), Layer.provideMerge(DeploymentCache.layer()), Layer.provideMerge(PrincipalCache.layer))

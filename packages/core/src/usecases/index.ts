@@ -5,6 +5,7 @@
 export * as Accounts from "./Accounts.js"
 export * as Catalog from "./Catalog.js"
 export * as Chat from "./chat/Chat.js"
+export * as DeploymentCache from "./DeploymentCache.js"
 export * as Deployments from "./Deployments.js"
 export * as DeviceAuth from "./DeviceAuth.js"
 export * as Events from "./Events.js"

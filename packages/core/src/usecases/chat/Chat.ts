@@ -22,9 +22,7 @@ import {
 import type { UserId } from "../../model/Ids.js"
 import * as Policy from "../../model/Policy.js"
 import type { Principal } from "../../model/Principal.js"
-import * as DeploymentCache from "../../internal/deploymentCache.js"
 import { orFail } from "../../internal/lookup.js"
-import { EventBus } from "../../ports/EventBus.js"
 import { ConversationStore, DeploymentStore, FileStore } from "../../ports/Ports.js"
 import { type Receiver, toStream } from "../../runtime/Receiver.js"
 import * as Tracing from "../../runtime/Tracing.js"
@@ -65,12 +63,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     const runner = yield* ReplyRunner.make
     const replyStream = yield* ReplyStream.make(runner.current)
 
-    // With an event bus, deployments are read once and kept until their accounts change.
-    const scope = yield* Effect.scope
-    const deploymentById = Option.match(yield* Effect.serviceOption(EventBus), {
-      onNone: () => deployments.findById,
-      onSome: (events) => DeploymentCache.make(deployments, events, scope, { accounts: 1000, records: 10_000 }).findById
-    })
+    // Kept in the process by DeploymentCache when the use cases are built with it (UseCases.layer is).
+    const deploymentById = deployments.findById
 
     /** The deployment, for a member of the deploying account (a chain, not a generator: every chat call reads it). */
     const deploymentOf = (
