@@ -3,14 +3,17 @@
  * chat call) and an agent's deployment history as a caller's accounts see
  * it (read on every visit of the agent's deployments page).
  *
- * It sits between the use cases and storage, as a DeploymentStore and an
- * AccountStore around the real ones, and needs an EventBus (without one it
- * keeps nothing):
+ * It sits between the use cases and storage, as a DeploymentStore, an
+ * AccountStore and a Transactor around the real ones, and needs an EventBus
+ * (without one it keeps nothing):
  *
  * - Every write through them that can change a record (a deployment
  *   written, its settings or status changed, it ended; an account renamed
- *   or deleted) forgets everything when it starts and when it ends, so on
- *   one process nothing stale is served once the write returned.
+ *   or deleted) forgets everything when it starts and when it ends, and a
+ *   transaction during which such a write ended forgets everything again
+ *   once it committed (the Transactor is wrapped too): on one process
+ *   nothing stale is served once the write returned, nor kept from a read
+ *   that another connection made before the commit.
  * - Every change to a deployment, on any process, wakes its deploying
  *   account on the event bus (a roll forward also its publisher; a rename
  *   the renamed account). What is kept was read with the wake-ups of every
@@ -29,7 +32,7 @@ import { Context, Effect, Layer, Option, Scope } from "effect"
 import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
 import type { AccountId } from "../model/Ids.js"
 import { EventBus } from "../ports/EventBus.js"
-import { AccountStore, DeploymentStore } from "../ports/Ports.js"
+import { AccountStore, DeploymentStore, Transactor } from "../ports/Ports.js"
 
 /** How much the cache holds. */
 export interface DeploymentCacheLimits {
@@ -42,21 +45,26 @@ export interface DeploymentCacheLimits {
 export const defaultLimits: DeploymentCacheLimits = { accounts: 1000, records: 10_000 }
 
 /**
- * The DeploymentStore and AccountStore of context, with records and
- * histories kept as the module says; without an EventBus, the two as they are.
+ * The DeploymentStore, AccountStore and Transactor of context, with records
+ * and histories kept as the module says; without an EventBus, the three as
+ * they are.
  */
 export const layer = (limits: DeploymentCacheLimits = defaultLimits) =>
   Layer.scopedContext(Effect.gen(function*() {
     const store = yield* DeploymentStore
     const accounts = yield* AccountStore
+    const tx = yield* Transactor
     const bus = yield* Effect.serviceOption(EventBus)
-    if (Option.isNone(bus)) return Context.make(DeploymentStore, store).pipe(Context.add(AccountStore, accounts))
-    return make(store, accounts, bus.value, yield* Effect.scope, limits)
+    if (Option.isNone(bus)) {
+      return Context.make(DeploymentStore, store).pipe(Context.add(AccountStore, accounts), Context.add(Transactor, tx))
+    }
+    return make(store, accounts, tx, bus.value, yield* Effect.scope, limits)
   }))
 
 const make = (
   store: DeploymentStore["Type"],
   accounts: AccountStore["Type"],
+  tx: Transactor["Type"],
   bus: EventBus["Type"],
   scope: Scope.Scope,
   limits: DeploymentCacheLimits
@@ -74,8 +82,26 @@ const make = (
     kept = 0
   }
   const forget = Effect.sync(forgetNow)
+  // Counts the writes that may change records, as they end: a transaction during which it moved forgets once it committed.
+  let written = 0
   /** A write that may change records: everything kept is forgotten when it starts and when it ends. */
-  const changing = <A, E>(write: Effect.Effect<A, E>) => Effect.zipRight(forget, Effect.ensuring(write, forget))
+  const changing = <A, E>(write: Effect.Effect<A, E>) =>
+    Effect.zipRight(
+      forget,
+      Effect.ensuring(
+        write,
+        Effect.sync(() => {
+          written++
+          forgetNow()
+        })
+      )
+    )
+  /** A transaction: when a write that may change records ended during it, everything kept is forgotten at its end. */
+  const withTransaction: Transactor["Type"]["withTransaction"] = (effect) =>
+    Effect.suspend(() => {
+      const before = written
+      return Effect.ensuring(tx.withTransaction(effect), Effect.suspend(() => written === before ? Effect.void : forget))
+    })
 
   const follow = (account: AccountId) =>
     Effect.suspend(() => {
@@ -134,12 +160,15 @@ const make = (
       markUndeployed: (id, status, at) => changing(store.markUndeployed(id, status, at)),
       setStatus: (id, from, to) => changing(store.setStatus(id, from, to))
     })
-  ).pipe(Context.add(
-    AccountStore,
-    AccountStore.of({
-      ...accounts,
-      rename: (id, name) => changing(accounts.rename(id, name)),
-      deleteAccount: (id) => changing(accounts.deleteAccount(id))
-    })
-  ))
+  ).pipe(
+    Context.add(
+      AccountStore,
+      AccountStore.of({
+        ...accounts,
+        rename: (id, name) => changing(accounts.rename(id, name)),
+        deleteAccount: (id) => changing(accounts.deleteAccount(id))
+      })
+    ),
+    Context.add(Transactor, Transactor.of({ withTransaction }))
+  )
 }

@@ -1,7 +1,8 @@
 /**
  * Deployment records and agent histories are kept in the process and
  * forgotten at every write through the cache that may change one (a
- * deploy, a status, an account's rename) and at every wake-up of an account
+ * deploy, a status, an account's rename), again when the transaction of
+ * such a write commits, and at every wake-up of an account
  * they depend on (a change on another process): what is served is never
  * behind a write that returned on this process.
  */
@@ -30,11 +31,11 @@ const counted = Layer.effectContext(Effect.gen(function*() {
   }).pipe(Context.add(Ports.AccountStore, accounts))
 }))
 
-const cached = (withBus: boolean) =>
-  DeploymentCache.layer().pipe(
-    Layer.provide(counted),
-    Layer.provideMerge(withBus ? Layer.merge(MemoryStorage.layer, EventBus.layerLocal) : MemoryStorage.layer)
-  )
+const cachedOn = <R>(storage: Layer.Layer<R>) =>
+  DeploymentCache.layer().pipe(Layer.provide(counted), Layer.provideMerge(storage))
+const cached = cachedOn(Layer.merge(MemoryStorage.layer, EventBus.layerLocal))
+/** Without an event bus. */
+const uncached = cachedOn(MemoryStorage.layer)
 
 const publisher = Ids.AccountId.make("a-publisher")
 const deployer = Ids.AccountId.make("a-deployer")
@@ -83,7 +84,7 @@ describe("DeploymentCache", () => {
       yield* deploy(2)
       expect((yield* history).map((d) => d.id)).toEqual(["dep-cache-2", "dep-cache-1"])
       expect(reads).toBe(3)
-    }).pipe(Effect.provide(cached(true))))
+    }).pipe(Effect.provide(cached)))
 
   it.effect("a changed status, settings and a renamed account show at once; so does a record read by id", () =>
     Effect.gen(function*() {
@@ -102,7 +103,7 @@ describe("DeploymentCache", () => {
       yield* accounts.rename(deployer, Ids.AccountName.make("deployer-renamed"))
       expect(Option.getOrThrow(yield* store.findById(id)).account).toBe("deployer-renamed")
       expect((yield* history)[0]!.account).toBe("deployer-renamed")
-    }).pipe(Effect.provide(cached(true))))
+    }).pipe(Effect.provide(cached)))
 
   it.effect("a wake-up of an account it depends on (a change on another process) forgets what was kept", () =>
     Effect.gen(function*() {
@@ -117,7 +118,7 @@ describe("DeploymentCache", () => {
       yield* Effect.yieldNow()
       yield* history
       expect(reads).toBe(3)
-    }).pipe(Effect.provide(cached(true))))
+    }).pipe(Effect.provide(cached)))
 
   it.effect("a read that began before a write does not keep what it read", () =>
     Effect.gen(function*() {
@@ -131,7 +132,22 @@ describe("DeploymentCache", () => {
       gate = undefined
       yield* Fiber.join(inFlight)
       expect((yield* history).map((d) => d.id)).toEqual(["dep-cache-2", "dep-cache-1"])
-    }).pipe(Effect.provide(cached(true))))
+    }).pipe(Effect.provide(cached)))
+
+  it.effect("what was read while a transaction that wrote was open is forgotten once it commits", () =>
+    Effect.gen(function*() {
+      yield* seed
+      const tx = yield* Ports.Transactor
+      yield* tx.withTransaction(Effect.gen(function*() {
+        yield* deploy(2)
+        // Kept meanwhile: on Postgres, a read on another connection would still see the state before the commit.
+        yield* history
+        yield* history
+      }))
+      const before = reads
+      expect((yield* history).map((d) => d.id)).toEqual(["dep-cache-2", "dep-cache-1"])
+      expect(reads).toBe(before + 1)
+    }).pipe(Effect.provide(cached)))
 
   it.effect("without an event bus nothing is kept", () =>
     Effect.gen(function*() {
@@ -140,5 +156,5 @@ describe("DeploymentCache", () => {
       yield* history
       yield* history
       expect(reads).toBe(3)
-    }).pipe(Effect.provide(cached(false))))
+    }).pipe(Effect.provide(uncached)))
 })
