@@ -23,12 +23,15 @@
  *   process changed is at most one wake-up's delivery behind.
  * - A read during which anything was forgotten, or an account newly
  *   followed, keeps nothing.
+ * - Everything is forgotten at least every `refresh` (10 s by default): a
+ *   wake-up that never arrived (on Postgres, sent while the process's
+ *   listening connection was cut) leaves what was kept stale no longer.
  *
  * At most `accounts` accounts are followed (reads needing others go to
  * storage every time) and `records` records kept, histories counted by
  * their length (past it, the cache starts over).
  */
-import { Context, Effect, Layer, Option, Scope } from "effect"
+import { Context, Duration, Effect, Layer, Option, Scope } from "effect"
 import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
 import type { AccountId } from "../model/Ids.js"
 import { EventBus } from "../ports/EventBus.js"
@@ -40,9 +43,11 @@ export interface DeploymentCacheLimits {
   readonly accounts: number
   /** Most records kept, a history counting as many as it holds. */
   readonly records: number
+  /** How often everything kept is forgotten whatever happened. */
+  readonly refresh: Duration.DurationInput
 }
 
-export const defaultLimits: DeploymentCacheLimits = { accounts: 1000, records: 10_000 }
+export const defaultLimits: DeploymentCacheLimits = { accounts: 1000, records: 10_000, refresh: Duration.seconds(10) }
 
 /**
  * The DeploymentStore, AccountStore and Transactor of context, with records
@@ -58,7 +63,10 @@ export const layer = (limits: DeploymentCacheLimits = defaultLimits) =>
     if (Option.isNone(bus)) {
       return Context.make(DeploymentStore, store).pipe(Context.add(AccountStore, accounts), Context.add(Transactor, tx))
     }
-    return make(store, accounts, tx, bus.value, yield* Effect.scope, limits)
+    const scope = yield* Effect.scope
+    const cache = make(store, accounts, tx, bus.value, scope, limits)
+    yield* Effect.forkIn(Effect.forever(Effect.zipRight(Effect.sleep(limits.refresh), cache.forget)), scope)
+    return cache.context
   }))
 
 const make = (
@@ -149,7 +157,7 @@ const make = (
         }))
     })
 
-  return Context.make(
+  const context = Context.make(
     DeploymentStore,
     DeploymentStore.of({
       ...store,
@@ -171,4 +179,5 @@ const make = (
     ),
     Context.add(Transactor, Transactor.of({ withTransaction }))
   )
+  return { context, forget }
 }

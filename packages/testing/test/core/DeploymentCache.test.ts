@@ -2,14 +2,14 @@
  * Deployment records and agent histories are kept in the process and
  * forgotten at every write through the cache that may change one (a
  * deploy, a status, an account's rename), again when the transaction of
- * such a write commits, and at every wake-up of an account
- * they depend on (a change on another process): what is served is never
- * behind a write that returned on this process.
+ * such a write commits, at every wake-up of an account they depend on (a
+ * change on another process) and every 10 s whatever happened: what is
+ * served is never behind a write that returned on this process.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deployment, DeploymentCache, EventBus, Ids, Ports } from "@hosting/core"
 import { MemoryStorage } from "@hosting/testing"
-import { Context, DateTime, Deferred, Effect, Fiber, Layer, Option } from "effect"
+import { Context, DateTime, Deferred, Effect, Fiber, Layer, Option, TestClock } from "effect"
 
 /** How many reads reached the store beneath the cache. */
 let reads = 0
@@ -147,6 +147,18 @@ describe("DeploymentCache", () => {
       const before = reads
       expect((yield* history).map((d) => d.id)).toEqual(["dep-cache-2", "dep-cache-1"])
       expect(reads).toBe(before + 1)
+    }).pipe(Effect.provide(cached)))
+
+  it.effect("everything kept is forgotten every 10 s, whatever happened (a wake-up that was lost)", () =>
+    Effect.gen(function*() {
+      yield* seed
+      yield* history
+      yield* history
+      yield* history
+      expect(reads).toBe(2)
+      yield* TestClock.adjust("10 seconds")
+      yield* history
+      expect(reads).toBe(3)
     }).pipe(Effect.provide(cached)))
 
   it.effect("without an event bus nothing is kept", () =>
