@@ -31,7 +31,7 @@
  * storage every time) and `records` records kept, histories counted by
  * their length (past it, the cache starts over).
  */
-import { Context, Duration, Effect, Layer, Option, Scope } from "effect"
+import { Clock, Context, Duration, Effect, type Fiber, Layer, Option, Scope } from "effect"
 import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
 import type { AccountId } from "../model/Ids.js"
 import { EventBus } from "../ports/EventBus.js"
@@ -63,10 +63,7 @@ export const layer = (limits: DeploymentCacheLimits = defaultLimits) =>
     if (Option.isNone(bus)) {
       return Context.make(DeploymentStore, store).pipe(Context.add(AccountStore, accounts), Context.add(Transactor, tx))
     }
-    const scope = yield* Effect.scope
-    const cache = make(store, accounts, tx, bus.value, scope, limits)
-    yield* Effect.forkIn(Effect.forever(Effect.zipRight(Effect.sleep(limits.refresh), cache.forget)), scope)
-    return cache.context
+    return make(store, accounts, tx, bus.value, yield* Effect.scope, limits)
   }))
 
 const make = (
@@ -132,8 +129,19 @@ const make = (
     return Effect.as(Effect.forEach(needed, follow, { discard: true }), false)
   }
 
+  // Checked at each read, on the fiber's clock (no timer of its own: a test clock moved by days would run it for each step).
+  const refreshMs = Duration.toMillis(limits.refresh)
+  let refreshAt = 0
+  const refreshIfDue = (fiber: Fiber.RuntimeFiber<unknown, unknown>) => {
+    const now = Context.get(fiber.currentDefaultServices, Clock.Clock).unsafeCurrentTimeMillis()
+    if (now < refreshAt) return
+    forgetNow()
+    refreshAt = now + refreshMs
+  }
+
   const findById: DeploymentStore["Type"]["findById"] = (id) =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((fiber) => {
+      refreshIfDue(fiber)
       const found = records.get(id)
       if (found !== undefined) return Effect.succeed(Option.some(found))
       const since = epoch
@@ -146,7 +154,8 @@ const make = (
     })
 
   const listForAgent: DeploymentStore["Type"]["listForAgent"] = (publisherId, agentName, accountIds) =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((fiber) => {
+      refreshIfDue(fiber)
       const key = `${publisherId}\n${agentName}\n${accountIds.join("\n")}`
       const found = histories.get(key)
       if (found !== undefined) return Effect.succeed(found)
@@ -157,7 +166,7 @@ const make = (
         }))
     })
 
-  const context = Context.make(
+  return Context.make(
     DeploymentStore,
     DeploymentStore.of({
       ...store,
@@ -179,5 +188,4 @@ const make = (
     ),
     Context.add(Transactor, Transactor.of({ withTransaction }))
   )
-  return { context, forget }
 }
