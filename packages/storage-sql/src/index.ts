@@ -1,4 +1,5 @@
 export * as DirectStatements from "./DirectStatements.js"
+export * as DirectTransactions from "./DirectTransactions.js"
 export * as SqlA2aTaskStore from "./SqlA2aTaskStore.js"
 export * as Migrations from "./Migrations.js"
 export * as SqlAccountStore from "./SqlAccountStore.js"

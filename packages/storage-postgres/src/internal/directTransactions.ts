@@ -6,13 +6,13 @@
  * acquirer, whose finalizer is added by copying the fiber's whole context
  * to diff it) and adds the span to the transaction's context. With the
  * tracer disabled the span is a no-op, and the rest cost about 3 % of a
- * chat message on Postgres (docs/performance.md, "Transactions on
- * Postgres"). Here a transaction takes a client from the pool, runs BEGIN,
- * the effect with the transaction's connection in its context, then COMMIT
- * or ROLLBACK, and gives the client back: what the library does, in the
- * same order and with the same failures (a failed COMMIT or ROLLBACK is a
- * defect), without the span and the scope. A nested transaction is a
- * savepoint on the outer one's connection, as in the library.
+ * chat message on Postgres (docs/performance.md, "Transactions on Postgres
+ * and the deployment history kept"). Here a transaction takes a client
+ * from the pool, runs BEGIN, the effect with the transaction's connection
+ * in its context, then COMMIT or ROLLBACK, and gives the client back (the
+ * steps are DirectTransactions', shared with the SQLite client): what the
+ * library does, in the same order and with the same failures, without the
+ * span and the scope.
  *
  * Two things differ, both on the side of safety: a client whose BEGIN,
  * COMMIT or ROLLBACK failed is destroyed rather than given back (it may
@@ -23,9 +23,9 @@
  * transactions run them. If a later `@effect/sql-pg` has no such class to
  * reach, the library's transactions stay (see `directTransactions`).
  */
-import { SqlClient, type SqlConnection, SqlError } from "@effect/sql"
-import { DirectStatements } from "@hosting/storage-sql"
-import { Context, Effect, Exit, FiberRef } from "effect"
+import { type SqlClient, type SqlConnection, SqlError } from "@effect/sql"
+import { DirectStatements, DirectTransactions } from "@hosting/storage-sql"
+import { Effect } from "effect"
 import type pg from "pg"
 
 type Connection = SqlConnection.Connection
@@ -89,49 +89,19 @@ const giveBack = (reserved: Reserved) =>
 
 /**
  * Makes `client`'s transactions run on `pool` as the module says, while no
- * tracer is enabled (with one enabled, the library's run, so that their
- * spans are real). Returns whether it could: when the library's connection
- * class cannot be reached (`DirectStatements` did not take the client's
- * connection, or the class changed), the client is left as it is.
+ * tracer is enabled (DirectTransactions; with one enabled, the library's).
+ * Returns whether it could: when the library's connection class cannot be
+ * reached (`DirectStatements` did not take the client's connection, or the
+ * class changed), the client is left as it is.
  */
 export const directTransactions = (client: SqlClient.SqlClient, pool: pg.Pool): boolean => {
   const Connection = connectionClassOf(client)
   if (Connection === undefined) return false
-  const library = client.withTransaction
-  const key = SqlClient.TransactionConnection.key
-  const direct = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-    Effect.withFiberRuntime((fiber) => {
-      if (fiber.getFiberRef(FiberRef.currentTracerEnabled)) return library(effect)
-      const context = fiber.currentContext
-      const open = context.unsafeMap.get(key) as readonly [Connection, number] | undefined
-      const within = (connection: Connection, id: number, restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>) =>
-        Effect.exit(Effect.locally(
-          restore(effect),
-          FiberRef.currentContext,
-          Context.add(context, SqlClient.TransactionConnection, [connection, id] as const) as Context.Context<never>
-        ))
-      if (open !== undefined) {
-        const [connection, outer] = open
-        const id = outer + 1
-        const savepoint = `effect_sql_${id}`
-        return Effect.uninterruptibleMask((restore) =>
-          Effect.zipRight(
-            connection.executeUnprepared(`SAVEPOINT ${savepoint}`, [], undefined),
-            Effect.flatMap(within(connection, id, restore), (exit) =>
-              Exit.isSuccess(exit)
-                ? exit
-                : Effect.zipRight(Effect.orDie(connection.executeUnprepared(`ROLLBACK TO SAVEPOINT ${savepoint}`, [], undefined)), exit))
-          ))
-      }
-      return Effect.uninterruptibleMask((restore) =>
-        Effect.flatMap(reserve(pool), (reserved) =>
-          control(reserved, "BEGIN").pipe(
-            Effect.zipRight(Effect.flatMap(within(new Connection(reserved.client), 0, restore), (exit) =>
-              Effect.zipRight(Effect.orDie(control(reserved, Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK")), exit))),
-            Effect.ensuring(giveBack(reserved))
-          ))
-      )
-    })
-  Object.assign(client, { withTransaction: direct })
+  const open = Effect.map(reserve(pool), (reserved): DirectTransactions.Opened => ({
+    connection: new Connection(reserved.client),
+    control: (sql) => control(reserved, sql),
+    close: giveBack(reserved)
+  }))
+  Object.assign(client, { withTransaction: DirectTransactions.make(client.withTransaction, open) })
   return true
 }

@@ -22,9 +22,9 @@
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "@effect/sql"
-import { DirectStatements } from "@hosting/storage-sql"
+import { DirectStatements, DirectTransactions } from "@hosting/storage-sql"
 import Database from "better-sqlite3"
-import { Context, Effect, Exit, FiberRef, Layer, Stream } from "effect"
+import { Context, Effect, Layer, Stream } from "effect"
 
 export interface ClientConfig {
   /** A file path, or `:memory:`. */
@@ -229,7 +229,7 @@ export const make = (config: ClientConfig) =>
     })
     yield* DirectStatements.directStatements(client)
 
-    /** Runs an unprepared statement of the transaction's own (BEGIN, COMMIT, a savepoint) on the connection. */
+    /** Runs BEGIN, COMMIT or ROLLBACK on the connection (prepared once, as every statement is). */
     const control = (sql: string): Effect.Effect<void, SqlError.SqlError> =>
       Effect.suspend(() => {
         try {
@@ -241,47 +241,32 @@ export const make = (config: ClientConfig) =>
       })
 
     /**
-     * A transaction while no tracer is enabled, as the library's makes one
-     * (BEGIN and COMMIT or ROLLBACK, or a savepoint inside another; the
-     * transaction's statements on its connection, every other fiber's
-     * waiting; a failure of COMMIT is a defect), without its span, the scope
-     * of its acquirer and the second copy of the context they add: about
-     * 75 µs of CPU a transaction (docs/performance.md, "Transactions").
+     * Transactions while no tracer is enabled, without the library's span,
+     * the scope of its acquirer and the second copy of the context they add
+     * (DirectTransactions): the one permit held from BEGIN to the end, so
+     * other fibers' statements wait. About 75 µs of CPU less a transaction
+     * (docs/performance.md, "Transactions").
      */
-    const library = client.withTransaction
-    const direct = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-      Effect.withFiberRuntime((fiber) => {
-        if (fiber.getFiberRef(FiberRef.currentTracerEnabled)) return library(effect)
-        const context = fiber.currentContext
-        const open = context.unsafeMap.get(SqlClient.TransactionConnection.key) as readonly [SqlConnection.Connection, number] | undefined
-        const id = open === undefined ? 0 : open[1] + 1
-        const inner = Context.add(context, SqlClient.TransactionConnection, [inside, id] as const)
-        const run = (restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>): Effect.Effect<Exit.Exit<A, E>, never, R> =>
-          Effect.exit(Effect.locally(restore(effect), FiberRef.currentContext, inner as Context.Context<never>))
-        if (id > 0) {
-          return Effect.uninterruptibleMask((restore) =>
-            Effect.zipRight(
-              control(`SAVEPOINT effect_sql_${id}`),
-              Effect.flatMap(run(restore), (exit) =>
-                Exit.isSuccess(exit) ? exit : Effect.zipRight(Effect.orDie(control(`ROLLBACK TO SAVEPOINT effect_sql_${id}`)), exit))
-            ))
-        }
-        return Effect.uninterruptibleMask((restore) =>
-          Effect.zipRight(
-            semaphore.take(1),
-            Effect.suspend(() => {
-              inTransaction = true
-              const end = Effect.sync(() => {
-                inTransaction = false
-              }).pipe(Effect.zipRight(semaphore.release(1)))
-              return control("BEGIN").pipe(
-                Effect.zipRight(Effect.flatMap(run(restore), (exit) =>
-                  Effect.zipRight(Effect.orDie(control(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK")), exit))),
-                Effect.ensuring(end)
-              )
-            })
-          ))
-      })
+    const opened: DirectTransactions.Opened = {
+      connection: inside,
+      control,
+      close: Effect.zipRight(
+        Effect.sync(() => {
+          inTransaction = false
+        }),
+        semaphore.release(1)
+      )
+    }
+    const direct = DirectTransactions.make(
+      client.withTransaction,
+      Effect.zipRight(
+        semaphore.take(1),
+        Effect.sync(() => {
+          inTransaction = true
+          return opened
+        })
+      )
+    )
     return Object.assign(client, { withTransaction: direct }) as SqlClient.SqlClient
   })
 
