@@ -4,8 +4,11 @@
 // that conversation's reply stream, read it until `message.completed`,
 // close it. Sends go over kept-alive connections (one per loop); each
 // stream is a connection of its own, closed by the client once the reply
-// is complete, as a browser's EventSource would be. Commands over IPC:
-//   flow  { prefix, token, clients, seconds, content, flowTimeoutMs }
+// is complete, as a browser's EventSource would be. `part` measures one half
+// of that alone: "send" (sends to new conversations, no stream) or "stream"
+// (each loop makes one conversation with a finished reply, then opens and
+// reads its stream over and over). Commands over IPC:
+//   flow  { prefix, token, clients, seconds, content, flowTimeoutMs, part }
 //         `prefix` may be a list (servers behind a round-robin split): each
 //         request, a send or a stream, goes to the next one in turn
 //         answers the counts, this process's CPU time, and per completed flow
@@ -82,14 +85,14 @@ const openStream = (url, headers, onEvent, onEnd) => {
 }
 
 /**
- * One flow on a new conversation; resolves with { outcome, first, done }:
- * outcome "completed" (the echoed text came back whole), "wrong", "failed"
- * (message.failed), "timeout" or an error message; the times in ms from
- * the send's start.
+ * One flow; resolves with { outcome, first, done }: outcome "completed" (the
+ * echoed text came back whole), "wrong", "failed" (message.failed),
+ * "timeout" or an error message; the times in ms from the flow's start.
+ * `steps` says which halves run: the send (to `path`, a new conversation
+ * unless given) and the stream.
  */
-const flow = ({ next, headers, body, content, flowTimeoutMs }) =>
+const flow = ({ next, headers, body, content, flowTimeoutMs }, steps = { send: true, stream: true }, path = randomUUID()) =>
   new Promise((resolve) => {
-    const path = randomUUID()
     const started = now()
     let first = NaN
     let stream
@@ -102,8 +105,10 @@ const flow = ({ next, headers, body, content, flowTimeoutMs }) =>
       resolve({ outcome, first, done })
     }
     const timer = setTimeout(() => settle("timeout"), flowTimeoutMs)
-    post(`${next()}/${path}/messages`, headers, body).then(() => {
+    const sent = steps.send ? post(`${next()}/${path}/messages`, headers, body) : Promise.resolve()
+    sent.then(() => {
       if (settled) return
+      if (!steps.stream) return settle("completed", now() - started)
       stream = openStream(`${next()}/${path}/stream`, headers, (event, data) => {
         if (event === "message.delta") {
           if (Number.isNaN(first)) first = now() - started
@@ -116,7 +121,7 @@ const flow = ({ next, headers, body, content, flowTimeoutMs }) =>
     }, (error) => settle(error.message))
   })
 
-const run = async ({ prefix, token, clients, seconds, content, flowTimeoutMs }) => {
+const run = async ({ prefix, token, clients, seconds, content, flowTimeoutMs, part = "whole" }) => {
   sendAgent?.destroy()
   sendAgent = new Agent({ keepAlive: true, maxSockets: clients })
   // The servers in turn, as a round-robin load balancer hands out requests.
@@ -136,9 +141,20 @@ const run = async ({ prefix, token, clients, seconds, content, flowTimeoutMs }) 
   const started = now()
   const cpuBefore = process.cpuUsage()
   const deadline = started + seconds * 1000
+  const steps = { send: part !== "stream", stream: part !== "send" }
   const loop = async () => {
+    // The stream alone: a conversation of this loop's, its reply finished first (not counted).
+    const path = part === "stream" ? randomUUID() : undefined
+    if (path !== undefined) {
+      const made = await flow(options, { send: true, stream: true }, path)
+      if (made.outcome !== "completed") {
+        counts.errors++
+        errors.add(`the stream's conversation: ${made.outcome}`)
+        return
+      }
+    }
     while (now() < deadline) {
-      const result = await flow(options)
+      const result = await flow(options, steps, path)
       if (result.outcome === "completed") {
         counts.completed++
         first.push(result.first)
