@@ -84,6 +84,9 @@ const openStream = (url, headers, onEvent, onEnd) => {
   return req
 }
 
+/** Both halves: the flow as a client lives it. */
+const whole = { send: true, stream: true }
+
 /**
  * One flow; resolves with { outcome, first, done }: outcome "completed" (the
  * echoed text came back whole), "wrong", "failed" (message.failed),
@@ -91,7 +94,7 @@ const openStream = (url, headers, onEvent, onEnd) => {
  * `steps` says which halves run: the send (to `path`, a new conversation
  * unless given) and the stream.
  */
-const flow = ({ next, headers, body, content, flowTimeoutMs }, steps = { send: true, stream: true }, path = randomUUID()) =>
+const flow = ({ next, headers, body, content, flowTimeoutMs }, steps = whole, path = randomUUID()) =>
   new Promise((resolve) => {
     const started = now()
     let first = NaN
@@ -146,7 +149,7 @@ const run = async ({ prefix, token, clients, seconds, content, flowTimeoutMs, pa
     // The stream alone: a conversation of this loop's, its reply finished first (not counted).
     const path = part === "stream" ? randomUUID() : undefined
     if (path !== undefined) {
-      const made = await flow(options, { send: true, stream: true }, path)
+      const made = await flow(options, whole, path)
       if (made.outcome !== "completed") {
         counts.errors++
         errors.add(`the stream's conversation: ${made.outcome}`)

@@ -188,7 +188,7 @@ export default {
       ),
       goals: [
         ...goals,
-        goal("every flow completed with the echoed text", `${fmt(completed)}/${fmt(completed + unfinished)}`, "all",
+        goal(part === "send" ? "every send answered 2xx" : "every flow completed with the echoed text", `${fmt(completed)}/${fmt(completed + unfinished)}`, "all",
           completed > 0 && unfinished === 0)
       ],
       notes: postgres
