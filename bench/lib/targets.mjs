@@ -108,7 +108,11 @@ export const startExample = (ctx, { dir, fixtures, env = {}, name = "example", m
 export const startBaseline = (ctx, kind, { dir, seed, env = {}, name = kind }) =>
   startServer({
     name,
-    args: [join(benchDir, "baseline", `${kind}.mjs`)],
+    args: [
+      // Node flags for the baselines, as BENCH_SERVER_NODE_ARGS gives them to the example server.
+      ...(process.env["BENCH_BASELINE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
+      join(benchDir, "baseline", `${kind}.mjs`)
+    ],
     cwd: benchDir,
     cpus: ctx.cpus.server,
     scope: ctx.scope,

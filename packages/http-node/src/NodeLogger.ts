@@ -3,12 +3,14 @@
  * collectors) or the pretty form for people at a terminal, from a minimum
  * level up.
  *
- * JSON lines are written in batches: the entries of one turn of the event
- * loop go out in a single write to stdout after it (a busy server logs an
- * access line per request, and a write each would cost a system call per
- * request). Entries at Error and above are written at once, so that what
- * comes before a crash is not lost; whatever waits is written when the
- * process exits.
+ * JSON lines are written in batches: a line waits at most `batchMs` (20 ms
+ * by default), or until a thousand lines wait, and every line waiting then
+ * goes out in one write to stdout. A busy server logs an access line per
+ * request; a write for each, or for each turn of the event loop, would cost
+ * a system call per request or two (docs/performance.md, "Access lines in
+ * batches of time"). Entries at Error and above are written at once, with
+ * the lines before them, so that what comes before a crash is not lost;
+ * whatever waits is written when the process exits.
  */
 import { Effect, FiberRef, HashSet, Layer, Logger, LogLevel } from "effect"
 
@@ -21,13 +23,22 @@ export interface NodeLoggerOptions {
   readonly level?: LogLevel.Literal | undefined
   /** Where lines go (default process.stdout); for tests. */
   readonly write?: ((text: string) => void) | undefined
+  /** How long a JSON line may wait to be written with the lines after it, in ms (default 20; 0 writes each turn of the event loop). */
+  readonly batchMs?: number | undefined
 }
 
 /** The format to use when none is asked for: JSON unless a person reads stdout at a terminal. */
 export const defaultFormat = (): Format => (process.stdout.isTTY ? "pretty" : "json")
 
-/** Lines waiting for the end of the event loop's turn, written to stdout in one piece then (and at exit). */
-const batcher = (write: (text: string) => void) => {
+/** How many lines may wait at most: a burst is written at once rather than held in memory. */
+const maxPending = 1_000
+
+/**
+ * Lines waiting to be written in one piece: `batchMs` after the first of
+ * them (after the event loop's turn for 0), at once when `maxPending` wait,
+ * and when the process exits.
+ */
+const batcher = (write: (text: string) => void, batchMs: number) => {
   let pending: Array<string> = []
   let scheduled = false
   const flush = () => {
@@ -40,10 +51,12 @@ const batcher = (write: (text: string) => void) => {
   process.once("exit", flush)
   const push = (line: string) => {
     pending.push(line)
-    if (!scheduled) {
-      scheduled = true
-      setImmediate(flush)
-    }
+    if (pending.length >= maxPending) return flush()
+    if (scheduled) return
+    scheduled = true
+    // Unreferenced: waiting lines never keep the process alive, and its exit writes them. A timer that fires
+    // after an earlier write (an error's) writes what came since, a little early.
+    ;(batchMs > 0 ? setTimeout(flush, batchMs) : setImmediate(flush)).unref()
   }
   return { push, flush }
 }
@@ -75,7 +88,7 @@ export interface NodeLogging {
  * loggers (an exporter's) stay.
  */
 export const make = (options: NodeLoggerOptions = {}): NodeLogging => {
-  const sink = batcher(options.write ?? ((text: string) => void process.stdout.write(text)))
+  const sink = batcher(options.write ?? ((text: string) => void process.stdout.write(text)), options.batchMs ?? 20)
   const format = options.format ?? defaultFormat()
   const level = LogLevel.fromLiteral(options.level ?? "Info")
   const logger = format === "json" ? batchedJson(sink) : Logger.prettyLogger()
