@@ -63,7 +63,9 @@ describeInBrowser("the dashboard in Chromium", () => {
       // Slow enough that a reply visibly arrives in pieces.
       HOSTING_ECHO_DELAY_MS: "60",
       HOSTING_MESSAGE_LIMIT: "3",
-      HOSTING_DEVICE_INTERVAL_S: "1"
+      HOSTING_DEVICE_INTERVAL_S: "1",
+      // The fixture's traces are dated 2026-11-01: kept whatever today's date, past the default retention.
+      HOSTING_TRACE_RETENTION_DAYS: "0"
     })
     browser = await launchBrowser()
     context = await browser.newContext({ viewport: desktop, locale: "en-US", timezoneId: "UTC", acceptDownloads: true })

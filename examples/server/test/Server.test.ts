@@ -18,7 +18,13 @@ describe("example server", () => {
   const database = join(dir, "data", "hosting.db")
 
   beforeAll(async () => {
-    server = await start({ HOSTING_DATABASE_URL: `sqlite:${database}`, HOSTING_FIXTURES: fixtures, HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}` })
+    server = await start({
+      HOSTING_DATABASE_URL: `sqlite:${database}`,
+      HOSTING_FIXTURES: fixtures,
+      HOSTING_OBJECT_STORE: `fs:${join(dir, "objects")}`,
+      // The fixture's trace is dated 2026-11-01: kept whatever today's date, past the default retention.
+      HOSTING_TRACE_RETENTION_DAYS: "0"
+    })
   })
   afterAll(async () => {
     if (server.child.exitCode === null) await server.stop()

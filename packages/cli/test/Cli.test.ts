@@ -31,7 +31,9 @@ describe("hosting (the CLI)", () => {
       HOSTING_DATABASE_URL: "sqlite::memory:",
       HOSTING_OBJECT_STORE: "memory:",
       HOSTING_FIXTURES: writeFixtures(dir),
-      HOSTING_ECHO_DELAY_MS: "40"
+      HOSTING_ECHO_DELAY_MS: "40",
+      // The fixture's trace is dated 2026-11-01: kept whatever today's date, past the default retention.
+      HOSTING_TRACE_RETENTION_DAYS: "0"
     })
   })
   afterAll(async () => {
