@@ -37,6 +37,34 @@ export const interleave = async (ctx, load, targets, request, check) => {
   return rounds
 }
 
+/**
+ * One more round of each of `targets`, held to `rate` requests a second:
+ * what a request costs a server answering at another server's rate. At
+ * full speed a slower server's clients wait idle between answers, and on
+ * loopback waking them is paid in the server's writes, so the CPU a request
+ * of two servers of different speeds is not comparable; at one rate it is.
+ * Resolves with the CPU µs a request per target name.
+ */
+export const pacedCpu = async (ctx, load, targets, request, rate) => {
+  const { scale } = ctx
+  const paced = {}
+  for (const target of targets) {
+    const cpuBefore = cpuMicros(target.pid)
+    const [result] = await load.all({
+      cmd: "run",
+      origin: new URL(target.url).origin,
+      connections: scale.connections,
+      seconds: scale.durationS,
+      rate: Math.max(1, Math.round(rate)),
+      ...request(target)
+    }, (scale.durationS + 30) * 1000)
+    paced[target.name] = result.ok > 0 ? (cpuMicros(target.pid) - cpuBefore) / result.ok : NaN
+    ctx.log(`paced ${target.name} at ${fmt(rate)} req/s: ${fmt(result.perSecond)} req/s, ` +
+      `${fmt(paced[target.name])} µs of server CPU per request`)
+  }
+  return paced
+}
+
 /** The per-target medians of interleaved rounds. */
 export const summarize = (rounds) =>
   Object.fromEntries(Object.entries(rounds).map(([name, list]) => [name, {

@@ -40,6 +40,8 @@ const run = (message) =>
       duration: message.seconds,
       headers: message.headers,
       requests: [request],
+      // Requests a second across all connections, when a round is held to a rate (undefined: as fast as it goes).
+      overallRate: message.rate,
       timeout: 10
     }, (error, result) => {
       if (error) return reject(error)

@@ -2,7 +2,7 @@
 // about 1 KB of JSON each, read at random by autocannon with 50 connections.
 // The baselines serve the very bytes the example server answered, read from
 // their own SQLite table per request.
-import { interleave, summarize } from "../lib/autocannon-rounds.mjs"
+import { interleave, pacedCpu, summarize } from "../lib/autocannon-rounds.mjs"
 import { startWorkers } from "../lib/proc.mjs"
 import { apiOk, benchDir, startBaseline, startExample, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
 import { fmt, goal, mb, median, pool, ratio } from "../lib/util.mjs"
@@ -57,8 +57,9 @@ export default {
     const paths = agents.map((a) => `/api/v1/agents/${a.account}/${a.name}`)
     const load = await startWorkers(`${benchDir}/load/http-load.mjs`, 1, ctx.scope)
     const rounds = await interleave(ctx, load, [example, bare, fastify], () => ({ mode: "paths", paths }))
-    await load.stop()
     const s = summarize(rounds)
+    const paced = await pacedCpu(ctx, load, [bare], () => ({ mode: "paths", paths }), s.example.perSecond)
+    await load.stop()
     const vsBare = s.example.perSecond / s.bare.perSecond
     return {
       detail: `${fmt(agents.length)} agents, ${fmt(bytes)}-byte JSON, ${scale.connections} connections, ` +
@@ -73,7 +74,11 @@ export default {
         goal(`p99 at ${scale.connections} connections`, `${fmt(s.example.p99, 1)} ms`, "<= 15 ms", s.example.p99 <= 15),
         goal("no failed requests", fmt(s.example.failures), "0", s.example.failures === 0)
       ],
-      raw: { bytes, rounds }
+      notes: [
+        `bare held to the example's rate (${fmt(s.example.perSecond)} req/s): ${fmt(paced.bare)} µs of server CPU per ` +
+        `request; the example's CPU per request is ${(s.example.cpuPerRequestUs / paced.bare).toFixed(2)}x that`
+      ],
+      raw: { bytes, rounds, pacedBareCpuUs: paced.bare }
     }
   }
 }

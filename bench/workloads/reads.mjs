@@ -9,7 +9,7 @@
 // two are compared: the same bytes where the data is the same, the same
 // JSON shape where ids and times differ.
 import { randomUUID } from "node:crypto"
-import { interleave, summarize } from "../lib/autocannon-rounds.mjs"
+import { interleave, pacedCpu, summarize } from "../lib/autocannon-rounds.mjs"
 import { startWorkers } from "../lib/proc.mjs"
 import {
   apiOk,
@@ -149,12 +149,12 @@ export default {
     const results = {}
     for (const route of routes) {
       ctx.log(`route ${route.name}: GET /api/v1${route.paths[0]}${route.paths.length > 1 ? ` (1 of ${route.paths.length})` : ""}`)
-      const rounds = await interleave(routeCtx, load, targets, () => ({
-        mode: "paths",
-        paths: route.paths.map((path) => `/api/v1${path}`),
-        headers: auth
-      }))
-      results[route.name] = { rounds, s: summarize(rounds) }
+      const request = () => ({ mode: "paths", paths: route.paths.map((path) => `/api/v1${path}`), headers: auth })
+      const rounds = await interleave(routeCtx, load, targets, request)
+      const s = summarize(rounds)
+      const bare = targets.find((t) => t.name === "bare")
+      const paced = await pacedCpu(routeCtx, load, [bare], request, s.example.perSecond)
+      results[route.name] = { rounds, s, pacedBare: paced.bare }
     }
     await load.stop()
 
@@ -187,9 +187,14 @@ export default {
       notes: [
         "routes: history = GET .../messaging/conversations/{id}/messages (a random one of the conversations), " +
         `conversations = GET /deployments/${deployment}/chat/conversations, agent = GET /agents/acme/helper with the ` +
-        "member's token, me = GET /me, deployments = GET /agents/acme/helper/deployment/history"
+        "member's token, me = GET /me, deployments = GET /agents/acme/helper/deployment/history",
+        "bare held to the example's rate, per route: " + routes.map((route) => {
+          const { s, pacedBare } = results[route.name]
+          return `${route.name} ${fmt(pacedBare)} µs of server CPU per request (the example's is ` +
+            `${(s.example.cpuPerRequestUs / pacedBare).toFixed(2)}x that)`
+        }).join(", ")
       ],
-      raw: Object.fromEntries(Object.entries(results).map(([name, { rounds }]) => [name, rounds]))
+      raw: Object.fromEntries(Object.entries(results).map(([name, { rounds, pacedBare }]) => [name, { rounds, pacedBareCpuUs: pacedBare }]))
     }
   }
 }
