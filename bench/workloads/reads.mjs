@@ -152,7 +152,6 @@ export default {
       const request = () => ({ mode: "paths", paths: route.paths.map((path) => `/api/v1${path}`), headers: auth })
       const rounds = await interleave(routeCtx, load, targets, request)
       const s = summarize(rounds)
-      const bare = targets.find((t) => t.name === "bare")
       const paced = await pacedCpu(routeCtx, load, [bare], request, s.example.perSecond)
       results[route.name] = { rounds, s, pacedBare: paced.bare }
     }

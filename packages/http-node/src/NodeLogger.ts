@@ -23,7 +23,7 @@ export interface NodeLoggerOptions {
   readonly level?: LogLevel.Literal | undefined
   /** Where lines go (default process.stdout); for tests. */
   readonly write?: ((text: string) => void) | undefined
-  /** How long a JSON line may wait to be written with the lines after it, in ms (default 20; 0 writes each turn of the event loop). */
+  /** How long a JSON line may wait to be written with the lines after it, in ms (default 20; 0 writes at the next timer, about a millisecond later). */
   readonly batchMs?: number | undefined
 }
 
@@ -35,14 +35,16 @@ const maxPending = 1_000
 
 /**
  * Lines waiting to be written in one piece: `batchMs` after the first of
- * them (after the event loop's turn for 0), at once when `maxPending` wait,
- * and when the process exits.
+ * them, at once when `maxPending` wait, and when the process exits.
  */
 const batcher = (write: (text: string) => void, batchMs: number) => {
   let pending: Array<string> = []
-  let scheduled = false
+  let timer: ReturnType<typeof setTimeout> | undefined
   const flush = () => {
-    scheduled = false
+    if (timer !== undefined) {
+      clearTimeout(timer)
+      timer = undefined
+    }
     if (pending.length === 0) return
     const text = pending.join("")
     pending = []
@@ -52,11 +54,8 @@ const batcher = (write: (text: string) => void, batchMs: number) => {
   const push = (line: string) => {
     pending.push(line)
     if (pending.length >= maxPending) return flush()
-    if (scheduled) return
-    scheduled = true
-    // Unreferenced: waiting lines never keep the process alive, and its exit writes them. A timer that fires
-    // after an earlier write (an error's) writes what came since, a little early.
-    ;(batchMs > 0 ? setTimeout(flush, batchMs) : setImmediate(flush)).unref()
+    // Unreferenced: waiting lines never keep the process alive, and its exit writes them.
+    if (timer === undefined) timer = setTimeout(flush, batchMs).unref()
   }
   return { push, flush }
 }

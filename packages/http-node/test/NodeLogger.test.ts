@@ -18,6 +18,15 @@ const logging = (batchMs?: number) => {
   return { writes, logs, log, messages }
 }
 
+/** Advances the fake clock by `ms`: nothing more is written before its last millisecond, one write at it. */
+const writtenAfter = (writes: ReadonlyArray<string>, ms: number) => {
+  const before = writes.length
+  vi.advanceTimersByTime(ms - 1)
+  expect(writes).toHaveLength(before)
+  vi.advanceTimersByTime(1)
+  expect(writes).toHaveLength(before + 1)
+}
+
 describe("NodeLogger: JSON lines in batches", () => {
   beforeEach(() => void vi.useFakeTimers())
   afterEach(() => void vi.useRealTimers())
@@ -27,16 +36,11 @@ describe("NodeLogger: JSON lines in batches", () => {
     log(Effect.logInfo("one"))
     logs.access!({ method: "GET", route: "/api/v1/me", status: 200 })
     log(Effect.logWarning("three"))
-    vi.advanceTimersByTime(19)
-    expect(writes).toEqual([])
-    vi.advanceTimersByTime(1)
-    expect(writes).toHaveLength(1)
+    writtenAfter(writes, 20)
     expect(messages(writes[0]!)).toEqual(["one", "request", "three"])
     // The next line waits its own batchMs.
     log(Effect.logInfo("four"))
-    vi.advanceTimersByTime(19)
-    expect(writes).toHaveLength(1)
-    vi.advanceTimersByTime(1)
+    writtenAfter(writes, 20)
     expect(messages(writes[1]!)).toEqual(["four"])
   })
 
@@ -62,14 +66,25 @@ describe("NodeLogger: JSON lines in batches", () => {
     )
   })
 
-  it("with batchMs 0, writes the lines of one turn of the event loop after it", () => {
+  it("with batchMs 0, writes the lines of one turn of the event loop together at the next timer", () => {
     const { writes, log, messages } = logging(0)
     log(Effect.logInfo("a"))
     log(Effect.logInfo("b"))
     expect(writes).toEqual([])
-    vi.runAllTicks()
     vi.advanceTimersToNextTimer()
     expect(messages(writes[0]!)).toEqual(["a", "b"])
+  })
+
+  it("after an early write (an error's), the next line waits its full batchMs", () => {
+    const { writes, log, messages } = logging(20)
+    log(Effect.logInfo("first"))
+    vi.advanceTimersByTime(15)
+    log(Effect.logError("broken"))
+    log(Effect.logInfo("next"))
+    expect(writes).toHaveLength(1)
+    // The first line's timer (due at 20) is gone with the error's write: "next" waits until 35.
+    writtenAfter(writes, 20)
+    expect(messages(writes[1]!)).toEqual(["next"])
   })
 })
 
