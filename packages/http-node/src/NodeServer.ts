@@ -18,9 +18,12 @@
  *   (`HttpApp.appendPreResponseHandler`: the platform's CORS middleware,
  *   `HttpApiBuilder.securitySetCookie`) are applied to its answer, as the
  *   platform's servers apply them.
- * - Answers are written straight into Node's response; a pushed body
- *   (server-sent events, `Respond.PushSource`) is fed by its source with no
- *   fiber while it is open, and its scope closes with the connection.
+ * - Answers are written straight into Node's response. One whose body is
+ *   in hand is ended with the others of the same turn of the event loop,
+ *   back to back (`internal/endBatch.ts`: bounded to 16 answers and 2 ms); a
+ *   pushed body (server-sent events, `Respond.PushSource`) is fed by its
+ *   source with no fiber while it is open, and its scope closes with the
+ *   connection.
  * - Slow clients are bounded: the headers and the whole request must arrive
  *   within their timeouts; what Node's parser refuses (a malformed request,
  *   oversize headers, a request past its time) gets the `{ error, details }`
@@ -48,6 +51,7 @@ import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Layer, Runtime, RuntimeFlags, Scope } from "effect"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
+import * as EndBatch from "./internal/endBatch.js"
 import { type MakeScope, maker as scopeMaker } from "./internal/scopes.js"
 import { withServerSpan } from "./internal/serverSpan.js"
 import { RequestServices } from "./internal/requestServices.js"
@@ -319,6 +323,9 @@ export const make = (options: NodeServerOptions = {}) =>
     }, (request, out) => (handler ?? guard)(request, out))
     server.keepAliveTimeout = options.keepAliveTimeoutMs ?? 5_000
     server.on("clientError", (error: NodeJS.ErrnoException, socket: Duplex) => {
+      // An answer given before the request broke (a body cut short, then the client's end) is written first, as it
+      // would have been at once had it not waited for the end of its turn.
+      EndBatch.flush()
       const started = (socket as Duplex & { _httpMessage?: { headersSent?: boolean } })._httpMessage?.headersSent === true
       if (error.code === "ECONNRESET" || !socket.writable || started) return void socket.destroy()
       const [status, code, details] = clientErrorAnswer(error, headersTimeoutMs, requestTimeoutMs)
@@ -339,6 +346,8 @@ export const make = (options: NodeServerOptions = {}) =>
       }),
       () =>
         Effect.async<void>((resume) => {
+          // Answers waiting for the end of this turn go before any connection can close.
+          EndBatch.flush()
           server.close(() => resume(Effect.void))
           server.closeIdleConnections()
           // What the grace leaves (a moment at least, for the last frames of ended streams to leave).

@@ -9,6 +9,7 @@ import { Chunk, Effect, Stream } from "effect"
 import type { ServerResponse } from "node:http"
 import { Readable } from "node:stream"
 import { pipeline } from "node:stream/promises"
+import { endSoon } from "./internal/endBatch.js"
 
 /**
  * Where a pushed body writes: `write` says false when the socket's buffer
@@ -80,7 +81,9 @@ const writeStream = (out: ServerResponse, stream: Stream.Stream<Uint8Array, unkn
  * Writes the answer. A pushed body is handed its sink and goes on after
  * this returns ("streaming": the caller keeps the request's resources until
  * the connection closes; `open`, when given, holds its source meanwhile);
- * a stream or piped body is an effect to run.
+ * a stream or piped body is an effect to run. A body in hand (bytes, text
+ * or none) is ended with the other answers of this turn of the event loop
+ * (`internal/endBatch.ts`): it is "done" once it waits there.
  */
 export const write = (
   out: ServerResponse,
@@ -103,16 +106,17 @@ export const write = (
     ).pipe(Effect.interruptible)
   }
   out.writeHead(response.status, headersOf(response))
+  // An answer whose body is in hand ends with the others of this turn (internal/endBatch.ts).
   if (method === "HEAD") {
-    out.end()
+    endSoon(out)
     return "done"
   }
   switch (body._tag) {
     case "Empty":
-      out.end()
+      endSoon(out)
       return "done"
     case "Uint8Array":
-      out.end(body.body)
+      endSoon(out, body.body)
       return "done"
     case "Raw": {
       const raw = body.body as { pipe?: unknown } | string | Uint8Array
@@ -121,7 +125,7 @@ export const write = (
           Effect.interruptible
         )
       }
-      out.end(raw)
+      endSoon(out, raw as Uint8Array | string)
       return "done"
     }
     case "Stream": {
