@@ -49,6 +49,7 @@ import * as FetchHttpClient from "@effect/platform/FetchHttpClient"
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeHttpPlatform from "@effect/platform-node/NodeHttpPlatform"
 import { Cause, Context, Effect, Exit, FiberRef, FiberRefs, Layer, Runtime, RuntimeFlags, Scope } from "effect"
+import * as Crypto from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import * as EndBatch from "./internal/endBatch.js"
@@ -384,13 +385,27 @@ export const make = (options: NodeServerOptions = {}) =>
     return { httpServer, node: NodeServer.of({ server, serving: () => handler !== undefined }) }
   })
 
+/**
+ * SHA-256 of a text's UTF-8 bytes in lowercase hex, by Node's crypto, given
+ * under the key that `@hosting/core`'s `Identity.Sha256Hex` reads, so that
+ * tokens and codes hashed in a request use it (this package does not
+ * depend on the core: the key is the contract). `crypto.hash` (Node 20.12
+ * and later) makes no `Hash` object; earlier, `createHash`.
+ */
+export const Sha256Hex = Context.GenericTag<"@hosting/Sha256Hex", (text: string) => string>("@hosting/Sha256Hex")
+
+const oneShot = (Crypto as { hash?: (algorithm: string, data: string) => string }).hash
+export const sha256Hex: (text: string) => string = oneShot !== undefined
+  ? (text) => oneShot("sha256", text)
+  : (text) => Crypto.createHash("sha256").update(text).digest("hex")
+
 /** The services the platform's routers expect beside the server: files, paths, ETags, file answers. */
 const platform = Layer.mergeAll(NodeHttpPlatform.layer, Etag.layerWeak).pipe(Layer.provideMerge(NodeContext.layer))
 
-/** The server on `options.port` (default: a free one), with the platform services routes use. */
+/** The server on `options.port` (default: a free one), with the platform services routes use and Node's `Sha256Hex`. */
 export const layer = (options: NodeServerOptions = {}) =>
   Layer.scopedContext(Effect.map(make(options), ({ httpServer, node }) =>
-    Context.make(HttpServer.HttpServer, httpServer).pipe(Context.add(NodeServer, node)))).pipe(
+    Context.make(HttpServer.HttpServer, httpServer).pipe(Context.add(NodeServer, node), Context.add(Sha256Hex, sha256Hex)))).pipe(
       Layer.provideMerge(platform)
     )
 
