@@ -106,7 +106,6 @@ export const write = (
     ).pipe(Effect.interruptible)
   }
   out.writeHead(response.status, headersOf(response))
-  // An answer whose body is in hand ends with the others of this turn (internal/endBatch.ts).
   if (method === "HEAD") {
     endSoon(out)
     return "done"

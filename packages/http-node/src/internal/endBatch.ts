@@ -54,10 +54,11 @@ const atTurnEnd = (): void => {
 
 /** Ends `out` with `body` at the end of this turn of the event loop (or sooner: see `maxWaiting`, `maxWaitMs`). */
 export const endSoon = (out: ServerResponse, body?: Uint8Array | string): void => {
-  if (outs.length === 0) since = performance.now()
+  const now = performance.now()
+  if (outs.length === 0) since = now
   outs.push(out)
   bodies.push(body)
-  if (outs.length >= maxWaiting || performance.now() - since >= maxWaitMs) return endAll()
+  if (outs.length >= maxWaiting || now - since >= maxWaitMs) return endAll()
   if (!scheduled) {
     scheduled = true
     setImmediate(atTurnEnd)
