@@ -41,6 +41,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
 import * as Respondable from "@effect/platform/HttpServerRespondable"
 import { Cause, Chunk, Context, Effect, FiberRef, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
+import { Steps } from "@hosting/core"
 import * as FindMyWay from "find-my-way-ts"
 import { answerOf, answersOf, bodyOf, decoderOf, urlParamsFor } from "./internal/apiCodecs.js"
 import { beforeOf, runBefore } from "./internal/apiMiddleware.js"
@@ -161,7 +162,7 @@ const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any
     params: Readonly<Record<string, string | undefined>>,
     query: Readonly<Record<string, string | ReadonlyArray<string>>>
   ) =>
-    Effect.catchAll(
+    Steps.catchFailure(
       Effect.flatMap(input(request, params, query), (value) =>
         Effect.flatMap(handler(value as any), (result: unknown) =>
           HttpServerResponse.isServerResponse(result) ? Effect.succeed(result) : encode(result))),

@@ -5,7 +5,7 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import { ApiErrors, Authentication } from "@hosting/api"
-import { Identity, type Principal } from "@hosting/core"
+import { Identity, type Principal, Steps } from "@hosting/core"
 import { Effect, Layer, Option } from "effect"
 import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
@@ -149,7 +149,7 @@ export const layer = Layer.effect(
         return Scopes.check(principal)
       })).pipe(
         // A storage failure while checking the credential is a 500, not a 401.
-        Effect.catchAll((error) =>
+        Steps.catchFailure((error) =>
           error instanceof ApiErrors.Unauthorized || error instanceof ApiErrors.Forbidden ? Effect.fail(error) : Effect.die(error)
         )
       )

@@ -4,7 +4,7 @@
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ApiErrors } from "@hosting/api"
-import type { Errors } from "@hosting/core"
+import { type Errors, Steps } from "@hosting/core"
 import { Effect } from "effect"
 
 /** Body details of every 500: never the cause, which goes to the log. */
@@ -162,8 +162,8 @@ export type WithoutStorage<E> = Exclude<E, Extract<E, Errors.StorageError>>
 export const handle = <A, E extends Errors.DomainError, R>(
   effect: Effect.Effect<A, E, R>
 ): Effect.Effect<A, ApiErrorOf<WithoutStorage<E>>, R> =>
-  // One handler on the failure side only: a use case that succeeds pays for a single frame.
-  Effect.catchAll(effect, (error) =>
+  // On the failure side only: a use case that succeeds passes it without a step (Steps.catchFailure).
+  Steps.catchFailure(effect, (error): Effect.Effect<never, ApiErrors.ApiError> =>
     error._tag === "StorageError"
       ? Effect.zipRight(
         Effect.logError("storage failure", (error as Errors.StorageError).operation, (error as Errors.StorageError).cause),

@@ -39,16 +39,22 @@ export const make = (
   Effect.withFiberRuntime((fiber) => {
     if (fiber.getFiberRef(FiberRef.currentTracerEnabled)) return library(effect)
     const context = fiber.currentContext
+    // The fiber's context back as it was: set in one step, as `Effect.locally` would (which takes a dozen to acquire,
+    // use and release). `within` runs where nothing interrupts it (the transaction's mask) and its effect's exit is
+    // caught, so the way back is always taken.
+    const back = FiberRef.set(FiberRef.currentContext, context as Context.Context<never>)
     const within = (
       connection: SqlConnection.Connection,
       id: number,
       restore: <X, Y, Z>(effect: Effect.Effect<X, Y, Z>) => Effect.Effect<X, Y, Z>
     ) =>
-      Effect.exit(Effect.locally(
-        restore(effect),
-        FiberRef.currentContext,
-        Context.add(context, SqlClient.TransactionConnection, [connection, id] as const) as Context.Context<never>
-      ))
+      Effect.zipRight(
+        FiberRef.set(
+          FiberRef.currentContext,
+          Context.add(context, SqlClient.TransactionConnection, [connection, id] as const) as Context.Context<never>
+        ),
+        Effect.flatMap(Effect.exit(restore(effect)), (exit) => Effect.as(back, exit))
+      )
     const outer = context.unsafeMap.get(key) as readonly [SqlConnection.Connection, number] | undefined
     if (outer !== undefined) {
       const [connection, depth] = outer

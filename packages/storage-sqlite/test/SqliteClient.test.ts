@@ -8,7 +8,7 @@
  */
 import { SqlClient, type SqlError } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { Chunk, Deferred, Effect, Exit, Fiber, Stream } from "effect"
+import { Chunk, Deferred, Effect, Exit, Fiber, FiberId, Stream } from "effect"
 import * as Client from "../src/internal/client.js"
 
 for (const traced of [true, false]) {
@@ -208,3 +208,60 @@ for (const traced of [true, false]) {
       })))
   })
 }
+
+describe("the connection's turn (makeTurn)", () => {
+  /** Forks a fiber that takes the turn, notes its name, and keeps the turn until `release` runs. */
+  const taker = (turn: ReturnType<typeof Client.makeTurn>, got: Array<string>, name: string) =>
+    Effect.fork(Effect.zipRight(turn.take, Effect.sync(() => got.push(name))))
+
+  it.effect("is held by one at a time and handed to those waiting in the order they came", () =>
+    Effect.gen(function*() {
+      const turn = Client.makeTurn()
+      const got: Array<string> = []
+      yield* turn.take
+      const waiting = [yield* taker(turn, got, "b"), yield* taker(turn, got, "c")]
+      yield* Effect.yieldNow()
+      expect(got).toEqual([])
+      yield* turn.release
+      yield* Fiber.join(waiting[0]!)
+      expect(got).toEqual(["b"])
+      yield* turn.release
+      yield* Fiber.join(waiting[1]!)
+      expect(got).toEqual(["b", "c"])
+      yield* turn.release
+      // Free again: taken at once.
+      yield* turn.take
+    }))
+
+  it.effect("a waiter interrupted leaves the line: the turn goes to the next", () =>
+    Effect.gen(function*() {
+      const turn = Client.makeTurn()
+      const got: Array<string> = []
+      yield* turn.take
+      const b = yield* taker(turn, got, "b")
+      const c = yield* taker(turn, got, "c")
+      yield* Effect.yieldNow()
+      expect(Exit.isInterrupted(yield* Fiber.interrupt(b))).toBe(true)
+      yield* turn.release
+      yield* Fiber.join(c)
+      expect(got).toEqual(["c"])
+    }))
+
+  it.effect("a turn handed to a waiter as it is interrupted is passed on, not lost", () =>
+    Effect.gen(function*() {
+      const turn = Client.makeTurn()
+      const got: Array<string> = []
+      yield* turn.take
+      const b = yield* taker(turn, got, "b")
+      const c = yield* taker(turn, got, "c")
+      yield* Effect.yieldNow()
+      // In one step: b's interruption reaches it first, then the release hands it the turn.
+      yield* Effect.sync(() => {
+        b.unsafeInterruptAsFork(FiberId.none)
+        Effect.runSync(turn.release)
+      })
+      expect(Exit.isInterrupted(yield* Fiber.await(b))).toBe(true)
+      yield* Fiber.join(c)
+      expect(got).toEqual(["c"])
+    }))
+})

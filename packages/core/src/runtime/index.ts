@@ -1,8 +1,9 @@
 /**
  * Machinery the use cases run on that adapters use too: pushing live
  * streams to a receiver, spans that cost nothing while tracing is off, the
- * metrics the services keep.
+ * metrics the services keep, combinators that cost the run loop fewer steps.
  */
 export * as Metrics from "./Metrics.js"
 export * as Receiver from "./Receiver.js"
 export * as Tracing from "./Tracing.js"
+export * as Steps from "./Steps.js"

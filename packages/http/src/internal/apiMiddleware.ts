@@ -5,6 +5,7 @@
  */
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpApiMiddleware from "@effect/platform/HttpApiMiddleware"
+import { Steps } from "@hosting/core"
 import { Context, Effect } from "effect"
 
 /** A middleware to run before a handler: its effect, whether it may fail, and what it provides. */
@@ -35,7 +36,7 @@ const securityEffect = (tag: HttpApiMiddleware.TagClassSecurityAny, service: Rec
     const scheme = (handler as unknown as Record<symbol, unknown>)[credentialUnused] === true
       ? Effect.suspend(() => handler(undefined))
       : Effect.flatMap(HttpApiBuilder.securityDecode(security), handler)
-    effect = effect === undefined ? scheme : Effect.catchAll(effect, () => scheme)
+    effect = effect === undefined ? scheme : Steps.catchFailure(effect, () => scheme)
   }
   return effect ?? Effect.void
 }

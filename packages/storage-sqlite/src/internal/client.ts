@@ -6,15 +6,16 @@
  *
  * - Prepared statements are kept in a plain `Map` (bounded), not in an
  *   Effect `Cache`, whose lookup allocates a `Deferred` and reads the clock.
- * - A statement outside a transaction does not take a semaphore turn. A
+ * - A statement outside a transaction does not take the connection's turn. A
  *   better-sqlite3 statement runs to its end synchronously, so it only has to
  *   wait when another fiber holds a transaction open on the connection; it
  *   checks that in the same synchronous step that runs it, and only then
  *   waits for the transaction's end. (`@effect/sql-sqlite-node` took the
  *   permit only to hand out the connection and ran the statement after
  *   giving it back, so a transaction could begin in between.) A transaction
- *   still takes the one permit, so transactions run one at a time.
- * - No permit is ever lost to an interruption (see `afterTransaction`).
+ *   takes the connection's one turn (`makeTurn`, a lock of our own), so
+ *   transactions run one at a time.
+ * - No turn is ever lost to an interruption (see `afterTransaction`).
  * - While no tracer is enabled, a statement runs on the connection with no
  *   span and no scope around it (`DirectStatements`).
  *
@@ -35,6 +36,52 @@ export interface ClientConfig {
 
 type Rows = ReadonlyArray<any>
 type Transform = (<A extends object>(rows: ReadonlyArray<A>) => ReadonlyArray<A>) | undefined
+
+/**
+ * The connection's turn for a transaction: a lock of one, handed to the
+ * fibers that wait in the order they came. It does what effect's
+ * `Semaphore` of one permit does here in a step where the turn is free
+ * (the semaphore's `take` costs the run loop about a dozen, its `release`
+ * five; every transaction pays both: docs/performance.md, "Fewer steps of
+ * the run loop").
+ *
+ * Every caller takes it where it is not interrupted (a taken turn must
+ * reach its release). Should a waiter be interrupted all the same, it
+ * leaves the line, and a turn handed to it in that moment is passed on.
+ */
+export const makeTurn = () => {
+  let held = false
+  const waiting: Array<() => void> = []
+  const handOn = () => {
+    const next = waiting.shift()
+    if (next === undefined) held = false
+    else next()
+  }
+  const wait = Effect.async<void>((resume) => {
+    // Looked at again: the fiber may have yielded between `take`'s look and this step, and the turn ended meanwhile.
+    if (!held) {
+      held = true
+      return resume(Effect.void)
+    }
+    let granted = false
+    const grant = () => {
+      granted = true
+      resume(Effect.void)
+    }
+    waiting.push(grant)
+    return Effect.sync(() => {
+      if (granted) handOn()
+      else waiting.splice(waiting.indexOf(grant), 1)
+    })
+  })
+  const take: Effect.Effect<void> = Effect.suspend(() => {
+    if (held) return wait
+    held = true
+    return Effect.void
+  })
+  const release: Effect.Effect<void> = Effect.sync(handOn)
+  return { take, release } as const
+}
 
 const failure = (message: string) => (cause: unknown) => new SqlError.SqlError({ cause, message })
 const prepareFailed = failure("Failed to prepare statement")
@@ -146,20 +193,20 @@ export const make = (config: ClientConfig) =>
       }
     }
 
-    // One permit: held by a transaction from its BEGIN to its end.
-    const semaphore = yield* Effect.makeSemaphore(1)
+    // The connection's one turn: held by a transaction from its BEGIN to its end.
+    const turn = makeTurn()
     let inTransaction = false
 
     /**
-     * Runs `run` once the open transaction has ended, holding the permit
-     * meanwhile. Taking the permit and arranging its release are one
-     * uninterruptible step: effect 3.22's `withPermits` takes the permit
+     * Runs `run` once the open transaction has ended, holding the turn
+     * meanwhile. Taking the turn and arranging its release are one
+     * uninterruptible step (effect 3.22's `withPermits` took a permit
      * where an interruption can still arrive before the release is
-     * arranged, and a permit lost so stops every later statement for good.
+     * arranged, and a turn lost so stops every later statement for good).
      * The wait is short (a transaction's statements run back to back).
      */
     const afterTransaction = (run: () => Effect.Effect<unknown, SqlError.SqlError>) =>
-      Effect.uninterruptible(Effect.zipRight(semaphore.take(1), Effect.ensuring(Effect.suspend(run), semaphore.release(1))))
+      Effect.uninterruptible(Effect.zipRight(turn.take, Effect.ensuring(Effect.suspend(run), turn.release)))
 
     const execute = (
       sql: string,
@@ -209,12 +256,12 @@ export const make = (config: ClientConfig) =>
     // Uninterruptible for the reason `afterTransaction` gives.
     const transactionAcquirer = Effect.uninterruptible(
       Effect.gen(function*() {
-        yield* semaphore.take(1)
+        yield* turn.take
         inTransaction = true
         yield* Effect.addFinalizer(() =>
           Effect.suspend(() => {
             inTransaction = false
-            return semaphore.release(1)
+            return turn.release
           })
         )
         return inside
@@ -243,7 +290,7 @@ export const make = (config: ClientConfig) =>
     /**
      * Transactions while no tracer is enabled, without the library's span,
      * the scope of its acquirer and the second copy of the context they add
-     * (DirectTransactions): the one permit held from BEGIN to the end, so
+     * (DirectTransactions): the one turn held from BEGIN to the end, so
      * other fibers' statements wait. About 75 µs of CPU less a transaction
      * (docs/performance.md, "Transactions").
      */
@@ -254,13 +301,13 @@ export const make = (config: ClientConfig) =>
         Effect.sync(() => {
           inTransaction = false
         }),
-        semaphore.release(1)
+        turn.release
       )
     }
     const direct = DirectTransactions.make(
       client.withTransaction,
       Effect.zipRight(
-        semaphore.take(1),
+        turn.take,
         Effect.sync(() => {
           inTransaction = true
           return opened

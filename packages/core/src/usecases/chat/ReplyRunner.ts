@@ -23,6 +23,7 @@ import { ConversationStore, IdGenerator, Transactor } from "../../ports/Ports.js
 import * as ReplyBus from "../../ports/ReplyBus.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
 import * as Metrics from "../../runtime/Metrics.js"
+import * as Steps from "../../runtime/Steps.js"
 import * as Leases from "./Leases.js"
 import { awaitEarlier } from "./QueuedReplies.js"
 import { type NewTurn, type RunningReply, runningReply, type TurnOutcome, turnMessages } from "./Turns.js"
@@ -173,7 +174,7 @@ export const make = Effect.gen(function*() {
     // Only the agent's part is interruptible: the fiber starts uninterruptible with its ending in place, so a
     // stop that comes before its first step still stores the reply's end.
     return Effect.interruptible(listening).pipe(
-      Effect.catchAll((error: AgentError | StorageError) =>
+      Steps.catchFailure((error: AgentError | StorageError) =>
         end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
       ),
       Effect.onInterrupt(() => {
