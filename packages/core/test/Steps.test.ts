@@ -3,7 +3,7 @@
  * end an effect can have, and a success passes it with fewer steps.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, FiberRef } from "effect"
+import { Cause, Effect, Exit, FiberId, FiberRef } from "effect"
 import { Steps } from "../src/index.js"
 
 const recover = (error: string) => Effect.succeed(`recovered from ${error}`)
@@ -16,7 +16,7 @@ const ends: ReadonlyArray<readonly [string, Effect.Effect<string, string>]> = [
   ["an interruption", Effect.interrupt],
   ["two failures in parallel", Effect.failCause(Cause.parallel(Cause.fail("first"), Cause.fail("second")))],
   ["a failure beside a defect", Effect.failCause(Cause.parallel(Cause.fail("boom"), Cause.die("broken")))],
-  ["a failure beside an interruption", Effect.failCause(Cause.sequential(Cause.interrupt(), Cause.fail("boom")))]
+  ["a failure beside an interruption", Effect.failCause(Cause.sequential(Cause.interrupt(FiberId.none), Cause.fail("boom")))]
 ]
 
 /** How many steps the fiber's run loop takes for `effect` (its op count, with yielding out of the way). */

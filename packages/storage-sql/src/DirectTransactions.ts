@@ -17,6 +17,7 @@
  * library's `withTransaction` runs, so that its spans are real.
  */
 import { SqlClient, type SqlConnection, type SqlError } from "@effect/sql"
+import { Steps } from "@hosting/core"
 import { Context, Effect, Exit, FiberRef } from "effect"
 
 /** A transaction's connection, as a client opens it. */
@@ -70,10 +71,18 @@ export const make = (
     }
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(open, (opened) =>
-        opened.control("BEGIN").pipe(
-          Effect.zipRight(Effect.flatMap(within(opened.connection, 0, restore), (exit) =>
-            Effect.zipRight(Effect.orDie(opened.control(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK")), exit))),
-          Effect.ensuring(opened.close)
+        // `close` follows whatever end: nothing here is interrupted (the mask), so a match does what
+        // `Effect.ensuring` does without the steps of a mask of its own.
+        Effect.matchCauseEffect(
+          Effect.zipRight(
+            opened.control("BEGIN"),
+            Effect.flatMap(within(opened.connection, 0, restore), (exit) =>
+              Effect.zipRight(Steps.catchFailure(opened.control(Exit.isSuccess(exit) ? "COMMIT" : "ROLLBACK"), Effect.die), exit))
+          ),
+          {
+            onSuccess: (value) => Effect.as(opened.close, value),
+            onFailure: (cause) => Effect.zipRight(opened.close, Effect.failCause(cause))
+          }
         ))
     )
   })

@@ -96,7 +96,9 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
       Effect.suspend(() => {
         if (gathering === group) gathering = undefined
         Metrics.observe(Metrics.groupCommitBatch, group.length)
-        return Effect.flatMap(group.length === 1 ? alone(leader) : together(group), () => leader.exit!)
+        // Alone, the leader's outcome is its effect's: no one else waits to learn it.
+        if (group.length === 1) return leader.oneStatement ? leader.effect : tx.withTransaction(leader.effect)
+        return Effect.flatMap(together(group), () => leader.exit!)
       })
     ))
 
