@@ -233,14 +233,20 @@ describe("the connection's turn (makeTurn)", () => {
       yield* turn.take
     }))
 
+  /** The turn taken, and two fibers, b then c, waiting in line for it. */
+  const twoWaiting = Effect.gen(function*() {
+    const turn = Client.makeTurn()
+    const got: Array<string> = []
+    yield* turn.take
+    const b = yield* taker(turn, got, "b")
+    const c = yield* taker(turn, got, "c")
+    yield* Effect.yieldNow()
+    return { turn, got, b, c }
+  })
+
   it.effect("a waiter interrupted leaves the line: the turn goes to the next", () =>
     Effect.gen(function*() {
-      const turn = Client.makeTurn()
-      const got: Array<string> = []
-      yield* turn.take
-      const b = yield* taker(turn, got, "b")
-      const c = yield* taker(turn, got, "c")
-      yield* Effect.yieldNow()
+      const { b, c, got, turn } = yield* twoWaiting
       expect(Exit.isInterrupted(yield* Fiber.interrupt(b))).toBe(true)
       yield* turn.release
       yield* Fiber.join(c)
@@ -249,12 +255,7 @@ describe("the connection's turn (makeTurn)", () => {
 
   it.effect("a turn handed to a waiter as it is interrupted is passed on, not lost", () =>
     Effect.gen(function*() {
-      const turn = Client.makeTurn()
-      const got: Array<string> = []
-      yield* turn.take
-      const b = yield* taker(turn, got, "b")
-      const c = yield* taker(turn, got, "c")
-      yield* Effect.yieldNow()
+      const { b, c, got, turn } = yield* twoWaiting
       // In one step: b's interruption reaches it first, then the release hands it the turn.
       yield* Effect.sync(() => {
         b.unsafeInterruptAsFork(FiberId.none)
