@@ -75,8 +75,10 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
       else member.done.done(exit)
     })
 
-  const alone = (member: Member) =>
-    Effect.flatMap(Effect.exit(member.oneStatement ? member.effect : tx.withTransaction(member.effect)), (exit) => settle(member, exit))
+  /** A member's effect committed on its own: one statement as it is, anything else in a transaction of its own. */
+  const byItself = (member: Member) => member.oneStatement ? member.effect : tx.withTransaction(member.effect)
+
+  const alone = (member: Member) => Effect.flatMap(Effect.exit(byItself(member)), (exit) => settle(member, exit))
 
   const together = (group: ReadonlyArray<Member>) =>
     tx.withTransaction(
@@ -97,7 +99,7 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
         if (gathering === group) gathering = undefined
         Metrics.observe(Metrics.groupCommitBatch, group.length)
         // Alone, the leader's outcome is its effect's: no one else waits to learn it.
-        if (group.length === 1) return leader.oneStatement ? leader.effect : tx.withTransaction(leader.effect)
+        if (group.length === 1) return byItself(leader)
         return Effect.flatMap(together(group), () => leader.exit!)
       })
     ))
