@@ -173,15 +173,18 @@ export const pushed = <A, E, R>(
       if (ended) to.end()
       return { resume: () => subscription?.resume() }
     }
-    const stream = Stream.async<Uint8Array>((emit) => {
-      attach({
-        write: (chunk) => {
-          void emit.single(typeof chunk === "string" ? utf8.encode(chunk) : chunk)
-          return true
-        },
-        end: () => void emit.end()
+    // Built only when a server runs the body as a stream: http-node attaches instead.
+    const stream = Stream.suspend(() =>
+      Stream.async<Uint8Array>((emit) => {
+        attach({
+          write: (chunk) => {
+            void emit.single(typeof chunk === "string" ? utf8.encode(chunk) : chunk)
+            return true
+          },
+          end: () => void emit.end()
+        })
       })
-    })
+    )
     // A server that stops ends the stream as the service would: with the hint to reconnect.
     Object.defineProperty(stream, pushSourceKey, { value: { attach, stop: receiver.end } })
     return Effect.map(follow(receiver), (registered) => {
