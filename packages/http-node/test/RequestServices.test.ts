@@ -54,6 +54,24 @@ describe("RequestServices", () => {
     }
   })
 
+  it("its size is counted without copying the server's entries in (Effect reads it each time a fiber's context is set)", () => {
+    let wholeReads = 0
+    const counted = new (class extends Map<string, unknown> {
+      override entries(): MapIterator<[string, unknown]> {
+        wholeReads++
+        return super.entries()
+      }
+      override [Symbol.iterator](): MapIterator<[string, unknown]> {
+        return this.entries()
+      }
+    })(server)
+    const layered = new RequestServices(counted).set(Own.key, "own").set(Replaced.key, "the request's")
+    expect(layered.size).toBe(both().plain.size)
+    expect(wholeReads).toBe(0)
+    expect(Context.add(Context.unsafeMake(layered), Added, "added").unsafeMap.size).toBe(both().plain.size + 1)
+    expect(wholeReads).toBe(1)
+  })
+
   it("a delete or a clear after lookups leaves what a plain map would", () => {
     const { layered, plain } = both()
     expect(layered.delete(Shared.key)).toBe(plain.delete(Shared.key))

@@ -17,7 +17,7 @@
  * library's `withTransaction` runs, so that its spans are real.
  */
 import { SqlClient, type SqlConnection, type SqlError } from "@effect/sql"
-import { Steps } from "@hosting/core"
+import { Contexts, Steps } from "@hosting/core"
 import { Context, Effect, Exit, FiberRef } from "effect"
 
 /** A transaction's connection, as a client opens it. */
@@ -52,7 +52,8 @@ export const make = (
       Effect.zipRight(
         FiberRef.set(
           FiberRef.currentContext,
-          Context.add(context, SqlClient.TransactionConnection, [connection, id] as const) as Context.Context<never>
+          // Read through, not copied: the fiber's context holds every service of the app.
+          Contexts.add(context, SqlClient.TransactionConnection, [connection, id] as const) as Context.Context<never>
         ),
         Effect.flatMap(Effect.exit(restore(effect)), (exit) => Effect.as(back, exit))
       )

@@ -9,8 +9,9 @@
  * "One map per request"); this map reads through to the server's instead.
  * Lookups (`get`, `has`) see the request's entries first, then the server's.
  * Anything that reads the whole map (a copy, as `Context.add` makes; an
- * iteration; its size) or deletes from it first copies the server's entries
- * in, once: from then on it is a plain map with the same entries.
+ * iteration) or deletes from it first copies the server's entries in, once:
+ * from then on it is a plain map with the same entries. Its size is counted
+ * without a copy.
  */
 export class RequestServices<K, V> extends Map<K, V> {
   /** The server's entries, until they are copied in. */
@@ -41,8 +42,16 @@ export class RequestServices<K, V> extends Map<K, V> {
     return this
   }
 
+  /**
+   * Counted without a copy: Effect reads a context's size (its hash) each
+   * time a fiber's context is set, which a transaction does twice.
+   */
   override get size(): number {
-    return this.shared === undefined ? super.size : this.flat().size
+    const shared = this.shared
+    if (shared === undefined) return super.size
+    let added = 0
+    for (const key of super.keys()) if (!shared.has(key)) added++
+    return shared.size + added
   }
 
   override delete(key: K): boolean {
