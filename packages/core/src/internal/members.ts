@@ -1,11 +1,13 @@
 import { Effect, Scope } from "effect"
+import { InFlightMap } from "../runtime/InFlight.js"
 
 /**
  * Members kept per key for the life of a scope (a bus's subscribers per
  * account or conversation), and how many there are in all.
  */
 export const make = <K, V>() => {
-  const byKey = new Map<K, Set<V>>()
+  // Keys come and go (a conversation's followers): kept so as not to promote their members (runtime/InFlight.ts).
+  const byKey = new InFlightMap<K, Set<V>>()
   let count = 0
   return {
     /** The members of a key now. */

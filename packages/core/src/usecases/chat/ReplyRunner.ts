@@ -9,12 +9,13 @@
  * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`;
  * a queued reply's wait for the replies before it, `QueuedReplies.ts`.
  */
-import { Clock, DateTime, Effect, Fiber, FiberId, FiberSet, Option } from "effect"
+import { Clock, DateTime, Effect, Fiber, FiberId, Option } from "effect"
 import { type ConversationId, Message, type MessageId, type MessageStatus } from "../../model/Conversation.js"
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
 import { withoutNul } from "../../model/Text.js"
 import type { TraceStatus } from "../../model/Trace.js"
+import * as Daemons from "../../internal/daemons.js"
 import * as GroupCommit from "../../internal/groupCommit.js"
 import { Outcome } from "../../internal/outcome.js"
 import { whileBusy } from "../../internal/whileBusy.js"
@@ -22,6 +23,7 @@ import { AgentRuntime, type AgentError } from "../../ports/AgentRuntime.js"
 import { ConversationStore, IdGenerator, Transactor } from "../../ports/Ports.js"
 import * as ReplyBus from "../../ports/ReplyBus.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
+import { InFlightMap, renewFiberRoots } from "../../runtime/InFlight.js"
 import * as Metrics from "../../runtime/Metrics.js"
 import * as Steps from "../../runtime/Steps.js"
 import * as Leases from "./Leases.js"
@@ -34,6 +36,8 @@ export type { NewTurn, TurnOutcome } from "./Turns.js"
 
 /** Builds the runner for the life of the scope; at start its leases close the replies that a stopped process left streaming. */
 export const make = Effect.gen(function*() {
+  // Every reply is a daemon fiber, in effect's register of root fibers while it runs.
+  renewFiberRoots()
   const conversations = yield* ConversationStore
   const runtime = yield* AgentRuntime
   const bus = yield* ReplyBus.ReplyBus
@@ -41,9 +45,11 @@ export const make = Effect.gen(function*() {
   const tx = yield* Transactor
   const config = yield* ChatConfig
 
-  const running = new Map<ConversationId, RunningReply>()
+  // The runner's registries live as long as it does while their entries come and go: kept so as not to promote
+  // what they hold (runtime/InFlight.ts).
+  const running = new InFlightMap<ConversationId, RunningReply>()
   /** The queued replies of each conversation: stored, waiting for the replies of earlier turns to end. */
-  const queued = new Map<ConversationId, Set<RunningReply>>()
+  const queued = new InFlightMap<ConversationId, Set<RunningReply>>()
   const queuedOf = (conversation: ConversationId): ReadonlyArray<RunningReply> => [...(queued.get(conversation) ?? [])]
   const dequeue = (reply: RunningReply) => {
     const waiting = queued.get(reply.conversation)
@@ -52,7 +58,7 @@ export const make = Effect.gen(function*() {
 
   // Made before the replies' set, so that it closes after they stop at shutdown, with the traces of their ends.
   const turnTraces = yield* TurnTraces.make
-  const replies = yield* FiberSet.make<void>()
+  const replies = yield* Daemons.make
 
   // A queued reply's lease is renewed too: the reply it waits for may run on another process.
   const leases = yield* Leases.make(() => running.size > 0 || queued.size > 0)
@@ -217,7 +223,7 @@ export const make = Effect.gen(function*() {
    * meanwhile: such a cancel finds the reply stored but not running yet,
    * and the reply stops as soon as it starts.
    */
-  const starting = new Map<ConversationId, { turns: number; readonly cancelled: Set<MessageId> }>()
+  const starting = new InFlightMap<ConversationId, { turns: number; readonly cancelled: Set<MessageId> }>()
 
   /**
    * Starts the reply of a stored turn, in the conversation's order: it
@@ -262,7 +268,7 @@ export const make = Effect.gen(function*() {
     Effect.gen(function*() {
       yield* leases.keepRenewing
       yield* keepFlushing
-      reply.fiber = yield* Effect.uninterruptible(FiberSet.run(replies, run))
+      reply.fiber = yield* Effect.uninterruptible(replies.run(run))
       // A stop asked for before the fiber was there takes effect now.
       if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
     })

@@ -11,6 +11,7 @@ import * as Heartbeats from "../../internal/heartbeats.js"
 import { ConversationStore } from "../../ports/Ports.js"
 import * as ReplyBus from "../../ports/ReplyBus.js"
 import * as Metrics from "../../runtime/Metrics.js"
+import { InFlightSet } from "../../runtime/InFlight.js"
 import type { Receiver, Subscription } from "../../runtime/Receiver.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
 
@@ -122,8 +123,8 @@ export const make = (current: (message: Message, conversation: ConversationId) =
     /** The heartbeat of reply streams: one array for all, and one timer. */
     const heartbeat: ReadonlyArray<ReplyItem> = [{ _tag: "Heartbeat" }]
     const heartbeats = Heartbeats.make(config.heartbeat, scope)
-    /** The receivers of open reply streams, ended when the service stops. */
-    const receivers = new Set<Receiver<ReplyItem>>()
+    /** The receivers of open reply streams, ended when the service stops (runtime/InFlight.ts: they come and go). */
+    const receivers = new InFlightSet<Receiver<ReplyItem>>()
     yield* Effect.addFinalizer(() =>
       Effect.sync(() => {
         for (const receiver of receivers) receiver.end()
