@@ -159,7 +159,7 @@ const prepareOf = (app: unknown): PrepareContext | undefined => {
 /** What an attached app holds open: requests whose answer is not delivered yet, and pushed streams. */
 interface InFlight {
   requests: number
-  readonly streams: Set<Respond.PushSource>
+  readonly streams: Respond.OpenStreams
   /** Called when the last request in flight is done, while a stop waits for it. */
   drained: (() => void) | undefined
 }
@@ -368,7 +368,7 @@ export const make = (options: NodeServerOptions = {}) =>
           // Decided once, for the life of the app: a request with tracing off pays nothing for it.
           const traced = FiberRefs.getOrDefault(runtime.fiberRefs, FiberRef.currentTracerEnabled)
           const served = traced ? withServerSpan(withMiddleware) : withMiddleware
-          const inFlight: InFlight = { requests: 0, streams: new Set(), drained: undefined }
+          const inFlight: InFlight = { requests: 0, streams: new Respond.OpenStreams(), drained: undefined }
           handler = makeHandler(served, runtime, inFlight, prepareOf(app), yield* scopeMaker)
           wasAttached = true
           // Runs before the app's services stop (they were built before it was served).
@@ -376,7 +376,7 @@ export const make = (options: NodeServerOptions = {}) =>
             Effect.suspend(() => {
               handler = undefined
               graceEnds = Date.now() + graceMs
-              for (const stream of [...inFlight.streams]) stream.stop?.()
+              for (const stream of inFlight.streams.sources()) stream.stop?.()
               return settle(inFlight, graceMs)
             })
           )

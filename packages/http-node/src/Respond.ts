@@ -39,6 +39,46 @@ export const PushSource = {
     body._tag === "Stream" ? (body.stream as unknown as Record<symbol, PushSource | undefined>)[PushSource.key] : undefined
 }
 
+/**
+ * The pushed streams open on a server, for its stop to end them: a list
+ * linked both ways, so that a stream that closes leaves it at once and
+ * leaves nothing behind. (A long-lived `Set` that streams come and go from
+ * would not: V8 keeps it in a table that moves to the old generation, and
+ * every table it replaces there keeps the entries it had, so each stream
+ * would be promoted with all it holds; docs/performance.md, "Registries
+ * that promote what they hold".)
+ */
+export class OpenStreams {
+  private first: OpenStream | undefined = undefined
+
+  /** Adds an open stream; the function returned takes it off the list (once). */
+  add(source: PushSource): () => void {
+    const entry: OpenStream = { source, previous: undefined, next: this.first }
+    if (this.first !== undefined) this.first.previous = entry
+    this.first = entry
+    return () => {
+      if (entry.source === undefined) return
+      if (entry.previous === undefined) this.first = entry.next
+      else entry.previous.next = entry.next
+      if (entry.next !== undefined) entry.next.previous = entry.previous
+      entry.source = entry.previous = entry.next = undefined
+    }
+  }
+
+  /** The streams open now. */
+  sources(): Array<PushSource> {
+    const all: Array<PushSource> = []
+    for (let entry = this.first; entry !== undefined; entry = entry.next) all.push(entry.source!)
+    return all
+  }
+}
+
+interface OpenStream {
+  source: PushSource | undefined
+  previous: OpenStream | undefined
+  next: OpenStream | undefined
+}
+
 /** The response's headers for Node, its cookies as `set-cookie` lines. */
 export const headersOf = (response: HttpServerResponse.HttpServerResponse): Record<string, string | Array<string>> => {
   if (Cookies.isEmpty(response.cookies)) return response.headers
@@ -89,7 +129,7 @@ export const write = (
   out: ServerResponse,
   method: string,
   response: HttpServerResponse.HttpServerResponse,
-  open?: Set<PushSource>
+  open?: OpenStreams
 ): Written => {
   if (out.writableEnded) return "done"
   const body = response.body
@@ -135,10 +175,13 @@ export const write = (
         end: () => void out.end()
       })
       out.on("drain", resume)
-      if (open !== undefined && !out.writableEnded) {
-        open.add(source)
-        out.once("close", () => open.delete(source))
-      }
+      const leave = open !== undefined && !out.writableEnded ? open.add(source) : undefined
+      // Once closed, the response holds nothing of the stream: Node may keep a closed connection's objects
+      // for a while, and the source holds the stream's state.
+      out.once("close", () => {
+        out.off("drain", resume)
+        leave?.()
+      })
       return "streaming"
     }
   }

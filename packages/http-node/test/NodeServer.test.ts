@@ -165,6 +165,50 @@ describe("NodeServer", () => {
       expect(released).toBe(true)
     }))
 
+  it.scoped("a pushed stream whose connection closed leaves nothing on its response, and a stop ends only the streams still open", () =>
+    Effect.gen(function*() {
+      const responses: Array<import("node:http").ServerResponse> = []
+      const stopped: Array<string> = []
+      const app = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        responses.push((request as unknown as { readonly response: import("node:http").ServerResponse }).response)
+        const name = request.url
+        const stream = Stream.make("never run")
+        Object.defineProperty(stream, NodeServer.pushSourceKey, {
+          value: {
+            attach: (sink: { write: (chunk: string) => boolean; end: () => void }) => {
+              sink.write(`${name}\n`)
+              return { resume: () => undefined }
+            },
+            stop: () => void stopped.push(name)
+          }
+        })
+        return HttpServerResponse.stream(stream as unknown as Stream.Stream<Uint8Array>, { contentType: "text/event-stream" })
+      })
+      const serverScope = yield* Scope.make()
+      const context = yield* Layer.buildWithScope(NodeServer.layer({ port: 0, host: "127.0.0.1", shutdownGraceMs: 100 }), serverScope)
+      yield* Layer.buildWithScope(HttpServer.serve(app), serverScope).pipe(Effect.provide(context))
+      const port = yield* Effect.provide(portOf, context)
+      /** Opens a stream and waits for its first line; gives the request to destroy. */
+      const open = (path: string) =>
+        Effect.async<import("node:http").ClientRequest>((resume) => {
+          const req = httpRequest({ host: "127.0.0.1", port, path, agent: false }, (response) => {
+            response.once("data", () => resume(Effect.succeed(req)))
+          })
+          req.on("error", () => undefined)
+          req.end()
+        })
+      const left = yield* open("/left")
+      yield* open("/stays")
+      left.destroy()
+      const closed = responses[0]!
+      yield* Effect.promise(() => new Promise((resolve) => closed.once("close", resolve)))
+      expect(closed.listenerCount("drain")).toBe(0)
+      expect(responses[1]!.listenerCount("drain")).toBe(1)
+      yield* Scope.close(serverScope, Exit.void)
+      expect(stopped).toEqual(["/stays"])
+    }))
+
   it.scoped("a client that leaves mid-request interrupts what the app made interruptible, and the request's scope closes (its finalizers run)", () =>
     Effect.gen(function*() {
       let started = false
