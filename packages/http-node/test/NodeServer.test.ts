@@ -9,9 +9,9 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { describe, expect, it } from "@effect/vitest"
-import { NodeServer } from "@hosting/http-node"
+import { NodeRequest, NodeServer } from "@hosting/http-node"
 import { Chunk, Effect, Exit, Layer, Option, Scope, Stream } from "effect"
-import { request as httpRequest } from "node:http"
+import { type ClientRequest, request as httpRequest, type ServerResponse } from "node:http"
 import { connect } from "node:net"
 
 interface Answer {
@@ -167,11 +167,11 @@ describe("NodeServer", () => {
 
   it.scoped("a pushed stream whose connection closed leaves nothing on its response, and a stop ends only the streams still open", () =>
     Effect.gen(function*() {
-      const responses: Array<import("node:http").ServerResponse> = []
+      const responses: Array<ServerResponse> = []
       const stopped: Array<string> = []
       const app = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest
-        responses.push((request as unknown as { readonly response: import("node:http").ServerResponse }).response)
+        if (request instanceof NodeRequest.NodeRequest) responses.push(request.response)
         const name = request.url
         const stream = Stream.make("never run")
         Object.defineProperty(stream, NodeServer.pushSourceKey, {
@@ -191,7 +191,7 @@ describe("NodeServer", () => {
       const port = yield* Effect.provide(portOf, context)
       /** Opens a stream and waits for its first line; gives the request to destroy. */
       const open = (path: string) =>
-        Effect.async<import("node:http").ClientRequest>((resume) => {
+        Effect.async<ClientRequest>((resume) => {
           const req = httpRequest({ host: "127.0.0.1", port, path, agent: false }, (response) => {
             response.once("data", () => resume(Effect.succeed(req)))
           })
