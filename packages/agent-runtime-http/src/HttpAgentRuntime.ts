@@ -377,24 +377,22 @@ const statusError = (answer: Answer, idle: Duration.Duration) =>
  * raced against every read would cost each chunk a fiber of its own.
  */
 const watchIdle = (idle: Duration.Duration, stop: Effect.Effect<void>) =>
-  Effect.gen(function*() {
-    const clock = yield* Effect.clock
+  // Without generators: made here, they would be new generator functions for every reply (docs/decisions.md,
+  // "Generator functions made once").
+  Effect.flatMap(Effect.clock, (clock) => {
     const idleMs = Duration.toMillis(idle)
     let last = clock.unsafeCurrentTimeMillis()
     let fired = false
-    yield* Effect.forkScoped(Effect.gen(function*() {
-      while (true) {
-        const due = last + idleMs - clock.unsafeCurrentTimeMillis()
-        if (due <= 0) break
-        yield* Effect.sleep(Duration.millis(due))
-      }
+    const watch: Effect.Effect<void> = Effect.suspend(() => {
+      const due = last + idleMs - clock.unsafeCurrentTimeMillis()
+      if (due > 0) return Effect.zipRight(Effect.sleep(Duration.millis(due)), watch)
       fired = true
-      yield* stop
-    }))
-    return {
+      return stop
+    })
+    return Effect.as(Effect.forkScoped(watch), {
       heard: () => void (last = clock.unsafeCurrentTimeMillis()),
       fired: () => fired
-    }
+    })
   })
 
 const isJson = (answer: Answer) => {
@@ -410,34 +408,33 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
   const idleTimeout = Duration.decode(config.idleTimeout ?? Duration.seconds(60))
 
   /** Sends the turn and checks the answer's status; the request lives as long as the scope. */
-  const answer = (turn: AgentRuntime.Turn) =>
-    Effect.gen(function*() {
-      const base = endpointFor(turn.deployment)
-      const url = yield* Option.match(completionsUrl(base), {
-        onNone: () => Effect.fail(agentError("The agent's endpoint is not a valid http(s) URL", new Error(`endpoint: ${base}`))),
-        onSome: Effect.succeed
-      })
-      const body = JSON.stringify({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
-      // The request lives in a scope of its own within the reply's, so that a stalled agent's request can be aborted.
-      const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-      const answer = yield* send(url, body, turn.traceparent).pipe(
-        Scope.extend(requestScope),
-        // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
-        Effect.mapError((error) => agentError("The agent is not reachable", error)),
-        Effect.timeoutFail({
-          duration: connectTimeout,
-          onTimeout: () => agentError(`The agent did not answer within ${spoken(connectTimeout)}`)
-        })
-      )
-      if (answer.status < 200 || answer.status >= 300) return yield* Effect.fail(yield* statusError(answer, idleTimeout))
-      // A stall cuts the request (its scope closes as interrupted).
-      const stalled = yield* watchIdle(idleTimeout, Scope.close(requestScope, Exit.interrupt(FiberId.none)))
-      const reading: Reading = {
-        heard: stalled.heard,
-        failure: (error) => stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
-      }
-      return { answer, reading }
+  const answer = Effect.fnUntraced(function*(turn: AgentRuntime.Turn) {
+    const base = endpointFor(turn.deployment)
+    const url = yield* Option.match(completionsUrl(base), {
+      onNone: () => Effect.fail(agentError("The agent's endpoint is not a valid http(s) URL", new Error(`endpoint: ${base}`))),
+      onSome: Effect.succeed
     })
+    const body = JSON.stringify({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
+    // The request lives in a scope of its own within the reply's, so that a stalled agent's request can be aborted.
+    const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
+    const answer = yield* send(url, body, turn.traceparent).pipe(
+      Scope.extend(requestScope),
+      // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
+      Effect.mapError((error) => agentError("The agent is not reachable", error)),
+      Effect.timeoutFail({
+        duration: connectTimeout,
+        onTimeout: () => agentError(`The agent did not answer within ${spoken(connectTimeout)}`)
+      })
+    )
+    if (answer.status < 200 || answer.status >= 300) return yield* Effect.fail(yield* statusError(answer, idleTimeout))
+    // A stall cuts the request (its scope closes as interrupted).
+    const stalled = yield* watchIdle(idleTimeout, Scope.close(requestScope, Exit.interrupt(FiberId.none)))
+    const reading: Reading = {
+      heard: stalled.heard,
+      failure: (error) => stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
+    }
+    return { answer, reading }
+  })
 
   /** The reply of an agent that answered one JSON completion instead of events. */
   const jsonReply = (answer: Answer, reading: Reading) =>

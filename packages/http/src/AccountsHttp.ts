@@ -90,13 +90,14 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.gr
             name
           }))
         ))
+      // Without a generator, which would be a new generator function for every stream (docs/decisions.md,
+      // "Generator functions made once").
       .handle("events", ({ path, urlParams, headers }) =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
+        StreamLimits.guard(Effect.flatMap(Principal.CurrentPrincipal, (principal) => {
           // The header wins: EventSource sends it on reconnect with the newest id it saw.
           const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
-          return yield* handle(Sse.pushed(Sse.eventFrames, (receiver) => events.follow(principal, path.account, lastEventId, receiver)))
-        }).pipe(StreamLimits.guard))
+          return handle(Sse.pushed(Sse.eventFrames, (receiver) => events.follow(principal, path.account, lastEventId, receiver)))
+        })))
   }))
 
 export const layer = layerWith()

@@ -26,16 +26,16 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "chat", (handlers) =>
         Effect.flatMap(caller, (p) => handle(chat.history(p, path.deploymentId, path.conversationId))).pipe(
           Effect.map((messages) => ({ messages }))
         ))
+      // Without a generator: one made in a handler is a new generator function for every request (docs/decisions.md, "Generator functions made once").
       .handle("stream", ({ headers, path, urlParams }) =>
-        Effect.gen(function*() {
-          const principal = yield* caller
+        StreamLimits.guard(Effect.flatMap(caller, (principal) => {
           const lastEventId = Option.fromNullable(headers["last-event-id"] ?? urlParams.last_event_id)
-          return yield* handle(Sse.pushed(
+          return handle(Sse.pushed(
             Sse.replyFrames,
             (receiver) => chat.follow(principal, path.deploymentId, path.conversationId, lastEventId, receiver),
             Sse.retryFrame
           ))
-        }).pipe(StreamLimits.guard))
+        })))
       .handle("cancel", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(chat.cancel(p, path.deploymentId, path.conversationId))))
   }))

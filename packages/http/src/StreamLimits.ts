@@ -86,17 +86,19 @@ export const refused = (max: number): HttpServerResponse.HttpServerResponse =>
  * before `open` runs, so that concurrent opens cannot overshoot, and given
  * back if `open` fails.
  */
-export const guard = <A, E, R>(
-  open: Effect.Effect<A, E, R>
-): Effect.Effect<
+export const guard = <A, E, R>(open: Effect.Effect<A, E, R>): Guarded<A, E, R> =>
+  // Without a generator, which would be a new generator function for every stream (docs/decisions.md, "Generator functions made once").
+  Effect.flatMap(StreamLimits, (limits): Guarded<A, E, R> =>
+    limits.max === 0
+      ? open
+      : Effect.flatMap(
+        Effect.flatMap(HttpServerRequest.HttpServerRequest, keyOf),
+        (key) => Effect.flatMap(limits.acquire(key), (acquired): Guarded<A, E, R> => acquired ? open : Effect.succeed(refused(limits.max)))
+      ))
+
+/** A guarded stream's effect: its own, or the 429 of a caller who holds the most streams. */
+type Guarded<A, E, R> = Effect.Effect<
   A | HttpServerResponse.HttpServerResponse,
   E,
   R | StreamLimits | HttpServerRequest.HttpServerRequest | Scope.Scope
-> =>
-  Effect.gen(function*() {
-    const limits = yield* StreamLimits
-    if (limits.max === 0) return yield* open
-    const key = yield* keyOf(yield* HttpServerRequest.HttpServerRequest)
-    if (!(yield* limits.acquire(key))) return refused(limits.max)
-    return yield* open
-  })
+>

@@ -165,6 +165,14 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
       ON CONFLICT (id) DO NOTHING RETURNING id`
   }
 
+  /** The conversation, then its first turn when it was new: `createWithTurn` where the dialect has no writing `WITH`. */
+  const createThenInsert = Effect.fnUntraced(function*(turn: Ports.TurnInput, accepted: Turn.Accept) {
+    const created = yield* conversationInsert(turn, accepted)
+    if (created.length === 0) return false
+    yield* insertTurn(turn)
+    return true
+  })
+
   /**
    * Creates the conversation with its first turn; `false` (and nothing
    * written) when it exists already. On Postgres one statement writes the
@@ -188,13 +196,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
           (inserted) => inserted.length > 0
         )
       },
-      orElse: () =>
-        Effect.gen(function*() {
-          const created = yield* conversationInsert(turn, accepted)
-          if (created.length === 0) return false
-          yield* insertTurn(turn)
-          return true
-        })
+      orElse: () => createThenInsert(turn, accepted)
     })
 
   /** What a turn's row tells `Turn.decide`: the conversation, and the earlier message of the turn's client_message_id. */
@@ -210,8 +212,7 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
   })
 
   /** Starts a turn in a conversation that may exist: the decision on the locked row, then the writes. */
-  const continueTurn = (turn: Ports.TurnInput) =>
-    Effect.gen(function*() {
+  const continueTurn = Effect.fnUntraced(function*(turn: Ports.TurnInput) {
       // Counted only when the turn asks (the reject strategy): other turns do not pay for the read.
       const streaming = turn.reject_if_streaming === true
         ? sql`(SELECT COUNT(*) FROM messages s WHERE s.conversation_id = c.id AND s.status = 'streaming')`
@@ -229,19 +230,21 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
           updated_at = ${timeText(turn.message.timestamp)}, terminal = ${decision.terminal ? 1 : 0}
         WHERE id = ${turn.conversation_id}`
       return Turn.started(decision)
-    })
+  })
 
   /**
    * A turn is tried as a first message: the conversation is created with it
    * in one statement, without a read. When the conversation exists, its
    * locked row is read and the turn decided on it.
    */
-  const startTurn: Ports.ConversationStore["Type"]["startTurn"] = (turn) =>
-    Effect.gen(function*() {
+  const startTurn: Ports.ConversationStore["Type"]["startTurn"] = Effect.fnUntraced(
+    function*(turn: Ports.TurnInput) {
       const first = Turn.decide(turn, Option.none())
       if (first._tag !== "Accept" || !(yield* createWithTurn(turn, first))) return yield* continueTurn(turn)
       return Turn.started(first)
-    }).pipe(storageError("SqlConversationStore.startTurn"))
+    },
+    storageError("SqlConversationStore.startTurn")
+  )
 
   const messages = (conversationId: Conversation.ConversationId) =>
     sql<MessageRow>`SELECT ${messageColumns} FROM messages WHERE conversation_id = ${conversationId} ORDER BY seq`.pipe(

@@ -231,24 +231,25 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
    * Keeps on each trace row of `keys` the model and usage of its stored spans
    * (`Trace.summaryOf`): one read per agent, an update per trace that has spans.
    */
-  const refresh = (keys: ReadonlyArray<TraceKey>) =>
-    Effect.forEach(byAgent(keys), (group) =>
-      Effect.gen(function*() {
-        const rows = yield* sql<SpanRow>`SELECT * FROM trace_spans
-          WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name} AND ${sql.in("trace_id", group.ids)}`
-        const spans = new Map<string, Array<Trace.SpanRecord>>()
-        for (const row of rows) {
-          const held = spans.get(row.trace_id)
-          if (held === undefined) spans.set(row.trace_id, [toSpan(row)])
-          else held.push(toSpan(row))
-        }
-        for (const [traceId, held] of spans) {
-          const { model, usage } = Trace.summaryOf(held)
-          yield* sql`UPDATE traces SET model = ${model}, input_tokens = ${usage?.input_tokens ?? null},
-              output_tokens = ${usage?.output_tokens ?? null}
-            WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name} AND trace_id = ${traceId}`
-        }
-      }), { discard: true })
+  const refresh = (keys: ReadonlyArray<TraceKey>) => Effect.forEach(byAgent(keys), refreshGroup, { discard: true })
+
+  /** `refresh` for one agent's traces; one generator function for every group (docs/decisions.md, "Generator functions made once"). */
+  const refreshGroup = Effect.fnUntraced(function*(group: ReturnType<typeof byAgent>[number]) {
+    const rows = yield* sql<SpanRow>`SELECT * FROM trace_spans
+      WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name} AND ${sql.in("trace_id", group.ids)}`
+    const spans = new Map<string, Array<Trace.SpanRecord>>()
+    for (const row of rows) {
+      const held = spans.get(row.trace_id)
+      if (held === undefined) spans.set(row.trace_id, [toSpan(row)])
+      else held.push(toSpan(row))
+    }
+    for (const [traceId, held] of spans) {
+      const { model, usage } = Trace.summaryOf(held)
+      yield* sql`UPDATE traces SET model = ${model}, input_tokens = ${usage?.input_tokens ?? null},
+          output_tokens = ${usage?.output_tokens ?? null}
+        WHERE publisher_id = ${group.publisher_id} AND agent_name = ${group.agent_name} AND trace_id = ${traceId}`
+    }
+  })
 
   // The rows and their summaries land together.
   const append = (records: ReadonlyArray<Trace.TraceRecord>) => {

@@ -127,11 +127,14 @@ export const make = Effect.gen(function*() {
   const transactor = Ports.Transactor.of({
     withTransaction: (effect) =>
       Effect.flatMap(FiberRef.get(inTransaction), (nested) =>
-        nested ? effect : lock.withPermits(1)(Effect.gen(function*() {
+        // Without a generator, which would be a new generator function for every transaction (docs/decisions.md,
+        // "Generator functions made once").
+        nested ? effect : lock.withPermits(1)(Effect.suspend(() => {
           const snapshot = copy(state)
-          const exit = yield* Effect.exit(Effect.locally(effect, inTransaction, true))
-          if (Exit.isFailure(exit)) state = snapshot
-          return yield* exit
+          return Effect.flatMap(Effect.exit(Effect.locally(effect, inTransaction, true)), (exit) => {
+            if (Exit.isFailure(exit)) state = snapshot
+            return exit
+          })
         })))
   })
 

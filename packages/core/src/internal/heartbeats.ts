@@ -81,14 +81,14 @@ export const make = (interval: Duration.Duration, scope: Scope.Scope): Heartbeat
     }
   })
 
-  const add = (stream: Beating) =>
-    Effect.gen(function*() {
-      stream.deadline = (yield* Clock.currentTimeMillis) + every
-      append(stream)
-      if (running) return
-      running = true
-      yield* Effect.forkIn(timer.pipe(Effect.withClock(yield* Effect.clock), Effect.interruptible), scope)
-    })
+  // One generator function for every call (docs/decisions.md, "Generator functions made once").
+  const add = Effect.fnUntraced(function*(stream: Beating) {
+    stream.deadline = (yield* Clock.currentTimeMillis) + every
+    append(stream)
+    if (running) return
+    running = true
+    yield* Effect.forkIn(timer.pipe(Effect.withClock(yield* Effect.clock), Effect.interruptible), scope)
+  })
 
   return { add, remove }
 }

@@ -225,8 +225,8 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     }
 
     /** Joins the streams of an account; the account's bus subscription and reader are made by the first and closed by the last. */
-    const join = (accountId: AccountId, receiver: Receiver<StreamItem>) =>
-      Effect.uninterruptible(Effect.gen(function*() {
+    const join = Effect.fnUntraced(
+      function*(accountId: AccountId, receiver: Receiver<StreamItem>) {
         let entry = followed.get(accountId)
         if (entry === undefined) {
           const created: Followed = {
@@ -268,7 +268,9 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         // Added to the scope directly, so that the finalizer keeps nothing of the caller's fiber (a request's context, say).
         yield* Scope.addFinalizer(yield* Effect.scope, Effect.suspend(() => leave(accountId, joined, listener)))
         return { listener, entry: joined }
-      }))
+      },
+      Effect.uninterruptible
+    )
 
     /**
      * Decides what to replay after `lastEventId`. No id: nothing (the client
@@ -276,8 +278,8 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
      * older than what retention kept, or more missed events than the cap:
      * the newest `cap` events, with resync.
      */
-    const replay = (accountId: AccountId, lastEventId: Option.Option<string>, cap: number) =>
-      Effect.gen(function*() {
+    const replay = Effect.fnUntraced(
+      function*(accountId: AccountId, lastEventId: Option.Option<string>, cap: number) {
         const horizon = yield* log.horizon
         const newest = String(horizon.newest)
         if (Option.isNone(lastEventId)) return { events: [], resync: false, cursor: newest }
@@ -288,22 +290,24 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
         if (missed.length <= cap) return { events: missed, resync: lost, cursor: missed.at(-1)?.id ?? id }
         const newestMissed = yield* log.latest(accountId, lastEventId, cap)
         return { events: newestMissed, resync: true, cursor: newestMissed.at(-1)!.id }
-      })
+      }
+    )
 
     /** The account, for a member. */
-    const authorize = (principal: Principal, accountName: AccountName) =>
-      Effect.gen(function*() {
+    const authorize = Effect.fnUntraced(
+      function*(principal: Principal, accountName: AccountName) {
         // An account that does not exist has no members: the answer is the same 403 as for a non-member.
         const account: Account = yield* accounts.findByName(accountName).pipe(
           orFail(() => Policy.notMember(accountName, "following its events"))
         )
         yield* Policy.requireMember(principal, account, "following the account's events")
         return account
-      })
+      }
+    )
 
     /** Follows an account (see `follow`) for a caller already authorized. */
-    const followAccount = (account: Account, lastEventId: Option.Option<string>, receiver: Receiver<StreamItem>) =>
-      Effect.gen(function*() {
+    const followAccount = Effect.fnUntraced(
+      function*(account: Account, lastEventId: Option.Option<string>, receiver: Receiver<StreamItem>) {
         // Join (and so subscribe) before reading the log, so an event committed in between wakes the reader.
         const { entry, listener } = yield* join(account.id, receiver)
         const start = yield* replay(account.id, lastEventId, config.replayCap)
@@ -323,7 +327,8 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
           }
         }
         return subscription
-      })
+      }
+    )
 
     /**
      * Follows an account for a member, resuming after `lastEventId`, until

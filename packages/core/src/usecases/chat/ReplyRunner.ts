@@ -161,19 +161,23 @@ export const make = Effect.gen(function*() {
       reply.cancelled = true
       reply.fiber?.unsafeInterruptAsFork(FiberId.none)
     })
-    const receive = Effect.gen(function*() {
-      const history = yield* before
-      startNanos = yield* Clock.currentTimeNanos
-      yield* stream(history)
-      yield* finish(reply, "complete")
-      outcome = "ok"
-      yield* publish(reply.conversation, {
-        _tag: "Completed",
-        message_id: reply.message_id,
-        content: reply.content,
-        trace_id: reply.trace?.trace_id ?? null
-      })
-    })
+    // Without a generator: one made here would be a new generator function for every reply (docs/decisions.md, "Generator functions made once").
+    const receive = Effect.flatMap(before, (history) =>
+      Effect.flatMap(Clock.currentTimeNanos, (now) => {
+        startNanos = now
+        return stream(history).pipe(
+          Effect.zipRight(Effect.suspend(() => finish(reply, "complete"))),
+          Effect.zipRight(Effect.suspend(() => {
+            outcome = "ok"
+            return publish(reply.conversation, {
+              _tag: "Completed",
+              message_id: reply.message_id,
+              content: reply.content,
+              trace_id: reply.trace?.trace_id ?? null
+            })
+          }))
+        )
+      }))
     const listening = config.sharedStorage
       ? Effect.scoped(Effect.zipRight(cancelRequests, receive))
       : receive
@@ -233,20 +237,19 @@ export const make = Effect.gen(function*() {
    * it. Turns stored together resume in any order; whichever starts its
    * reply first, only the reply of the conversation's last turn runs on.
    */
-  const startReply = (reply: RunningReply, run: Effect.Effect<void>) =>
-    Effect.gen(function*() {
-      const later = running.get(reply.conversation)
-      if (later !== undefined && later.turn > reply.turn) {
-        // Superseded: the later turn stopped every earlier reply when it started.
-        admit(reply)
-        return yield* fork(reply, run)
-      }
-      const previous = admit(reply)
-      yield* fork(reply, run)
-      // The replies of earlier turns stop: the one in flight, and those queued behind it.
-      for (const waiting of queuedOf(reply.conversation)) if (waiting.turn < reply.turn) yield* stopAndAwait(waiting)
-      if (previous !== undefined) yield* stopAndAwait(previous)
-    })
+  const startReply = Effect.fnUntraced(function*(reply: RunningReply, run: Effect.Effect<void>) {
+    const later = running.get(reply.conversation)
+    if (later !== undefined && later.turn > reply.turn) {
+      // Superseded: the later turn stopped every earlier reply when it started.
+      admit(reply)
+      return yield* fork(reply, run)
+    }
+    const previous = admit(reply)
+    yield* fork(reply, run)
+    // The replies of earlier turns stop: the one in flight, and those queued behind it.
+    for (const waiting of queuedOf(reply.conversation)) if (waiting.turn < reply.turn) yield* stopAndAwait(waiting)
+    if (previous !== undefined) yield* stopAndAwait(previous)
+  })
 
   /**
    * Makes a reply the conversation's reply in flight, unless a later turn's
@@ -264,14 +267,13 @@ export const make = Effect.gen(function*() {
   }
 
   /** Forks a reply's fiber where nothing interrupts it (the fiber starts uninterruptible, see runReply). */
-  const fork = (reply: RunningReply, run: Effect.Effect<void>) =>
-    Effect.gen(function*() {
-      yield* leases.keepRenewing
-      yield* keepFlushing
-      reply.fiber = yield* Effect.uninterruptible(replies.run(run))
-      // A stop asked for before the fiber was there takes effect now.
-      if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
-    })
+  const fork = Effect.fnUntraced(function*(reply: RunningReply, run: Effect.Effect<void>) {
+    yield* leases.keepRenewing
+    yield* keepFlushing
+    reply.fiber = yield* Effect.uninterruptible(replies.run(run))
+    // A stop asked for before the fiber was there takes effect now.
+    if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
+  })
 
   /**
    * Queues the reply of a stored turn behind the replies `earlier`: its
@@ -300,6 +302,57 @@ export const make = Effect.gen(function*() {
     })
 
   /**
+   * A turn's writes, as a member of a group commit: its messages, the
+   * conversation's turn, and the history when the reply needs it.
+   */
+  const storeTurn = Effect.fnUntraced(function*(input: NewTurn, trace: TurnTraces.TurnTrace | undefined) {
+    const { message, reply } = yield* turnMessages(ids, input, trace?.trace_id ?? null)
+    // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
+    const turn = yield* conversations.startTurn({
+      conversation_id: input.conversation,
+      deployment_id: input.deployment.id,
+      owner_id: input.owner,
+      title: input.title,
+      message,
+      client_message_id: input.client_message_id,
+      reply,
+      lease: { owner: leases.owner, expires_at: yield* leases.end },
+      message_limit: config.messageLimit,
+      reject_if_streaming: input.concurrent_send === "reject"
+    })
+    // Refusals are answers, not failures: a failure would roll back the other turns of the group.
+    if (turn._tag !== "Started") return turn
+    // A conversation without a user turn yet has no history: no need to read it.
+    const history = turn.user_messages === 0 ? [] : yield* conversations.messages(input.conversation)
+    return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
+  })
+
+  /** Stores a turn and starts its reply (see `take`). */
+  const storeAndStart = Effect.fnUntraced(function*(input: NewTurn) {
+    // Decided here, in the request: while the server traces itself, the turn's trace is the request's.
+    const trace = yield* turnTraces.begin
+    const outcome = yield* grouped.run(storeTurn(input, trace))
+    switch (outcome._tag) {
+      case "NotOwner":
+      case "LimitReached":
+      case "ReplyInProgress":
+        return outcome
+      case "Repeated":
+        return { _tag: "Stored" as const, message: outcome.message }
+    }
+    const reply = yield* runningReply(input, outcome.reply.message_id, outcome.turn, trace)
+    const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
+    // The replies of earlier turns that were streaming when this turn was stored: a queued reply waits for them.
+    const earlier = history.flatMap((m) => m.role === "assistant" && m.status === "streaming" ? [m.message_id] : [])
+    if (input.concurrent_send === "queue" && earlier.length > 0) {
+      yield* enqueue(reply, input.deployment, earlier, outcome.message)
+    } else {
+      yield* startReply(reply, runReply(reply, input.deployment, Effect.succeed(history), outcome.message))
+    }
+    return { _tag: "Stored" as const, message: outcome.message }
+  })
+
+  /**
    * Stores a turn (in a transaction shared with the turns sent at the same
    * time) and starts its reply. Not to be interrupted: once stored, its
    * reply starts.
@@ -310,49 +363,7 @@ export const make = Effect.gen(function*() {
       const entry = starting.get(conversationId) ?? { turns: 0, cancelled: new Set<MessageId>() }
       entry.turns++
       starting.set(conversationId, entry)
-      return Effect.gen(function*() {
-        // Decided here, in the request: while the server traces itself, the turn's trace is the request's.
-        const trace = yield* turnTraces.begin
-        const outcome = yield* grouped.run(Effect.gen(function*() {
-          const { message, reply } = yield* turnMessages(ids, input, trace?.trace_id ?? null)
-          // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
-          const turn = yield* conversations.startTurn({
-            conversation_id: conversationId,
-            deployment_id: input.deployment.id,
-            owner_id: input.owner,
-            title: input.title,
-            message,
-            client_message_id: input.client_message_id,
-            reply,
-            lease: { owner: leases.owner, expires_at: yield* leases.end },
-            message_limit: config.messageLimit,
-            reject_if_streaming: input.concurrent_send === "reject"
-          })
-          // Refusals are answers, not failures: a failure would roll back the other turns of the group.
-          if (turn._tag !== "Started") return turn
-          // A conversation without a user turn yet has no history: no need to read it.
-          const history = turn.user_messages === 0 ? [] : yield* conversations.messages(conversationId)
-          return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
-        }))
-        switch (outcome._tag) {
-          case "NotOwner":
-          case "LimitReached":
-          case "ReplyInProgress":
-            return outcome
-          case "Repeated":
-            return { _tag: "Stored" as const, message: outcome.message }
-        }
-        const reply = yield* runningReply(input, outcome.reply.message_id, outcome.turn, trace)
-        const history = outcome.history.filter((m) => m.message_id !== outcome.reply.message_id && m.message_id !== outcome.message.message_id)
-        // The replies of earlier turns that were streaming when this turn was stored: a queued reply waits for them.
-        const earlier = history.flatMap((m) => m.role === "assistant" && m.status === "streaming" ? [m.message_id] : [])
-        if (input.concurrent_send === "queue" && earlier.length > 0) {
-          yield* enqueue(reply, input.deployment, earlier, outcome.message)
-        } else {
-          yield* startReply(reply, runReply(reply, input.deployment, Effect.succeed(history), outcome.message))
-        }
-        return { _tag: "Stored" as const, message: outcome.message }
-      }).pipe(Effect.ensuring(Effect.sync(() => {
+      return storeAndStart(input).pipe(Effect.ensuring(Effect.sync(() => {
         if (--entry.turns === 0) starting.delete(conversationId)
       })))
     })

@@ -177,8 +177,8 @@ export const make = (current: (message: Message, conversation: ConversationId) =
      * scope closes: the latest reply as the snapshot, from after
      * `lastEventId` when it names one, then each event as it is published.
      */
-    const open = (id: ConversationId, lastEventId: Option.Option<string>, receiver: Receiver<ReplyItem>) =>
-      Effect.gen(function*() {
+    const open = Effect.fnUntraced(
+      function*(id: ConversationId, lastEventId: Option.Option<string>, receiver: Receiver<ReplyItem>) {
         const streamScope: Scope.Scope = yield* Effect.scope
         /**
          * The bus's events in order, each as it is published; while the
@@ -230,7 +230,8 @@ export const make = (current: (message: Message, conversation: ConversationId) =
           if (receivers.delete(receiver)) Metrics.add(Metrics.replyStreamsOpen, -1)
         }))
         return unpaused
-      })
+      }
+    )
 
     return { open } as const
   })

@@ -43,34 +43,33 @@ export const make = Effect.gen(function*() {
    * was cancelled by the user, `error` when it failed, under the trace
    * `begin` gave it.
    */
-  const record = (
+  const record = Effect.fnUntraced(function*(
     deployment: DeploymentRecord,
     turn: Message,
     reply: { readonly owner: UserId; readonly content: string },
     startNanos: bigint,
     status: TraceStatus,
     trace: TurnTrace
-  ) =>
-    Effect.gen(function*() {
-      if (!tracing.enabled) return
-      const end = yield* Clock.currentTimeNanos
-      const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
-      pending.push(
-        Trusted.make(TraceRecord, {
-          publisher_id: deployment.publisher_id,
-          agent_name: deployment.agent_name,
-          account_id: deployment.account_id,
-          owner_id: Option.some(reply.owner),
-          trace_id: trace.trace_id,
-          name: "chat",
-          status,
-          latency_ms: latencyMs(startNanos, end),
-          input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
-          output: truncate(reply.content),
-          timestamp: timeOfNanos(startNanos)
-        })
-      )
-    })
+  ) {
+    if (!tracing.enabled) return
+    const end = yield* Clock.currentTimeNanos
+    const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
+    pending.push(
+      Trusted.make(TraceRecord, {
+        publisher_id: deployment.publisher_id,
+        agent_name: deployment.agent_name,
+        account_id: deployment.account_id,
+        owner_id: Option.some(reply.owner),
+        trace_id: trace.trace_id,
+        name: "chat",
+        status,
+        latency_ms: latencyMs(startNanos, end),
+        input: truncate(attachments === "" ? turn.content : `${turn.content} ${attachments}`.trim()),
+        output: truncate(reply.content),
+        timestamp: timeOfNanos(startNanos)
+      })
+    )
+  })
 
   /**
    * The trace of a turn that starts: while the server traces itself, the

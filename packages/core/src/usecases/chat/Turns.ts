@@ -64,8 +64,8 @@ export interface RunningReply {
  * now, the reply naming the turn's trace. Built of checked values (the
  * request's, the file store's, the clock's): not checked again.
  */
-export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTurn, traceId: string | null) =>
-  Effect.gen(function*() {
+export const turnMessages = Effect.fnUntraced(
+  function*(ids: Context.Tag.Service<IdGenerator>, input: NewTurn, traceId: string | null) {
     const now = yield* DateTime.now
     const message = Trusted.make(Message, {
       message_id: MessageId.make(`msg-${yield* ids.next}`),
@@ -85,7 +85,8 @@ export const turnMessages = (ids: Context.Tag.Service<IdGenerator>, input: NewTu
       trace_id: traceId
     })
     return { message, reply }
-  })
+  }
+)
 
 /** The state of a stored turn's reply as it starts in this process: nothing arrived, nothing stored, not stopped. */
 export const runningReply = (input: NewTurn, messageId: MessageId, turn: number, trace: TurnTrace | undefined) =>
