@@ -1,7 +1,8 @@
 /**
  * Generator functions made once (docs/decisions.md): the chat flow's
  * requests (a send to a new conversation, then its reply stream read to
- * `message.completed`) make no generator function of their own. A
+ * `message.completed`) and a member's reads make no generator function of
+ * their own. A
  * generator function called for the first time gets a map and a prototype
  * of its own in the old generation, which keep its closure (the request)
  * until a full collection. Each generator function's generators share its
@@ -34,8 +35,10 @@ const generatorsSeen = Effect.acquireRelease(
 )
 
 /** One flow message over plain fetch (no helper that makes generators of its own). */
-const flow = async (base: string, token: string, deployment: string) => {
-  const conversation = newConversationId()
+const flow = (base: string, token: string, deployment: string) => flowIn(base, token, deployment, newConversationId())
+
+/** A flow message in the given conversation; resolves with the reply's text. */
+const flowIn = async (base: string, token: string, deployment: string, conversation: string) => {
   const sent = await fetch(`${base}${conversationPath(deployment, conversation)}/messages`, {
     method: "POST",
     headers: { authorization: `Bearer ${token}`, "content-type": "application/json" },
@@ -80,6 +83,45 @@ describe.each(storages)("HTTP: generator functions made once, storage %s", (_, s
         // A generator function made per request adds one prototype a message, 30 at least; work done per flush adds a few at most.
         expect(seen.size - afterTen).toBeLessThan(10)
         expect(afterTen).toBeGreaterThan(0)
+      }))
+
+    it.scoped("a member's reads (history, conversations, the agent, /me, deployment history) make no generator function of their own", () =>
+      Effect.gen(function*() {
+        const team = yield* Seed.team
+        const deployment = yield* deployedAgent(team)
+        const base = `http://127.0.0.1:${yield* port}/api/v1`
+        const conversations = yield* Effect.promise(async () => {
+          const made: Array<string> = []
+          for (let i = 0; i < 3; i++) {
+            made.push(newConversationId())
+            await flowIn(base, team.tokens.member, deployment, made[i]!)
+          }
+          return made
+        })
+        const paths = [
+          ...conversations.map((id) => `${conversationPath(deployment, id)}/messages`),
+          `/deployments/${deployment}/chat/conversations`,
+          `/agents/${team.account}/helper`,
+          "/me",
+          `/agents/${team.account}/helper/deployment/history`
+        ]
+        const read = (rounds: number) =>
+          Effect.promise(async () => {
+            for (let round = 0; round < rounds; round++) {
+              for (const path of paths) {
+                const answer = await fetch(`${base}${path}`, { headers: { authorization: `Bearer ${team.tokens.member}` } })
+                expect(answer.status).toBe(200)
+                await answer.arrayBuffer()
+              }
+            }
+          })
+        yield* read(3)
+        const { seen } = yield* generatorsSeen
+        yield* read(5)
+        const afterFive = seen.size
+        yield* read(20)
+        // A generator function made per request adds one prototype a read, 140 at least.
+        expect(seen.size - afterFive).toBeLessThan(10)
       }))
   })
 })
