@@ -147,6 +147,11 @@ export const agentCardJson = (deployment: Deployment.Deployment, agentUrl: strin
   }
 }
 
+/** The path of a deployment's route. */
+interface DeploymentPath {
+  readonly deploymentId: Deployment.DeploymentId
+}
+
 /** The JSON-RPC route: the agent's URL in its card. */
 const rpcRoute = ApiRoutes.routeOf(A2aApi.A2aApi, "rpc")
 
@@ -222,60 +227,62 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
         bus.publish({ kind: "task", data: task })
         let reply: string | undefined
         let chunks = 0
-        const followed = await run(Effect.scoped(Effect.gen(function*() {
-          const done = yield* Deferred.make<void>()
-          yield* chat.follow(principal, deploymentId, conversation, Option.none(), {
-            push: (items) => {
-              for (const item of items) {
-                if (item._tag === "Heartbeat") continue
-                reply ??= item.message_id
-                if (item.message_id !== reply) continue
-                if (item._tag === "Delta") {
-                  bus.publish({
-                    kind: "artifactUpdate",
-                    data: {
-                      taskId: request.taskId,
-                      contextId: request.contextId,
-                      artifact: { artifactId: reply, name: "reply", description: "", parts: [textPart(item.delta)], metadata: undefined, extensions: [] },
-                      append: chunks++ > 0,
-                      lastChunk: false,
-                      metadata: undefined
-                    }
-                  })
-                } else if (item._tag === "Completed") {
-                  bus.publish({
-                    kind: "statusUpdate",
-                    data: {
-                      taskId: request.taskId,
-                      contextId: request.contextId,
-                      status: status(sdk.TaskState.TASK_STATE_COMPLETED, agentMessage(sdk, request.taskId, request.contextId, item.content)),
-                      metadata: undefined
-                    }
-                  })
-                  Deferred.unsafeDone(done, Exit.void)
-                } else {
-                  const cancelled = /cancel/i.test(item.error)
-                  bus.publish({
-                    kind: "statusUpdate",
-                    data: {
-                      taskId: request.taskId,
-                      contextId: request.contextId,
-                      status: status(
-                        cancelled ? sdk.TaskState.TASK_STATE_CANCELED : sdk.TaskState.TASK_STATE_FAILED,
-                        agentMessage(sdk, request.taskId, request.contextId, item.error)
-                      ),
-                      metadata: undefined
-                    }
-                  })
-                  Deferred.unsafeDone(done, Exit.void)
+        // Without a generator, which would be a new generator function for every task (docs/decisions.md,
+        // "Generator functions made once").
+        const followed = await run(Effect.scoped(Effect.flatMap(Deferred.make<void>(), (done) =>
+          Effect.zipRight(
+            chat.follow(principal, deploymentId, conversation, Option.none(), {
+              push: (items) => {
+                for (const item of items) {
+                  if (item._tag === "Heartbeat") continue
+                  reply ??= item.message_id
+                  if (item.message_id !== reply) continue
+                  if (item._tag === "Delta") {
+                    bus.publish({
+                      kind: "artifactUpdate",
+                      data: {
+                        taskId: request.taskId,
+                        contextId: request.contextId,
+                        artifact: { artifactId: reply, name: "reply", description: "", parts: [textPart(item.delta)], metadata: undefined, extensions: [] },
+                        append: chunks++ > 0,
+                        lastChunk: false,
+                        metadata: undefined
+                      }
+                    })
+                  } else if (item._tag === "Completed") {
+                    bus.publish({
+                      kind: "statusUpdate",
+                      data: {
+                        taskId: request.taskId,
+                        contextId: request.contextId,
+                        status: status(sdk.TaskState.TASK_STATE_COMPLETED, agentMessage(sdk, request.taskId, request.contextId, item.content)),
+                        metadata: undefined
+                      }
+                    })
+                    Deferred.unsafeDone(done, Exit.void)
+                  } else {
+                    const cancelled = /cancel/i.test(item.error)
+                    bus.publish({
+                      kind: "statusUpdate",
+                      data: {
+                        taskId: request.taskId,
+                        contextId: request.contextId,
+                        status: status(
+                          cancelled ? sdk.TaskState.TASK_STATE_CANCELED : sdk.TaskState.TASK_STATE_FAILED,
+                          agentMessage(sdk, request.taskId, request.contextId, item.error)
+                        ),
+                        metadata: undefined
+                      }
+                    })
+                    Deferred.unsafeDone(done, Exit.void)
+                  }
                 }
-              }
-              return true
-            },
-            end: () => Deferred.unsafeDone(done, Exit.void)
-          })
-          yield* Deferred.await(done)
-        })))
+                return true
+              },
+              end: () => Deferred.unsafeDone(done, Exit.void)
+            }),
+            Deferred.await(done)
+          ))))
         tasks.delete(request.taskId)
         if (Exit.isFailure(followed)) {
           bus.publish({
@@ -299,8 +306,8 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
      * records its end (within 5 s). `None`: the SDK answers (a task of this
      * process, which its executor cancels; an unknown or ended one).
      */
-    const cancelElsewhere = (sdk: Sdk, principal: Principal.Principal, deploymentId: Deployment.DeploymentId, request: unknown) =>
-      Effect.gen(function*() {
+    const cancelElsewhere = Effect.fnUntraced(
+      function*(sdk: Sdk, principal: Principal.Principal, deploymentId: Deployment.DeploymentId, request: unknown) {
         if (Option.isNone(durable) || typeof request !== "object" || request === null) return Option.none<string>()
         const { method, params } = request as { method?: unknown; params?: { id?: unknown } }
         const taskId = params?.id
@@ -317,7 +324,9 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           yield* Effect.sleep("50 millis")
         }
         return Option.none<string>()
-      }).pipe(Effect.orElseSucceed(() => Option.none<string>()))
+      },
+      Effect.orElseSucceed(() => Option.none<string>())
+    )
 
     /** One request handler per deployment (its tasks kept per caller), made at the first call. */
     const handlers_ = new Map<Deployment.DeploymentId, JsonRpcTransportHandler>()
@@ -334,50 +343,53 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
     const agentUrlOf = (request: HttpServerRequest.HttpServerRequest, deploymentId: Deployment.DeploymentId) =>
       ApiRoutes.link(PublicUrl.baseOf(request, options), rpcRoute, { deploymentId })
 
+    // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+    // "Generator functions made once").
+    const agentCard = Effect.fnUntraced(function*(path: DeploymentPath) {
+      const principal = yield* Principal.CurrentPrincipal
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const deployment = yield* handle(deployments.get(principal, path.deploymentId))
+      const { AgentCard } = yield* loadSdk
+      return AgentCard.toJSON(AgentCard.fromJSON(agentCardJson(deployment, agentUrlOf(request, path.deploymentId)))) as Record<string, unknown>
+    })
+    const rpc = Effect.fnUntraced(function*(path: DeploymentPath) {
+      const principal = yield* Principal.CurrentPrincipal
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const deployment = yield* handle(deployments.get(principal, path.deploymentId))
+      const body = yield* Effect.orElseSucceed(request.text, () => "")
+      const version = request.headers["a2a-version"]
+      // Negotiated above (versionRefusal): what reaches the SDK is a request for the one version spoken.
+      const loaded = yield* loadSdk
+      const context = new loaded.ServerCallContext({ user: new PrincipalUser(principal), requestedVersion: protocolVersion })
+      const parsed = yield* Effect.try({ try: () => JSON.parse(body) as unknown, catch: (error) => error }).pipe(Effect.either)
+      if (parsed._tag === "Left") return HttpServerResponse.unsafeJson(parseError(parsed.left))
+      const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
+      if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
+      const transport = transportFor(loaded, deployment, agentUrlOf(request, path.deploymentId))
+      const cancelled = yield* cancelElsewhere(loaded, principal, deployment.id, parsed.right)
+      if (Option.isSome(cancelled)) {
+        return HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: idOf(parsed.right), result: JSON.parse(cancelled.value) })
+      }
+      const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
+      if (Symbol.asyncIterator in answer) {
+        // A failure of the stream (a task that does not exist) is the stream's last event, as a JSON-RPC error.
+        const frames = Stream.fromAsyncIterable(answer, (error) => error).pipe(
+          Stream.catchAll((error) =>
+            Stream.make({ jsonrpc: "2.0", id: idOf(parsed.right), error: loaded.JsonRpcTransportHandler.mapToJSONRPCError(error) })
+          ),
+          Stream.map((response) => `data: ${JSON.stringify(response)}\n\n`),
+          Stream.encodeText
+        )
+        return HttpServerResponse.stream(frames, {
+          contentType: "text/event-stream",
+          headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
+        })
+      }
+      return HttpServerResponse.unsafeJson(answer)
+    })
+
     return handlers
-      .handle("agentCard", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const deployment = yield* handle(deployments.get(principal, path.deploymentId))
-          const { AgentCard } = yield* loadSdk
-          return AgentCard.toJSON(AgentCard.fromJSON(agentCardJson(deployment, agentUrlOf(request, path.deploymentId)))) as Record<string, unknown>
-        }))
-      .handle("rpc", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const deployment = yield* handle(deployments.get(principal, path.deploymentId))
-          const body = yield* Effect.orElseSucceed(request.text, () => "")
-          const version = request.headers["a2a-version"]
-          // Negotiated above (versionRefusal): what reaches the SDK is a request for the one version spoken.
-          const loaded = yield* loadSdk
-          const context = new loaded.ServerCallContext({ user: new PrincipalUser(principal), requestedVersion: protocolVersion })
-          const parsed = yield* Effect.try({ try: () => JSON.parse(body) as unknown, catch: (error) => error }).pipe(Effect.either)
-          if (parsed._tag === "Left") return HttpServerResponse.unsafeJson(parseError(parsed.left))
-          const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
-          if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
-          const transport = transportFor(loaded, deployment, agentUrlOf(request, path.deploymentId))
-          const cancelled = yield* cancelElsewhere(loaded, principal, deployment.id, parsed.right)
-          if (Option.isSome(cancelled)) {
-            return HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: idOf(parsed.right), result: JSON.parse(cancelled.value) })
-          }
-          const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
-          if (Symbol.asyncIterator in answer) {
-            // A failure of the stream (a task that does not exist) is the stream's last event, as a JSON-RPC error.
-            const frames = Stream.fromAsyncIterable(answer, (error) => error).pipe(
-              Stream.catchAll((error) =>
-                Stream.make({ jsonrpc: "2.0", id: idOf(parsed.right), error: loaded.JsonRpcTransportHandler.mapToJSONRPCError(error) })
-              ),
-              Stream.map((response) => `data: ${JSON.stringify(response)}\n\n`),
-              Stream.encodeText
-            )
-            return HttpServerResponse.stream(frames, {
-              contentType: "text/event-stream",
-              headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
-            })
-          }
-          return HttpServerResponse.unsafeJson(answer)
-        }))
+      .handle("agentCard", ({ path }) => agentCard(path))
+      .handle("rpc", ({ path }) => rpc(path))
   }))
 

@@ -1,8 +1,8 @@
 /**
  * Handlers of the account routes.
  */
-import { HostingApi } from "@hosting/api"
-import { Accounts, Events, Principal, Secrets } from "@hosting/core"
+import { type AccountsApi, HostingApi } from "@hosting/api"
+import { Accounts, Events, type Ids, Principal, Secrets } from "@hosting/core"
 import { Effect, Option, Redacted } from "effect"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as ApiApp from "./ApiApp.js"
@@ -15,6 +15,11 @@ import * as StreamLimits from "./StreamLimits.js"
 const acceptPage = (base: string, code: string) =>
   `${base.endsWith(HostingApi.basePath) ? base.slice(0, -HostingApi.basePath.length) : base}/invitations/${encodeURIComponent(code)}`
 
+/** The path of a route under one account. */
+interface AccountPath {
+  readonly account: Ids.AccountName
+}
+
 /** The account handlers; invitation links point at the public URL (PublicUrl.ts). */
 export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.group(HostingApi.HostingApi, "accounts", (handlers) =>
   Effect.gen(function*() {
@@ -22,21 +27,28 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.gr
     const events = yield* Events.Events
     const secrets = yield* Secrets.Secrets
     const base = Effect.map(HttpServerRequest.HttpServerRequest, (request) => PublicUrl.baseOf(request, options))
+    // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+    // "Generator functions made once").
+    const rename = Effect.fnUntraced(function*(path: AccountPath, payload: typeof AccountsApi.RenameRequest.Type) {
+      const principal = yield* Principal.CurrentPrincipal
+      const result = yield* handle(accounts.rename(principal, path.account, payload.name))
+      return {
+        message: result.previous === result.name
+          ? `Account ${result.name} keeps its name`
+          : `Account ${result.previous} renamed to ${result.name}`,
+        name: result.name
+      }
+    })
+    const invite = Effect.fnUntraced(function*(path: AccountPath, payload: typeof AccountsApi.InviteRequest.Type) {
+      const principal = yield* Principal.CurrentPrincipal
+      const made = yield* handle(accounts.invite(principal, path.account, payload))
+      return { ...made, url: acceptPage(yield* base, made.code) }
+    })
     return handlers
       .handle("me", () => Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.me(principal))))
       .handle("get", ({ path }) =>
         Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.get(principal, path.account))))
-      .handle("rename", ({ path, payload }) =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
-          const result = yield* handle(accounts.rename(principal, path.account, payload.name))
-          return {
-            message: result.previous === result.name
-              ? `Account ${result.name} keeps its name`
-              : `Account ${result.previous} renamed to ${result.name}`,
-            name: result.name
-          }
-        }))
+      .handle("rename", ({ path, payload }) => rename(path, payload))
       .handle("remove", ({ path }) =>
         Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.remove(principal, path.account))))
       .handle("create", ({ payload }) =>
@@ -57,12 +69,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions = {}) => ApiApp.gr
             user_id: removed.user_id
           }))
         ))
-      .handle("invite", ({ path, payload }) =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
-          const made = yield* handle(accounts.invite(principal, path.account, payload))
-          return { ...made, url: acceptPage(yield* base, made.code) }
-        }))
+      .handle("invite", ({ path, payload }) => invite(path, payload))
       .handle("invitations", ({ path }) =>
         Effect.flatMap(Principal.CurrentPrincipal, (principal) => handle(accounts.invitations(principal, path.account))).pipe(
           Effect.map((invitations) => ({ invitations }))

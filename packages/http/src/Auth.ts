@@ -62,18 +62,21 @@ const cookiePrincipal = <E>(
   session: string,
   onRefused: (reason: ApiErrors.Unauthorized | ApiErrors.Forbidden) => Effect.Effect<Option.Option<Principal.Principal>, E>
 ): Effect.Effect<Option.Option<Principal.Principal>, E | ApiErrors.InternalError> =>
-  Effect.gen(function*() {
-    const principal = yield* identity.authenticate(session).pipe(
+  // Without a generator, which would be a new generator function for every request with the cookie (docs/decisions.md,
+  // "Generator functions made once").
+  Effect.flatMap(
+    identity.authenticate(session).pipe(
       Effect.map(Option.some),
       Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none())),
       handle
-    )
-    if (Option.isNone(principal)) return yield* onRefused(sessionEnded)
-    if (!BrowserSession.isSafeMethod(request.method) && !(yield* BrowserSession.hasCsrf(request, session))) {
-      return yield* onRefused(BrowserSession.missingCsrf)
+    ),
+    (principal) => {
+      if (Option.isNone(principal)) return onRefused(sessionEnded)
+      if (BrowserSession.isSafeMethod(request.method)) return Effect.succeed(principal)
+      return Effect.flatMap(BrowserSession.hasCsrf(request, session), (valid) =>
+        valid ? Effect.succeed(principal) : onRefused(BrowserSession.missingCsrf))
     }
-    return principal
-  })
+  )
 
 /** The principal of a bearer token, as a handler's failure (401) when the token is refused. */
 const bearerPrincipal = (identity: Identity.Identity, token: string) => handle(identity.authenticate(token))

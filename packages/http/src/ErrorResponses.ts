@@ -82,28 +82,31 @@ const answerOf = <E, R = never>(
   cause: Cause.Cause<E>,
   routeNotFound?: Effect.Effect<HttpServerResponse.HttpServerResponse, never, R>
 ): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> =>
-  Effect.gen(function*() {
-    if (Cause.isInterruptedOnly(cause)) return yield* Effect.failCause(cause)
+  // Without a generator, which would be a new generator function for every failed request (docs/decisions.md,
+  // "Generator functions made once").
+  Effect.suspend((): Effect.Effect<HttpServerResponse.HttpServerResponse, E, R> => {
+    if (Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
     const error = Cause.squash(cause)
-    if (HttpServerResponse.isServerResponse(error)) return error
-    if (isApiError(error)) return apiErrorResponse(error)
+    if (HttpServerResponse.isServerResponse(error)) return Effect.succeed(error)
+    if (isApiError(error)) return Effect.succeed(apiErrorResponse(error))
     if (error instanceof HttpApiError.HttpApiDecodeError) {
-      return json(400, "invalid_request", decodeDetails(error))
+      return Effect.succeed(json(400, "invalid_request", decodeDetails(error)))
     }
     // No route takes multipart bodies, but the platform parses one sent to a JSON route.
     if (error instanceof Multipart.MultipartError) {
-      return error.reason === "Parse"
-        ? json(400, "invalid_request", "The request body is not valid multipart/form-data.")
-        : error.reason === "InternalError"
-        ? json(500, "internal_error", internalDetails)
-        : payloadTooLarge()
+      return Effect.succeed(
+        error.reason === "Parse"
+          ? json(400, "invalid_request", "The request body is not valid multipart/form-data.")
+          : error.reason === "InternalError"
+          ? json(500, "internal_error", internalDetails)
+          : payloadTooLarge()
+      )
     }
     if (HttpServerError.isServerError(error)) {
-      if (error._tag === "RouteNotFound" && routeNotFound !== undefined) return yield* routeNotFound
-      if (error._tag === "RequestError" && error.reason === "Decode") return bodyDecodeResponse(error.cause)
+      if (error._tag === "RouteNotFound" && routeNotFound !== undefined) return routeNotFound
+      if (error._tag === "RequestError" && error.reason === "Decode") return Effect.succeed(bodyDecodeResponse(error.cause))
     }
-    yield* Effect.logError("request failed", cause)
-    return json(500, "internal_error", internalDetails)
+    return Effect.zipRight(Effect.logError("request failed", cause), Effect.sync(() => json(500, "internal_error", internalDetails)))
   })
 
 /** The answer for any failure or defect of a request; interruptions stay interruptions. */

@@ -5,7 +5,7 @@
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { FilesApi, HostingApi } from "@hosting/api"
-import { Errors, File, Files, Principal } from "@hosting/core"
+import { type Deployment, Errors, File, Files, Principal } from "@hosting/core"
 import { Effect, Option, Stream } from "effect"
 import * as ApiApp from "./ApiApp.js"
 import * as ApiRoutes from "./ApiRoutes.js"
@@ -44,6 +44,16 @@ export const parseRange = (header: string | undefined, size: number) => {
   return { start, end }
 }
 
+/** The path of a route under one deployment. */
+interface DeploymentPath {
+  readonly deploymentId: Deployment.DeploymentId
+}
+
+/** The path of a route of one file of a deployment. */
+interface FilePath extends DeploymentPath {
+  readonly fileKey: string
+}
+
 /** The upload route, the `upload_url` of a store without presigned uploads. */
 const upload = ApiRoutes.routeOf(FilesApi.FilesApi, "upload")
 
@@ -52,28 +62,60 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
   Effect.gen(function*() {
     const files = yield* Files.Files
     const caller = Principal.CurrentPrincipal
+    // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+    // "Generator functions made once").
+    const reserve = Effect.fnUntraced(function*(path: DeploymentPath, payload: typeof FilesApi.ReserveRequest.Type) {
+      const principal = yield* caller
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const reserved = yield* handle(files.reserve(principal, path.deploymentId, payload))
+      const upload_url = Option.getOrElse(
+        reserved.presigned_url,
+        () => ApiRoutes.link(PublicUrl.baseOf(request, options), upload, { deploymentId: path.deploymentId, fileKey: reserved.file.key })
+      )
+      return { ...view(reserved.file), upload_url, expires_at: reserved.expires_at }
+    })
+    const receive = Effect.fnUntraced(function*(path: FilePath) {
+      const principal = yield* caller
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const body = request.stream.pipe(
+        Stream.mapError(() => new Errors.InvalidRequest({ details: "The upload was interrupted before it ended." }))
+      )
+      const stored = yield* handle(files.upload(principal, path.deploymentId, path.fileKey, body))
+      return { key: path.fileKey, size: stored.size, status: "pending" as const }
+    })
+    const download = Effect.fnUntraced(function*(path: FilePath) {
+      const principal = yield* caller
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const found = yield* handle(files.download(principal, path.deploymentId, path.fileKey))
+      const headers = { "cache-control": "private, no-store", "x-content-type-options": "nosniff" }
+      if (Option.isSome(found.redirect)) {
+        return HttpServerResponse.empty({ status: 302, headers: { ...headers, location: found.redirect.value } })
+      }
+      const size = found.file.size
+      const range = parseRange(request.headers["range"], size)
+      if (range === "unsatisfiable") {
+        return HttpServerResponse.unsafeJson(
+          { error: "range_not_satisfiable", details: `The file has ${size} bytes.` },
+          { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } }
+        )
+      }
+      const part = range === "all" ? undefined : range
+      const bytes = yield* handle(files.read(found.file, part))
+      return HttpServerResponse.stream(bytes, {
+        status: part ? 206 : 200,
+        contentType: found.file.content_type,
+        contentLength: part ? part.end - part.start + 1 : size,
+        headers: {
+          ...headers,
+          "accept-ranges": "bytes",
+          "content-disposition": found.disposition,
+          ...(part ? { "content-range": `bytes ${part.start}-${part.end}/${size}` } : {})
+        }
+      })
+    })
     return handlers
-      .handle("reserve", ({ path, payload }) =>
-        Effect.gen(function*() {
-          const principal = yield* caller
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const reserved = yield* handle(files.reserve(principal, path.deploymentId, payload))
-          const upload_url = Option.getOrElse(
-            reserved.presigned_url,
-            () => ApiRoutes.link(PublicUrl.baseOf(request, options), upload, { deploymentId: path.deploymentId, fileKey: reserved.file.key })
-          )
-          return { ...view(reserved.file), upload_url, expires_at: reserved.expires_at }
-        }))
-      .handle("upload", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* caller
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const body = request.stream.pipe(
-            Stream.mapError(() => new Errors.InvalidRequest({ details: "The upload was interrupted before it ended." }))
-          )
-          const stored = yield* handle(files.upload(principal, path.deploymentId, path.fileKey, body))
-          return { key: path.fileKey, size: stored.size, status: "pending" as const }
-        }))
+      .handle("reserve", ({ path, payload }) => reserve(path, payload))
+      .handle("upload", ({ path }) => receive(path))
       .handle("complete", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(files.complete(p, path.deploymentId, path.key))).pipe(
           Effect.map((f) => ({ key: f.key, status: "ready" as const, size: f.size }))
@@ -82,37 +124,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
         Effect.flatMap(caller, (p) => handle(files.list(p, path.deploymentId))).pipe(
           Effect.map((list) => ({ files: list.map(view) }))
         ))
-      .handle("download", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* caller
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const found = yield* handle(files.download(principal, path.deploymentId, path.fileKey))
-          const headers = { "cache-control": "private, no-store", "x-content-type-options": "nosniff" }
-          if (Option.isSome(found.redirect)) {
-            return HttpServerResponse.empty({ status: 302, headers: { ...headers, location: found.redirect.value } })
-          }
-          const size = found.file.size
-          const range = parseRange(request.headers["range"], size)
-          if (range === "unsatisfiable") {
-            return HttpServerResponse.unsafeJson(
-              { error: "range_not_satisfiable", details: `The file has ${size} bytes.` },
-              { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } }
-            )
-          }
-          const part = range === "all" ? undefined : range
-          const bytes = yield* handle(files.read(found.file, part))
-          return HttpServerResponse.stream(bytes, {
-            status: part ? 206 : 200,
-            contentType: found.file.content_type,
-            contentLength: part ? part.end - part.start + 1 : size,
-            headers: {
-              ...headers,
-              "accept-ranges": "bytes",
-              "content-disposition": found.disposition,
-              ...(part ? { "content-range": `bytes ${part.start}-${part.end}/${size}` } : {})
-            }
-          })
-        }))
+      .handle("download", ({ path }) => download(path))
   }))
 
 /** The files routes with links under the listening address (no public URL, no trusted proxy). */

@@ -37,6 +37,11 @@ const noStream = (what: string) =>
     { status: 405, headers: { allow: "POST" } }
   )
 
+/** The path of a deployment's route. */
+interface DeploymentPath {
+  readonly deploymentId: Deployment.DeploymentId
+}
+
 /** The request body as text, for the SDK to parse (malformed JSON is the protocol's parse error). */
 const bodyText = Effect.flatMap(HttpServerRequest.HttpServerRequest, (request) => Effect.orElseSucceed(request.text, () => ""))
 
@@ -53,38 +58,41 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
       agentCard: ApiRoutes.link(base, routes.agentCard, { deploymentId: id })
     })
 
+    // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+    // "Generator functions made once").
+    const serveDeployment = Effect.fnUntraced(function*(path: DeploymentPath) {
+      const principal = yield* Principal.CurrentPrincipal
+      const deployment = yield* handle(deployments.get(principal, path.deploymentId))
+      const body = yield* bodyText
+      const sdk = yield* McpSdk.load
+      return yield* McpSdk.serve(sdk, deploymentServer(sdk, { deployment, principal, chat, runtime }), body)
+      // A call follows a reply for as long as it streams: it holds one of the caller's streams, as the reply stream does.
+    }, StreamLimits.guard)
+    const deploymentStream = Effect.fnUntraced(function*(path: DeploymentPath) {
+      const principal = yield* Principal.CurrentPrincipal
+      yield* handle(deployments.get(principal, path.deploymentId))
+      return noStream(`The deployment ${path.deploymentId}`)
+    })
+    const catalog = Effect.gen(function*() {
+      const principal = yield* Principal.CurrentPrincipal
+      const request = yield* HttpServerRequest.HttpServerRequest
+      const base = PublicUrl.baseOf(request, options)
+      const body = yield* bodyText
+      const sdk = yield* McpSdk.load
+      const server = catalogServer(sdk, {
+        principal,
+        deployments,
+        runtime,
+        urls: urlsOf(base),
+        linked: (deployment) => DeploymentsHttp.withLinks(deployment, base),
+        template: ApiRoutes.link(base, routes.record, { deploymentId: "{deploymentId}" }).replace("%7BdeploymentId%7D", "{deploymentId}")
+      })
+      return yield* McpSdk.serve(sdk, server, body)
+    })
+
     return handlers
-      .handle("deployment", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
-          const deployment = yield* handle(deployments.get(principal, path.deploymentId))
-          const body = yield* bodyText
-          const sdk = yield* McpSdk.load
-          return yield* McpSdk.serve(sdk, deploymentServer(sdk, { deployment, principal, chat, runtime }), body)
-          // A call follows a reply for as long as it streams: it holds one of the caller's streams, as the reply stream does.
-        }).pipe(StreamLimits.guard))
-      .handle("deploymentStream", ({ path }) =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
-          yield* handle(deployments.get(principal, path.deploymentId))
-          return noStream(`The deployment ${path.deploymentId}`)
-        }))
-      .handle("catalog", () =>
-        Effect.gen(function*() {
-          const principal = yield* Principal.CurrentPrincipal
-          const request = yield* HttpServerRequest.HttpServerRequest
-          const base = PublicUrl.baseOf(request, options)
-          const body = yield* bodyText
-          const sdk = yield* McpSdk.load
-          const server = catalogServer(sdk, {
-            principal,
-            deployments,
-            runtime,
-            urls: urlsOf(base),
-            linked: (deployment) => DeploymentsHttp.withLinks(deployment, base),
-            template: ApiRoutes.link(base, routes.record, { deploymentId: "{deploymentId}" }).replace("%7BdeploymentId%7D", "{deploymentId}")
-          })
-          return yield* McpSdk.serve(sdk, server, body)
-        }))
+      .handle("deployment", ({ path }) => serveDeployment(path))
+      .handle("deploymentStream", ({ path }) => deploymentStream(path))
+      .handle("catalog", () => catalog)
       .handle("catalogStream", () => Effect.succeed(noStream("The catalog")))
   }))

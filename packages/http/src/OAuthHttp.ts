@@ -101,17 +101,61 @@ export const layer = (options: OAuthHttpOptions = {}) =>
         )
       })
 
+      // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+      // "Generator functions made once").
+      const deviceCode = Effect.fnUntraced(function*(payload: typeof OAuthApi.DeviceCodeRequest.Type) {
+        const started = yield* handle(auth.start(payload.client_id, payload.scope ?? ""))
+        const page = ApiRoutes.link(yield* base, devicePage)
+        return {
+          ...started,
+          verification_uri: page,
+          verification_uri_complete: `${page}?user_code=${encodeURIComponent(started.user_code)}`
+        }
+      })
+      const approvalPage = Effect.fnUntraced(function*(urlParams: { readonly user_code?: string | undefined }) {
+        const typed = urlParams.user_code ?? ""
+        const signedIn = yield* handle(session)
+        if (Option.isNone(signedIn)) return signInForm(typed, options.singleSignOn === true)
+        const view = typed === "" ? Option.none() : yield* handle(auth.describe(typed))
+        return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.token, view, typed)
+      })
+      const deviceSession = Effect.fnUntraced(function*(payload: typeof OAuthApi.SessionRequest.Type) {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (!BrowserSession.sameOrigin(request, options)) return crossOrigin()
+        const typed = payload.user_code ?? ""
+        const signedIn = yield* auth.signIn(payload.token).pipe(
+          Effect.map(Option.some),
+          Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none()))
+        )
+        if (Option.isNone(signedIn)) return signInForm(typed, options.singleSignOn === true, "That access token is not valid or has expired.")
+        const cookie = BrowserSession.setCookie(signedIn.value.session, signedIn.value.expires_in, (yield* base).startsWith("https:"))
+        const view = typed === "" ? Option.none() : yield* auth.describe(typed)
+        return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.session, view, typed, { "set-cookie": cookie })
+      }, handle)
+      const deviceDecision = Effect.fnUntraced(function*(payload: typeof OAuthApi.DecisionRequest.Type) {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        if (!BrowserSession.sameOrigin(request, options)) return crossOrigin()
+        const signedIn = yield* session
+        if (Option.isNone(signedIn)) return signInForm(payload.user_code, options.singleSignOn === true, "Your sign-in has ended; sign in again.")
+        const expected = yield* BrowserSession.csrfOf(signedIn.value.token)
+        if (!Identity.constantTimeEqual(expected, payload.csrf)) {
+          return page("Request refused", "<p class=\"error\">The form has expired; reload the page and try again.</p>", 403)
+        }
+        const decided = yield* Effect.either(auth.decide(signedIn.value.principal, signedIn.value.token, payload.user_code, payload.decision))
+        if (Either.isLeft(decided)) {
+          if (decided.left._tag !== "InvalidRequest") return yield* Effect.fail(decided.left)
+          return page("Approve a device", `<p class="error" role="alert">${escapeHtml(decided.left.details)}</p>`, 400)
+        }
+        return page(
+          decided.right.state === "approved" ? "Device approved" : "Device denied",
+          decided.right.state === "approved"
+            ? "<p>The client is signed in. You can close this page and go back to your terminal.</p>"
+            : "<p>The login was denied; the client will not get access.</p>"
+        )
+      }, handle)
+
       return handlers
-        .handle("deviceCode", ({ payload }) =>
-          Effect.gen(function*() {
-            const started = yield* handle(auth.start(payload.client_id, payload.scope ?? ""))
-            const page = ApiRoutes.link(yield* base, devicePage)
-            return {
-              ...started,
-              verification_uri: page,
-              verification_uri_complete: `${page}?user_code=${encodeURIComponent(started.user_code)}`
-            }
-          }))
+        .handle("deviceCode", ({ payload }) => deviceCode(payload))
         .handle("token", ({ payload }) =>
           handle(auth.poll(payload.grant_type, payload.device_code)).pipe(
             // RFC 6749 5.1: token answers are never cached.
@@ -119,50 +163,9 @@ export const layer = (options: OAuthHttpOptions = {}) =>
           ))
         .handle("revoke", ({ payload }) => handle(auth.revoke(payload.token)).pipe(Effect.as({})))
         .handle("metadata", () => Effect.map(base, metadataOf))
-        .handle("devicePage", ({ urlParams }) =>
-          Effect.gen(function*() {
-            const typed = urlParams.user_code ?? ""
-            const signedIn = yield* handle(session)
-            if (Option.isNone(signedIn)) return signInForm(typed, options.singleSignOn === true)
-            const view = typed === "" ? Option.none() : yield* handle(auth.describe(typed))
-            return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.token, view, typed)
-          }))
-        .handle("deviceSession", ({ payload }) =>
-          handle(Effect.gen(function*() {
-            const request = yield* HttpServerRequest.HttpServerRequest
-            if (!BrowserSession.sameOrigin(request, options)) return crossOrigin()
-            const typed = payload.user_code ?? ""
-            const signedIn = yield* auth.signIn(payload.token).pipe(
-              Effect.map(Option.some),
-              Effect.catchTag("Unauthenticated", () => Effect.succeed(Option.none()))
-            )
-            if (Option.isNone(signedIn)) return signInForm(typed, options.singleSignOn === true, "That access token is not valid or has expired.")
-            const cookie = BrowserSession.setCookie(signedIn.value.session, signedIn.value.expires_in, (yield* base).startsWith("https:"))
-            const view = typed === "" ? Option.none() : yield* auth.describe(typed)
-            return yield* approvalForm(signedIn.value.principal.user.name, signedIn.value.session, view, typed, { "set-cookie": cookie })
-          })))
-        .handle("deviceDecision", ({ payload }) =>
-          handle(Effect.gen(function*() {
-            const request = yield* HttpServerRequest.HttpServerRequest
-            if (!BrowserSession.sameOrigin(request, options)) return crossOrigin()
-            const signedIn = yield* session
-            if (Option.isNone(signedIn)) return signInForm(payload.user_code, options.singleSignOn === true, "Your sign-in has ended; sign in again.")
-            const expected = yield* BrowserSession.csrfOf(signedIn.value.token)
-            if (!Identity.constantTimeEqual(expected, payload.csrf)) {
-              return page("Request refused", "<p class=\"error\">The form has expired; reload the page and try again.</p>", 403)
-            }
-            const decided = yield* Effect.either(auth.decide(signedIn.value.principal, signedIn.value.token, payload.user_code, payload.decision))
-            if (Either.isLeft(decided)) {
-              if (decided.left._tag !== "InvalidRequest") return yield* Effect.fail(decided.left)
-              return page("Approve a device", `<p class="error" role="alert">${escapeHtml(decided.left.details)}</p>`, 400)
-            }
-            return page(
-              decided.right.state === "approved" ? "Device approved" : "Device denied",
-              decided.right.state === "approved"
-                ? "<p>The client is signed in. You can close this page and go back to your terminal.</p>"
-                : "<p>The login was denied; the client will not get access.</p>"
-            )
-          })))
+        .handle("devicePage", ({ urlParams }) => approvalPage(urlParams))
+        .handle("deviceSession", ({ payload }) => deviceSession(payload))
+        .handle("deviceDecision", ({ payload }) => deviceDecision(payload))
     }))
 
 /** RFC 8414 metadata of the server at a base URL. */

@@ -15,7 +15,7 @@
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { ApiErrors, HostingApi } from "@hosting/api"
+import { ApiErrors, HostingApi, type SignOnApi } from "@hosting/api"
 import { Setup, SingleSignOn } from "@hosting/core"
 import { Effect, Option, Redacted } from "effect"
 import * as client from "openid-client"
@@ -125,100 +125,103 @@ export const layer = (options: SignOnHttpOptions = {}) =>
 
       const callbackUrl = Effect.map(base, (b) => `${b}/oidc/callback`)
 
+      // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+      // "Generator functions made once").
+      const methods = Effect.gen(function*() {
+        return {
+          token: true,
+          device: true,
+          setup: yield* handle(setup.open),
+          oidc: oidc === undefined ? null : { issuer: oidc.issuer, login_url: `${yield* base}/oidc/login` }
+        }
+      })
+      const login = Effect.fnUntraced(function*(urlParams: typeof SignOnApi.LoginParams.Type) {
+        if (oidc === undefined) return yield* Effect.fail(notConfigured)
+        const config = yield* configuration(oidc).pipe(
+          Effect.tapError((cause) => Effect.logError("single sign-on: the provider's discovery failed", cause)),
+          Effect.orElseFail(() =>
+            new ApiErrors.ServiceUnavailable({
+              error: "sso_unavailable",
+              details: "The single sign-on provider cannot be reached; try again shortly, or sign in with a token."
+            })
+          ),
+          Effect.orDie
+        )
+        const flow: Flow = {
+          state: client.randomState(),
+          nonce: client.randomNonce(),
+          verifier: client.randomPKCECodeVerifier(),
+          next: safeNext(urlParams.next)
+        }
+        const challenge = yield* Effect.promise(() => client.calculatePKCECodeChallenge(flow.verifier))
+        const target = client.buildAuthorizationUrl(config, {
+          redirect_uri: yield* callbackUrl,
+          scope: oidc.scope ?? "openid email profile",
+          code_challenge: challenge,
+          code_challenge_method: "S256",
+          state: flow.state,
+          nonce: flow.nonce
+        })
+        const secure = (yield* base).startsWith("https:")
+        return HttpServerResponse.redirect(target.href, {
+          status: 302,
+          headers: { "set-cookie": flowCookieValue(encodeFlow(flow), flowSeconds, secure), "cache-control": "no-store" }
+        })
+      })
+      const callback = Effect.fnUntraced(function*(urlParams: typeof SignOnApi.CallbackParams.Type) {
+        if (oidc === undefined) return yield* Effect.fail(notConfigured)
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const secure = (yield* base).startsWith("https:")
+        if (urlParams.error !== undefined) {
+          return failedPage(`The provider refused the sign-in: ${urlParams.error_description ?? urlParams.error}.`, secure)
+        }
+        const flow = flowOf(request)
+        if (flow === undefined) {
+          return failedPage("This sign-in was not started here, or took longer than ten minutes; start it again.", secure)
+        }
+        const query = new URL(request.url, "http://callback").search
+        const current = new URL(`${yield* callbackUrl}${query}`)
+        const claims = yield* Effect.flatMap(configuration(oidc), (config) =>
+          Effect.tryPromise(() =>
+            client.authorizationCodeGrant(config, current, {
+              pkceCodeVerifier: flow.verifier,
+              expectedState: flow.state,
+              expectedNonce: flow.nonce,
+              idTokenExpected: true
+            })
+          )).pipe(
+            Effect.map((tokens) => Option.fromNullable(tokens.claims())),
+            Effect.tapError((cause) => Effect.logWarning("single sign-on: the code exchange failed", cause)),
+            Effect.option,
+            Effect.map(Option.flatten)
+          )
+        if (Option.isNone(claims)) {
+          return failedPage("The provider's answer could not be verified; start the sign-in again.", secure)
+        }
+        const c = claims.value
+        const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined)
+        // The session was just made: it authenticates, or storage failed.
+        const signedIn = yield* handle(sso.signIn({
+          issuer: c.iss,
+          subject: c.sub,
+          email: text(c["email"]),
+          name: text(c["name"]),
+          preferred_username: text(c["preferred_username"])
+        }).pipe(Effect.catchTag("Unauthenticated", Effect.die)))
+        const next = escapeHtml(flow.next)
+        return page(
+          "Signed in",
+          `<p>Signed in as ${escapeHtml(signedIn.principal.user.name)} (${escapeHtml(signedIn.principal.user.id)}).</p>` +
+            `<p><a href="${next}">Continue</a></p>`,
+          200,
+          // The flow's cookie is left to expire: its state matches no later answer, and its code is spent.
+          { "set-cookie": BrowserSession.setCookie(signedIn.session, signedIn.expires_in, secure) },
+          `<meta http-equiv="refresh" content="0;url=${next}">`
+        )
+      })
+
       return handlers
-        .handle("methods", () =>
-          Effect.gen(function*() {
-            return {
-              token: true,
-              device: true,
-              setup: yield* handle(setup.open),
-              oidc: oidc === undefined ? null : { issuer: oidc.issuer, login_url: `${yield* base}/oidc/login` }
-            }
-          }))
-        .handle("login", ({ urlParams }) =>
-          Effect.gen(function*() {
-            if (oidc === undefined) return yield* Effect.fail(notConfigured)
-            const config = yield* configuration(oidc).pipe(
-              Effect.tapError((cause) => Effect.logError("single sign-on: the provider's discovery failed", cause)),
-              Effect.orElseFail(() =>
-                new ApiErrors.ServiceUnavailable({
-                  error: "sso_unavailable",
-                  details: "The single sign-on provider cannot be reached; try again shortly, or sign in with a token."
-                })
-              ),
-              Effect.orDie
-            )
-            const flow: Flow = {
-              state: client.randomState(),
-              nonce: client.randomNonce(),
-              verifier: client.randomPKCECodeVerifier(),
-              next: safeNext(urlParams.next)
-            }
-            const challenge = yield* Effect.promise(() => client.calculatePKCECodeChallenge(flow.verifier))
-            const target = client.buildAuthorizationUrl(config, {
-              redirect_uri: yield* callbackUrl,
-              scope: oidc.scope ?? "openid email profile",
-              code_challenge: challenge,
-              code_challenge_method: "S256",
-              state: flow.state,
-              nonce: flow.nonce
-            })
-            const secure = (yield* base).startsWith("https:")
-            return HttpServerResponse.redirect(target.href, {
-              status: 302,
-              headers: { "set-cookie": flowCookieValue(encodeFlow(flow), flowSeconds, secure), "cache-control": "no-store" }
-            })
-          }))
-        .handle("callback", ({ urlParams }) =>
-          Effect.gen(function*() {
-            if (oidc === undefined) return yield* Effect.fail(notConfigured)
-            const request = yield* HttpServerRequest.HttpServerRequest
-            const secure = (yield* base).startsWith("https:")
-            if (urlParams.error !== undefined) {
-              return failedPage(`The provider refused the sign-in: ${urlParams.error_description ?? urlParams.error}.`, secure)
-            }
-            const flow = flowOf(request)
-            if (flow === undefined) {
-              return failedPage("This sign-in was not started here, or took longer than ten minutes; start it again.", secure)
-            }
-            const query = new URL(request.url, "http://callback").search
-            const current = new URL(`${yield* callbackUrl}${query}`)
-            const claims = yield* Effect.flatMap(configuration(oidc), (config) =>
-              Effect.tryPromise(() =>
-                client.authorizationCodeGrant(config, current, {
-                  pkceCodeVerifier: flow.verifier,
-                  expectedState: flow.state,
-                  expectedNonce: flow.nonce,
-                  idTokenExpected: true
-                })
-              )).pipe(
-                Effect.map((tokens) => Option.fromNullable(tokens.claims())),
-                Effect.tapError((cause) => Effect.logWarning("single sign-on: the code exchange failed", cause)),
-                Effect.option,
-                Effect.map(Option.flatten)
-              )
-            if (Option.isNone(claims)) {
-              return failedPage("The provider's answer could not be verified; start the sign-in again.", secure)
-            }
-            const c = claims.value
-            const text = (value: unknown) => (typeof value === "string" && value !== "" ? value : undefined)
-            // The session was just made: it authenticates, or storage failed.
-            const signedIn = yield* handle(sso.signIn({
-              issuer: c.iss,
-              subject: c.sub,
-              email: text(c["email"]),
-              name: text(c["name"]),
-              preferred_username: text(c["preferred_username"])
-            }).pipe(Effect.catchTag("Unauthenticated", Effect.die)))
-            const next = escapeHtml(flow.next)
-            return page(
-              "Signed in",
-              `<p>Signed in as ${escapeHtml(signedIn.principal.user.name)} (${escapeHtml(signedIn.principal.user.id)}).</p>` +
-                `<p><a href="${next}">Continue</a></p>`,
-              200,
-              // The flow's cookie is left to expire: its state matches no later answer, and its code is spent.
-              { "set-cookie": BrowserSession.setCookie(signedIn.session, signedIn.expires_in, secure) },
-              `<meta http-equiv="refresh" content="0;url=${next}">`
-            )
-          }))
+        .handle("methods", () => methods)
+        .handle("login", ({ urlParams }) => login(urlParams))
+        .handle("callback", ({ urlParams }) => callback(urlParams))
     }))

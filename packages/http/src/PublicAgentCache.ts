@@ -76,15 +76,14 @@ export const make = Effect.gen(function*() {
 
   const subscribing = new Set<Ids.AccountId>()
   /** Follows an account's wake-ups for the life of the server: subscribed before it counts as followed. */
-  const follow = (account: Ids.AccountId) =>
-    Effect.gen(function*() {
-      if (subscribing.has(account) || followed.has(account)) return
-      subscribing.add(account)
-      const wakeups = yield* Scope.extend(bus.subscribe(account), scope)
-      yield* wakeups.take.pipe(Effect.tap(() => Effect.sync(() => dropAccount(account))), Effect.forever, Effect.forkIn(scope))
-      followed.add(account)
-      subscribing.delete(account)
-    })
+  const follow = Effect.fnUntraced(function*(account: Ids.AccountId) {
+    if (subscribing.has(account) || followed.has(account)) return
+    subscribing.add(account)
+    const wakeups = yield* Scope.extend(bus.subscribe(account), scope)
+    yield* wakeups.take.pipe(Effect.tap(() => Effect.sync(() => dropAccount(account))), Effect.forever, Effect.forkIn(scope))
+    followed.add(account)
+    subscribing.delete(account)
+  })
 
   const answerOf = (body: Uint8Array, etag: string) =>
     HttpServerResponse.uint8Array(body, { contentType: "application/json", headers: headersOf(etag) })
@@ -93,32 +92,31 @@ export const make = Effect.gen(function*() {
     matches(ifNoneMatch, etag) ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) }) : answer
 
   /** Reads the agent and keeps its answer, when what it read may be kept. */
-  const readAndKeep = (
+  const readAndKeep = Effect.fnUntraced(function*(
     principal: Option.Option<Principal.Principal>,
     account: Ids.AccountName,
     name: Ids.AgentName,
     key: string,
     member: boolean,
     ifNoneMatch: string | undefined
-  ) =>
-    Effect.gen(function*() {
-      const before = generation
-      const { account_id, agent } = yield* catalog.view(principal, account, name)
-      const text = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
-      const etag = etagOf(text)
-      const answer = answerOf(utf8.encode(text), etag)
-      if (followed.has(account_id)) {
-        // Kept only if nothing changed while it was read, under the view it is.
-        if (generation === before && memberById(principal, account_id) === member) {
-          if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
-          entries.set(key, { answer, etag, account: account_id })
-        }
-      } else if (followed.size + subscribing.size < maxAccounts) {
-        // The first read of an account subscribes; later reads keep what they read.
-        yield* follow(account_id)
+  ) {
+    const before = generation
+    const { account_id, agent } = yield* catalog.view(principal, account, name)
+    const text = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
+    const etag = etagOf(text)
+    const answer = answerOf(utf8.encode(text), etag)
+    if (followed.has(account_id)) {
+      // Kept only if nothing changed while it was read, under the view it is.
+      if (generation === before && memberById(principal, account_id) === member) {
+        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
+        entries.set(key, { answer, etag, account: account_id })
       }
-      return respond(answer, etag, ifNoneMatch)
-    })
+    } else if (followed.size + subscribing.size < maxAccounts) {
+      // The first read of an account subscribes; later reads keep what they read.
+      yield* follow(account_id)
+    }
+    return respond(answer, etag, ifNoneMatch)
+  })
 
   /** The agent as the caller may see it, from what is kept when it can be (then with no step of its own). */
   const read = (

@@ -40,39 +40,42 @@ export const layer = (options: SessionHttpOptions = {}) =>
       const secure = Effect.map(HttpServerRequest.HttpServerRequest, (request) =>
         PublicUrl.baseOf(request, options).startsWith("https:"))
 
+      // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+      // "Generator functions made once").
+      const signIn = Effect.fnUntraced(function*(payload: typeof SessionApi.SignInRequest.Type) {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        // Login CSRF: another site must not sign a visitor in as someone else.
+        if (!BrowserSession.sameOrigin(request, options)) return yield* Effect.fail(crossOrigin)
+        const signedIn = yield* handle(auth.signIn(payload.token))
+        const body = yield* view(signedIn.principal, signedIn.session, signedIn.expires_in)
+        return HttpServerResponse.unsafeJson(body, {
+          headers: {
+            "set-cookie": BrowserSession.setCookie(signedIn.session, signedIn.expires_in, yield* secure),
+            "cache-control": "no-store"
+          }
+        })
+      })
+      const current = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const session = BrowserSession.sessionOf(request)
+        if (session === undefined) return yield* Effect.fail(noSession)
+        const principal = yield* handle(identity.authenticate(session)).pipe(
+          Effect.catchTag("Unauthorized", () => Effect.fail(noSession))
+        )
+        return HttpServerResponse.unsafeJson(yield* view(principal, session), { headers: { "cache-control": "no-store" } })
+      })
+      const signOut = Effect.gen(function*() {
+        const request = yield* HttpServerRequest.HttpServerRequest
+        const session = BrowserSession.sessionOf(request)
+        if (session !== undefined) {
+          if (!(yield* BrowserSession.hasCsrf(request, session))) return yield* Effect.fail(BrowserSession.missingCsrf)
+          yield* handle(auth.revoke(session))
+        }
+        return HttpServerResponse.empty({ status: 204, headers: { "set-cookie": BrowserSession.clearCookie(yield* secure) } })
+      })
+
       return handlers
-        .handle("signIn", ({ payload }) =>
-          Effect.gen(function*() {
-            const request = yield* HttpServerRequest.HttpServerRequest
-            // Login CSRF: another site must not sign a visitor in as someone else.
-            if (!BrowserSession.sameOrigin(request, options)) return yield* Effect.fail(crossOrigin)
-            const signedIn = yield* handle(auth.signIn(payload.token))
-            const body = yield* view(signedIn.principal, signedIn.session, signedIn.expires_in)
-            return HttpServerResponse.unsafeJson(body, {
-              headers: {
-                "set-cookie": BrowserSession.setCookie(signedIn.session, signedIn.expires_in, yield* secure),
-                "cache-control": "no-store"
-              }
-            })
-          }))
-        .handle("current", () =>
-          Effect.gen(function*() {
-            const request = yield* HttpServerRequest.HttpServerRequest
-            const session = BrowserSession.sessionOf(request)
-            if (session === undefined) return yield* Effect.fail(noSession)
-            const principal = yield* handle(identity.authenticate(session)).pipe(
-              Effect.catchTag("Unauthorized", () => Effect.fail(noSession))
-            )
-            return HttpServerResponse.unsafeJson(yield* view(principal, session), { headers: { "cache-control": "no-store" } })
-          }))
-        .handle("signOut", () =>
-          Effect.gen(function*() {
-            const request = yield* HttpServerRequest.HttpServerRequest
-            const session = BrowserSession.sessionOf(request)
-            if (session !== undefined) {
-              if (!(yield* BrowserSession.hasCsrf(request, session))) return yield* Effect.fail(BrowserSession.missingCsrf)
-              yield* handle(auth.revoke(session))
-            }
-            return HttpServerResponse.empty({ status: 204, headers: { "set-cookie": BrowserSession.clearCookie(yield* secure) } })
-          }))
+        .handle("signIn", ({ payload }) => signIn(payload))
+        .handle("current", () => current)
+        .handle("signOut", () => signOut)
     }))

@@ -54,22 +54,21 @@ export const otlpMediaTypes = Layer.succeed(
 const badRequest = (error: string, details: string) => new ApiErrors.BadRequest({ error, details })
 
 /** The bytes of the export, inflated when gzip, never more than the route's body limit. */
-const bodyOf = (request: HttpServerRequest.HttpServerRequest) =>
-  Effect.gen(function*() {
-    // Past the limit the reading fails as the payload decoding's does (a defect that the error answers make a 413).
-    const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
-    if (gzippedOf(request) !== true) return bytes
-    const max = yield* HttpIncomingMessage.MaxBodySize
-    const limit = Option.match(max, { onNone: () => Number.POSITIVE_INFINITY, onSome: Number })
-    return yield* Gunzip.gunzip(bytes, limit).pipe(Effect.mapError((failure) =>
-      failure._tag === "TooLarge"
-        ? new ApiErrors.PayloadTooLarge({
-          error: "payload_too_large",
-          details: `The request body inflates to more than the ${failure.limit} bytes this route accepts.`
-        })
-        : badRequest("invalid_request", "The request body is not valid gzip (Content-Encoding: gzip).")
-    ))
-  })
+const bodyOf = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+  // Past the limit the reading fails as the payload decoding's does (a defect that the error answers make a 413).
+  const bytes = new Uint8Array(yield* Effect.orDie(request.arrayBuffer))
+  if (gzippedOf(request) !== true) return bytes
+  const max = yield* HttpIncomingMessage.MaxBodySize
+  const limit = Option.match(max, { onNone: () => Number.POSITIVE_INFINITY, onSome: Number })
+  return yield* Gunzip.gunzip(bytes, limit).pipe(Effect.mapError((failure) =>
+    failure._tag === "TooLarge"
+      ? new ApiErrors.PayloadTooLarge({
+        error: "payload_too_large",
+        details: `The request body inflates to more than the ${failure.limit} bytes this route accepts.`
+      })
+      : badRequest("invalid_request", "The request body is not valid gzip (Content-Encoding: gzip).")
+  ))
+})
 
 const decodeExport = Schema.decodeUnknown(Otlp.ExportTraceServiceRequest)
 
@@ -88,31 +87,30 @@ const nestsDeeperThan = (value: unknown, max: number): boolean => {
 }
 
 /** The export the request carries, in either encoding, validated as the JSON mapping is. */
-const exportOf = (request: HttpServerRequest.HttpServerRequest, format: Format) =>
-  Effect.gen(function*() {
-    const bytes = yield* bodyOf(request)
-    let value: unknown
-    if (format === "json") {
-      value = yield* parseJson(new TextDecoder().decode(bytes)).pipe(Effect.mapError(() =>
-        badRequest("invalid_json", `The request body is not valid JSON (or nests more than ${maxJsonDepth} levels deep).`)
-      ))
-    } else {
-      yield* OtlpProtobuf.ready
-      const decoded = yield* Effect.try({
-        try: () => OtlpProtobuf.decodeRequest(bytes),
-        catch: () => badRequest("invalid_request", "The request body is not a protobuf ExportTraceServiceRequest.")
-      })
-      if (nestsDeeperThan(decoded, maxJsonDepth)) {
-        return yield* Effect.fail(
-          badRequest("invalid_request", `The export nests attribute values more than ${maxJsonDepth} levels deep.`)
-        )
-      }
-      value = decoded
+const exportOf = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest, format: Format) {
+  const bytes = yield* bodyOf(request)
+  let value: unknown
+  if (format === "json") {
+    value = yield* parseJson(new TextDecoder().decode(bytes)).pipe(Effect.mapError(() =>
+      badRequest("invalid_json", `The request body is not valid JSON (or nests more than ${maxJsonDepth} levels deep).`)
+    ))
+  } else {
+    yield* OtlpProtobuf.ready
+    const decoded = yield* Effect.try({
+      try: () => OtlpProtobuf.decodeRequest(bytes),
+      catch: () => badRequest("invalid_request", "The request body is not a protobuf ExportTraceServiceRequest.")
+    })
+    if (nestsDeeperThan(decoded, maxJsonDepth)) {
+      return yield* Effect.fail(
+        badRequest("invalid_request", `The export nests attribute values more than ${maxJsonDepth} levels deep.`)
+      )
     }
-    return yield* decodeExport(value).pipe(
-      Effect.catchIf(ParseResult.isParseError, refailParseError)
-    )
-  })
+    value = decoded
+  }
+  return yield* decodeExport(value).pipe(
+    Effect.catchIf(ParseResult.isParseError, refailParseError)
+  )
+})
 
 /** The OTLP answer of an export: `partialSuccess` only when spans were refused. */
 const answerOf = (result: Traces.IngestResult): Otlp.ExportTraceServiceResponse =>
@@ -125,6 +123,16 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "traces", (handlers) =>
   Effect.gen(function*() {
     const traces = yield* Traces.Traces
     const caller = Principal.CurrentPrincipal
+    // Made once: a generator function made in a handler is a new one for every request (docs/decisions.md,
+    // "Generator functions made once").
+    const ingest = Effect.fnUntraced(function*(request: HttpServerRequest.HttpServerRequest) {
+      const format = formatOf(request) ?? "json"
+      const payload = yield* exportOf(request, format)
+      const answer = answerOf(yield* handle(traces.ingest(yield* caller, payload)))
+      return format === "json"
+        ? HttpServerResponse.unsafeJson(answer)
+        : HttpServerResponse.uint8Array(OtlpProtobuf.encodeResponse(answer), { contentType: OtlpProtobuf.contentType })
+    })
     return handlers
       .handle("list", ({ path, urlParams }) =>
         Effect.flatMap(caller, (p) => handle(traces.list(p, path.account, path.name, urlParams))))
@@ -133,13 +141,5 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "traces", (handlers) =>
       .handle("get", ({ path }) =>
         Effect.flatMap(caller, (p) => handle(traces.get(p, path.account, path.name, path.traceId))))
       // Raw: the body is read here, in the encoding its headers name, not by the payload's JSON decoding.
-      .handleRaw("ingest", ({ request }) =>
-        Effect.gen(function*() {
-          const format = formatOf(request) ?? "json"
-          const payload = yield* exportOf(request, format)
-          const answer = answerOf(yield* handle(traces.ingest(yield* caller, payload)))
-          return format === "json"
-            ? HttpServerResponse.unsafeJson(answer)
-            : HttpServerResponse.uint8Array(OtlpProtobuf.encodeResponse(answer), { contentType: OtlpProtobuf.contentType })
-        }))
+      .handleRaw("ingest", ({ request }) => ingest(request))
   })).pipe(Layer.provide(otlpMediaTypes))

@@ -58,29 +58,28 @@ const framing = new Set(["content-type", "content-length", "connection", "transf
  * server when it ends or when the client goes away, which stops the tool
  * calls still running; any other answer closes it at once.
  */
-export const serve = (sdk: Sdk, server: Server, body: string) =>
-  Effect.gen(function*() {
-    const request = yield* HttpServerRequest.HttpServerRequest
-    const transport = new sdk.Transport({ enableJsonResponse: false })
-    const close = Effect.promise(() => server.close().catch(() => undefined))
-    yield* Effect.promise(() => server.connect(transport))
-    const headers = new Headers()
-    for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value)
-    // The transport reads only the method, the headers and the body; the URL is a placeholder of the right shape.
-    const web = new Request("http://localhost/mcp", { method: "POST", headers, body })
-    const answer = yield* Effect.promise(() => transport.handleRequest(web)).pipe(Effect.onInterrupt(() => close))
-    const kept: Record<string, string> = {}
-    answer.headers.forEach((value, name) => {
-      if (!framing.has(name)) kept[name] = value
-    })
-    const contentType = answer.headers.get("content-type") ?? undefined
-    if (answer.body !== null && contentType?.startsWith("text/event-stream") === true) {
-      const frames = Stream.fromReadableStream({ evaluate: () => answer.body!, onError: (error) => error }).pipe(Stream.ensuring(close))
-      return HttpServerResponse.stream(frames, { status: answer.status, headers: kept, contentType })
-    }
-    const text = yield* Effect.promise(() => answer.text())
-    yield* close
-    return text === ""
-      ? HttpServerResponse.empty({ status: answer.status, headers: kept })
-      : HttpServerResponse.text(text, { status: answer.status, headers: kept, ...(contentType === undefined ? {} : { contentType }) })
+export const serve = Effect.fnUntraced(function*(sdk: Sdk, server: Server, body: string) {
+  const request = yield* HttpServerRequest.HttpServerRequest
+  const transport = new sdk.Transport({ enableJsonResponse: false })
+  const close = Effect.promise(() => server.close().catch(() => undefined))
+  yield* Effect.promise(() => server.connect(transport))
+  const headers = new Headers()
+  for (const [name, value] of Object.entries(request.headers)) if (typeof value === "string") headers.set(name, value)
+  // The transport reads only the method, the headers and the body; the URL is a placeholder of the right shape.
+  const web = new Request("http://localhost/mcp", { method: "POST", headers, body })
+  const answer = yield* Effect.promise(() => transport.handleRequest(web)).pipe(Effect.onInterrupt(() => close))
+  const kept: Record<string, string> = {}
+  answer.headers.forEach((value, name) => {
+    if (!framing.has(name)) kept[name] = value
   })
+  const contentType = answer.headers.get("content-type") ?? undefined
+  if (answer.body !== null && contentType?.startsWith("text/event-stream") === true) {
+    const frames = Stream.fromReadableStream({ evaluate: () => answer.body!, onError: (error) => error }).pipe(Stream.ensuring(close))
+    return HttpServerResponse.stream(frames, { status: answer.status, headers: kept, contentType })
+  }
+  const text = yield* Effect.promise(() => answer.text())
+  yield* close
+  return text === ""
+    ? HttpServerResponse.empty({ status: answer.status, headers: kept })
+    : HttpServerResponse.text(text, { status: answer.status, headers: kept, ...(contentType === undefined ? {} : { contentType }) })
+})

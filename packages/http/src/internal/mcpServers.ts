@@ -147,66 +147,65 @@ type TurnEnd =
  * from the history, which each heartbeat reads again. Fails only with a
  * storage failure; a refusal is a tool error.
  */
-const sendAndFollow = (
+const sendAndFollow = Effect.fnUntraced(function*(
   chat: Chat.Chat,
   principal: Principal.Principal,
   deploymentId: Deployment.DeploymentId,
   conversation: Conversation.ConversationId,
   message: string,
   progress: (received: number, delta: string) => Effect.Effect<void>
-) =>
-  Effect.gen(function*() {
-    const sent = yield* Effect.either(chat.send(principal, deploymentId, conversation, { content: message }))
-    if (Either.isLeft(sent)) {
-      if (sent.left._tag === "StorageError") return yield* sent.left
-      return toolError(sent.left.message)
+) {
+  const sent = yield* Effect.either(chat.send(principal, deploymentId, conversation, { content: message }))
+  if (Either.isLeft(sent)) {
+    if (sent.left._tag === "StorageError") return yield* sent.left
+    return toolError(sent.left.message)
+  }
+  const stored = (history: ReadonlyArray<Conversation.Message>) => {
+    const at = history.findIndex((m) => m.message_id === sent.right.message_id)
+    return history.slice(at + 1).find((m) => m.role === "assistant")
+  }
+  const endOf = (reply: Conversation.Message | undefined): Option.Option<TurnEnd> => {
+    if (reply === undefined || reply.status === "streaming") return Option.none()
+    return Option.some(reply.status === "complete"
+      ? { _tag: "Completed", message_id: reply.message_id, content: reply.content }
+      : { _tag: "Failed", error: reply.status === "cancelled" ? "the reply was cancelled" : "the agent failed" })
+  }
+  const storedEnd = Effect.map(chat.history(principal, deploymentId, conversation), (history) => endOf(stored(history)))
+  const reply = stored(yield* chat.history(principal, deploymentId, conversation))
+  let end = endOf(reply)
+  if (Option.isNone(end) && reply !== undefined) {
+    let received = 0
+    const items = Chat.stream(chat, principal, deploymentId, conversation, Option.none()).pipe(
+      Stream.mapEffect((item): Effect.Effect<Option.Option<TurnEnd>, Effect.Effect.Error<typeof storedEnd>> => {
+        if (item._tag === "Heartbeat") return storedEnd
+        if (item.message_id !== reply.message_id) return Effect.succeed(Option.none())
+        if (item._tag === "Completed") return Effect.succeed(Option.some({ _tag: "Completed", message_id: item.message_id, content: item.content }))
+        if (item._tag === "Failed") return Effect.succeed(Option.some({ _tag: "Failed", error: item.error }))
+        if (item.delta === "") return Effect.succeed(Option.none())
+        received += item.delta.length
+        return Effect.as(progress(received, item.delta), Option.none())
+      }),
+      Stream.filterMap((ended) => ended),
+      Stream.take(1)
+    )
+    const followed = yield* Effect.either(Stream.runHead(items))
+    if (Either.isLeft(followed)) {
+      if (followed.left._tag === "StorageError") return yield* followed.left
+      return toolError(followed.left.message)
     }
-    const stored = (history: ReadonlyArray<Conversation.Message>) => {
-      const at = history.findIndex((m) => m.message_id === sent.right.message_id)
-      return history.slice(at + 1).find((m) => m.role === "assistant")
+    end = followed.right
+  }
+  const continues = `conversation_id: ${conversation} (pass it to continue this conversation)`
+  if (Option.isSome(end) && end.value._tag === "Completed") {
+    const result: CallToolResult = {
+      content: [{ type: "text", text: end.value.content }, { type: "text", text: continues }],
+      structuredContent: { reply: end.value.content, conversation_id: conversation, message_id: end.value.message_id }
     }
-    const endOf = (reply: Conversation.Message | undefined): Option.Option<TurnEnd> => {
-      if (reply === undefined || reply.status === "streaming") return Option.none()
-      return Option.some(reply.status === "complete"
-        ? { _tag: "Completed", message_id: reply.message_id, content: reply.content }
-        : { _tag: "Failed", error: reply.status === "cancelled" ? "the reply was cancelled" : "the agent failed" })
-    }
-    const storedEnd = Effect.map(chat.history(principal, deploymentId, conversation), (history) => endOf(stored(history)))
-    const reply = stored(yield* chat.history(principal, deploymentId, conversation))
-    let end = endOf(reply)
-    if (Option.isNone(end) && reply !== undefined) {
-      let received = 0
-      const items = Chat.stream(chat, principal, deploymentId, conversation, Option.none()).pipe(
-        Stream.mapEffect((item): Effect.Effect<Option.Option<TurnEnd>, Effect.Effect.Error<typeof storedEnd>> => {
-          if (item._tag === "Heartbeat") return storedEnd
-          if (item.message_id !== reply.message_id) return Effect.succeed(Option.none())
-          if (item._tag === "Completed") return Effect.succeed(Option.some({ _tag: "Completed", message_id: item.message_id, content: item.content }))
-          if (item._tag === "Failed") return Effect.succeed(Option.some({ _tag: "Failed", error: item.error }))
-          if (item.delta === "") return Effect.succeed(Option.none())
-          received += item.delta.length
-          return Effect.as(progress(received, item.delta), Option.none())
-        }),
-        Stream.filterMap((ended) => ended),
-        Stream.take(1)
-      )
-      const followed = yield* Effect.either(Stream.runHead(items))
-      if (Either.isLeft(followed)) {
-        if (followed.left._tag === "StorageError") return yield* followed.left
-        return toolError(followed.left.message)
-      }
-      end = followed.right
-    }
-    const continues = `conversation_id: ${conversation} (pass it to continue this conversation)`
-    if (Option.isSome(end) && end.value._tag === "Completed") {
-      const result: CallToolResult = {
-        content: [{ type: "text", text: end.value.content }, { type: "text", text: continues }],
-        structuredContent: { reply: end.value.content, conversation_id: conversation, message_id: end.value.message_id }
-      }
-      return result
-    }
-    const why = Option.isSome(end) && end.value._tag === "Failed" ? end.value.error : "the reply stream ended before the reply"
-    return toolError(`The agent's reply did not complete (${why}). ${continues}`)
-  })
+    return result
+  }
+  const why = Option.isSome(end) && end.value._tag === "Failed" ? end.value.error : "the reply stream ended before the reply"
+  return toolError(`The agent's reply did not complete (${why}). ${continues}`)
+})
 
 interface CatalogServerOptions {
   readonly principal: Principal.Principal
