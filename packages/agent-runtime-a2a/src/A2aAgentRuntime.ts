@@ -248,8 +248,8 @@ export const make = (config: A2aAgentRuntimeConfig = {}): AgentRuntime.AgentRunt
     }
   })
 
-  const reply = (turn: AgentRuntime.Turn, emit: (text: string) => void) =>
-    Effect.gen(function*() {
+  const reply = Effect.fnUntraced(
+    function*(turn: AgentRuntime.Turn, emit: (text: string) => void) {
       const endpoint = cardUrlFor(turn.deployment)
       const cardUrl = yield* Option.match(cardUrlOf(endpoint), {
         onNone: () => Effect.fail(agentError("The agent's endpoint is not a valid http(s) URL", new Error(`endpoint: ${endpoint}`))),
@@ -259,7 +259,9 @@ export const make = (config: A2aAgentRuntimeConfig = {}): AgentRuntime.AgentRunt
       const traceparent = Option.isSome(span) ? Tracing.traceparentOf(span.value) : undefined
       const sdk = yield* Effect.tryPromise({ try: loadSdk, catch: (error) => agentError("The A2A client could not be loaded", error) })
       return yield* stream(sdk, cardUrl, turn, emit, traceparent)
-    }).pipe(Tracing.withSpan("A2aAgentRuntime.reply", spanOf(turn)))
+    },
+    (effect, turn) => Tracing.withSpan("A2aAgentRuntime.reply", spanOf(turn))(effect)
+  )
 
   /**
    * The answer to one turn, read in plain code: the stream's events are

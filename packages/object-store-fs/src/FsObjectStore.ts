@@ -92,26 +92,32 @@ export const make = (config: FsObjectStoreConfig) =>
           },
           catch: failed("start a write")
         }),
-        ({ handle, path }) =>
-          Effect.gen(function*() {
-            let size = 0
-            yield* Stream.runForEach(body, (chunk): Effect.Effect<void, ObjectStore.ObjectTooLarge | ObjectStore.ObjectStoreError> => {
+        ({ handle, path }) => {
+          let size = 0
+          return Effect.zipRight(
+            Stream.runForEach(body, (chunk): Effect.Effect<void, ObjectStore.ObjectTooLarge | ObjectStore.ObjectStoreError> => {
               size += chunk.length
               if (size > options.maxBytes) return Effect.fail(new ObjectStore.ObjectTooLarge({ limit: options.maxBytes }))
               return Effect.asVoid(Effect.tryPromise({ try: () => handle.write(chunk), catch: failed("write") }))
+            }),
+            Effect.suspend(() => {
+              const target = pathOf(key)
+              return Effect.as(
+                Effect.tryPromise({
+                  try: async () => {
+                    await handle.sync()
+                    await handle.close()
+                    await mkdir(dirname(target), { recursive: true })
+                    await rename(path, target)
+                  },
+                  catch: failed("finish a write")
+                }),
+                // Read once the stream ran: `size` is counted while it runs.
+                { key, size }
+              )
             })
-            const target = pathOf(key)
-            yield* Effect.tryPromise({
-              try: async () => {
-                await handle.sync()
-                await handle.close()
-                await mkdir(dirname(target), { recursive: true })
-                await rename(path, target)
-              },
-              catch: failed("finish a write")
-            })
-            return { key, size }
-          }),
+          )
+        },
         ({ handle, path }) =>
           // After a successful rename the temporary path no longer exists; rm with force ignores that.
           Effect.promise(() => handle.close().catch(() => undefined).then(() => rm(path, { force: true })))

@@ -191,16 +191,19 @@ export const make = (config: S3ObjectStoreConfig) =>
             }))
         }
 
-        const flushPart = Effect.gen(function*() {
-          if (uploadId === undefined) {
-            const created = yield* send("start a multipart upload", (abortSignal) =>
-              client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: options.contentType }), { abortSignal }))
-            if (created.UploadId === undefined) {
-              return yield* Effect.fail(failure("start a multipart upload")(new Error("CreateMultipartUpload returned no UploadId")))
+        const flushPart = Effect.suspend(() => {
+          if (uploadId !== undefined) return uploadPart(uploadId, takePending())
+          return Effect.flatMap(
+            send("start a multipart upload", (abortSignal) =>
+              client.send(new CreateMultipartUploadCommand({ Bucket: bucket, Key: key, ContentType: options.contentType }), { abortSignal })),
+            (created) => {
+              if (created.UploadId === undefined) {
+                return Effect.fail(failure("start a multipart upload")(new Error("CreateMultipartUpload returned no UploadId")))
+              }
+              uploadId = created.UploadId
+              return uploadPart(uploadId, takePending())
             }
-            uploadId = created.UploadId
-          }
-          yield* uploadPart(uploadId, takePending())
+          )
         })
 
         const consume = Stream.runForEach(body, (chunk): Effect.Effect<void, ObjectStore.ObjectTooLarge | ObjectStore.ObjectStoreError> => {

@@ -36,14 +36,16 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       storageError("SqlAccountStore.findById")
     )
 
-  const ensure: Ports.AccountStore["Type"]["ensure"] = (input) =>
-    Effect.gen(function*() {
+  const ensure: Ports.AccountStore["Type"]["ensure"] = Effect.fnUntraced(
+    function*(input: Parameters<Ports.AccountStore["Type"]["ensure"]>[0]) {
       yield* sql`INSERT INTO accounts (id, name, created_at)
         VALUES (${input.id}, ${input.name}, ${timeText(input.now)})
         ON CONFLICT (name) DO NOTHING`
       const rows = yield* sql<AccountRow>`SELECT id, name, created_at FROM accounts WHERE name = ${input.name}`
       return toAccount(rows[0]!)
-    }).pipe(storageError("SqlAccountStore.ensure"))
+    },
+    storageError("SqlAccountStore.ensure")
+  )
 
   const create: Ports.AccountStore["Type"]["create"] = (input) =>
     sql<AccountRow>`INSERT INTO accounts (id, name, created_at)
@@ -53,13 +55,12 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       storageError("SqlAccountStore.create")
     )
 
-  const rename = (id: Ids.AccountId, name: Ids.AccountName) =>
-    Effect.gen(function*() {
-      const taken = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE name = ${name}`
-      if (taken.length > 0) return taken[0]!.id === id
-      yield* sql`UPDATE accounts SET name = ${name} WHERE id = ${id}`
-      return true
-    }).pipe(storageError("SqlAccountStore.rename"))
+  const rename = Effect.fnUntraced(function*(id: Ids.AccountId, name: Ids.AccountName) {
+    const taken = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE name = ${name}`
+    if (taken.length > 0) return taken[0]!.id === id
+    yield* sql`UPDATE accounts SET name = ${name} WHERE id = ${id}`
+    return true
+  }, storageError("SqlAccountStore.rename"))
 
   const findUser = (id: Ids.UserId) =>
     sql<{ id: string; name: string }>`SELECT id, name FROM users WHERE id = ${id}`.pipe(
@@ -69,12 +70,11 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
       storageError("SqlAccountStore.findUser")
     )
 
-  const upsertUser = (user: Account.User) =>
-    Effect.gen(function*() {
-      const now = timeText(yield* DateTime.now)
-      yield* sql`INSERT INTO users (id, name, created_at) VALUES (${user.id}, ${user.name}, ${now})
-        ON CONFLICT (id) DO UPDATE SET name = excluded.name`
-    }).pipe(storageError("SqlAccountStore.upsertUser"))
+  const upsertUser = Effect.fnUntraced(function*(user: Account.User) {
+    const now = timeText(yield* DateTime.now)
+    yield* sql`INSERT INTO users (id, name, created_at) VALUES (${user.id}, ${user.name}, ${now})
+      ON CONFLICT (id) DO UPDATE SET name = excluded.name`
+  }, storageError("SqlAccountStore.upsertUser"))
 
   const hasUsers = sql<{ found: number }>`SELECT 1 AS found FROM users LIMIT 1`.pipe(
     Effect.map((rows) => rows.length > 0),
@@ -94,13 +94,12 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
 
   // Spent only when its hash is kept (deleting the row first: a concurrent spend of the same code waits for it,
   // then finds nothing); then every other process's code goes with it.
-  const spendSetupCode = (hash: string) =>
-    Effect.gen(function*() {
-      const found = yield* sql<{ hash: string }>`DELETE FROM setup_codes WHERE hash = ${hash} RETURNING hash`
-      if (found.length === 0) return false
-      yield* sql`DELETE FROM setup_codes`
-      return true
-    }).pipe(storageError("SqlAccountStore.spendSetupCode"))
+  const spendSetupCode = Effect.fnUntraced(function*(hash: string) {
+    const found = yield* sql<{ hash: string }>`DELETE FROM setup_codes WHERE hash = ${hash} RETURNING hash`
+    if (found.length === 0) return false
+    yield* sql`DELETE FROM setup_codes`
+    return true
+  }, storageError("SqlAccountStore.spendSetupCode"))
 
   interface InvitationRow {
     readonly id: string
@@ -172,36 +171,35 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
     )
 
   // Children before parents, as the foreign keys need; meant to run in the caller's transaction.
-  const deleteAccount = (accountId: Ids.AccountId) =>
-    Effect.gen(function*() {
-      const found = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE id = ${accountId}`
-      if (found.length === 0) return Option.none()
-      const deployments = sql`SELECT id FROM deployments WHERE account_id = ${accountId} OR publisher_id = ${accountId}`
-      yield* sql`DELETE FROM messages WHERE conversation_id IN (SELECT id FROM conversations WHERE deployment_id IN (${deployments}))`
-      yield* sql`DELETE FROM conversations WHERE deployment_id IN (${deployments})`
-      const files = yield* sql<{ deployment_id: string; owner_id: string; key: string; status: string }>`
-        DELETE FROM files WHERE deployment_id IN (${deployments}) RETURNING deployment_id, owner_id, key, status`
-      yield* sql`DELETE FROM traces WHERE publisher_id = ${accountId} OR account_id = ${accountId}`
-      yield* sql`DELETE FROM trace_spans WHERE publisher_id = ${accountId}`
-      yield* sql`DELETE FROM deployments WHERE account_id = ${accountId} OR publisher_id = ${accountId}`
-      yield* sql`DELETE FROM builds WHERE agent_id IN (SELECT id FROM agents WHERE account_id = ${accountId})`
-      yield* sql`DELETE FROM agents WHERE account_id = ${accountId}`
-      yield* sql`DELETE FROM memberships WHERE account_id = ${accountId}`
-      yield* sql`DELETE FROM invitations WHERE account_id = ${accountId}`
-      yield* sql`DELETE FROM account_secrets WHERE account_id = ${accountId}`
-      yield* sql`DELETE FROM audit_log WHERE account_id = ${accountId}`
-      yield* sql`DELETE FROM events WHERE account_id = ${accountId}`
-      yield* sql`DELETE FROM accounts WHERE id = ${accountId}`
-      return Option.some(files.map((f) => ({
-        deployment_id: f.deployment_id,
-        owner_id: Ids.UserId.make(f.owner_id, trusted),
-        key: f.key,
-        ready: f.status === "ready"
-      })))
-    }).pipe(storageError("SqlAccountStore.deleteAccount"))
+  const deleteAccount = Effect.fnUntraced(function*(accountId: Ids.AccountId) {
+    const found = yield* sql<{ id: string }>`SELECT id FROM accounts WHERE id = ${accountId}`
+    if (found.length === 0) return Option.none()
+    const deployments = sql`SELECT id FROM deployments WHERE account_id = ${accountId} OR publisher_id = ${accountId}`
+    yield* sql`DELETE FROM messages WHERE conversation_id IN (SELECT id FROM conversations WHERE deployment_id IN (${deployments}))`
+    yield* sql`DELETE FROM conversations WHERE deployment_id IN (${deployments})`
+    const files = yield* sql<{ deployment_id: string; owner_id: string; key: string; status: string }>`
+      DELETE FROM files WHERE deployment_id IN (${deployments}) RETURNING deployment_id, owner_id, key, status`
+    yield* sql`DELETE FROM traces WHERE publisher_id = ${accountId} OR account_id = ${accountId}`
+    yield* sql`DELETE FROM trace_spans WHERE publisher_id = ${accountId}`
+    yield* sql`DELETE FROM deployments WHERE account_id = ${accountId} OR publisher_id = ${accountId}`
+    yield* sql`DELETE FROM builds WHERE agent_id IN (SELECT id FROM agents WHERE account_id = ${accountId})`
+    yield* sql`DELETE FROM agents WHERE account_id = ${accountId}`
+    yield* sql`DELETE FROM memberships WHERE account_id = ${accountId}`
+    yield* sql`DELETE FROM invitations WHERE account_id = ${accountId}`
+    yield* sql`DELETE FROM account_secrets WHERE account_id = ${accountId}`
+    yield* sql`DELETE FROM audit_log WHERE account_id = ${accountId}`
+    yield* sql`DELETE FROM events WHERE account_id = ${accountId}`
+    yield* sql`DELETE FROM accounts WHERE id = ${accountId}`
+    return Option.some(files.map((f) => ({
+      deployment_id: f.deployment_id,
+      owner_id: Ids.UserId.make(f.owner_id, trusted),
+      key: f.key,
+      ready: f.status === "ready"
+    })))
+  }, storageError("SqlAccountStore.deleteAccount"))
 
-  const putSecret: Ports.AccountStore["Type"]["putSecret"] = (input) =>
-    Effect.gen(function*() {
+  const putSecret: Ports.AccountStore["Type"]["putSecret"] = Effect.fnUntraced(
+    function*(input: Parameters<Ports.AccountStore["Type"]["putSecret"]>[0]) {
       const now = timeText(input.now)
       const existing = yield* sql<{ name: string }>`SELECT name FROM account_secrets
         WHERE account_id = ${input.account_id} AND name = ${input.name}`
@@ -209,7 +207,9 @@ export const make: Effect.Effect<Ports.AccountStore["Type"], never, SqlClient.Sq
         VALUES (${input.account_id}, ${input.name}, ${Redacted.value(input.value)}, ${now}, ${now})
         ON CONFLICT (account_id, name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`
       return { created: existing.length === 0 }
-    }).pipe(storageError("SqlAccountStore.putSecret"))
+    },
+    storageError("SqlAccountStore.putSecret")
+  )
 
   const secretsOf = (accountId: Ids.AccountId) =>
     sql<{ name: string; created_at: string; updated_at: string }>`SELECT name, created_at, updated_at FROM account_secrets

@@ -87,8 +87,8 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
       storageError("SqlAgentStore.findAgent")
     )
 
-  const upsertAgent: Ports.AgentStore["Type"]["upsertAgent"] = (input) =>
-    Effect.gen(function*() {
+  const upsertAgent: Ports.AgentStore["Type"]["upsertAgent"] = Effect.fnUntraced(
+    function*(input: Parameters<Ports.AgentStore["Type"]["upsertAgent"]>[0]) {
       const now = timeText(input.now)
       yield* sql`INSERT INTO agents (id, account_id, name, registry, created_at, updated_at)
         VALUES (${input.id}, ${input.account_id}, ${input.name}, ${input.registry}, ${now}, ${now})
@@ -96,7 +96,9 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
       const rows = yield* sql<AgentRow>`SELECT ${agentColumns} FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
         WHERE ag.account_id = ${input.account_id} AND ag.name = ${input.name}`
       return toAgent(rows[0]!)
-    }).pipe(storageError("SqlAgentStore.upsertAgent"))
+    },
+    storageError("SqlAgentStore.upsertAgent")
+  )
 
   const findBuild = (agentId: Ids.AgentId, buildId: Ids.BuildId) =>
     sql<BuildRow>`SELECT ${buildColumns} FROM builds WHERE agent_id = ${agentId} AND build_id = ${buildId}`.pipe(
@@ -170,44 +172,43 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
       storageError("SqlAgentStore.listBuilds")
     )
 
-  const listPublished = (query: Ports.CatalogQuery) =>
-    Effect.gen(function*() {
-      const filter = Option.match(query.q, {
-        onNone: () => sql.literal(""),
-        onSome: (q) => sql`AND LOWER(ac.name || '/' || ag.name) LIKE ${likePattern(q)} ESCAPE '\\'`
+  const listPublished = Effect.fnUntraced(function*(query: Ports.CatalogQuery) {
+    const filter = Option.match(query.q, {
+      onNone: () => sql.literal(""),
+      onSome: (q) => sql`AND LOWER(ac.name || '/' || ag.name) LIKE ${likePattern(q)} ESCAPE '\\'`
+    })
+    const [count] = yield* sql<{ total: number | string }>`SELECT COUNT(DISTINCT ag.id) AS total
+      FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
+      JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
+      WHERE 1 = 1 ${filter}`
+    const page = yield* sql<AgentRow & { last_published: string; versions_count: number | string }>`
+      SELECT ${agentColumns}, MAX(b.published_at) AS last_published, COUNT(*) AS versions_count
+      FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
+      JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
+      WHERE 1 = 1 ${filter}
+      GROUP BY ag.id, ag.account_id, ac.name, ag.name, ag.registry, ag.created_at, ag.updated_at
+      ORDER BY last_published DESC, ag.id
+      LIMIT ${query.limit} OFFSET ${query.offset}`
+    const published = page.length === 0 ? [] : yield* sql<BuildRow>`SELECT ${buildColumns} FROM builds
+      WHERE version IS NOT NULL AND ${sql.in("agent_id", page.map((row) => row.id))}`
+    const agents = page.map((row) => {
+      const versions = Agent.publishedOf(published.filter((b) => b.agent_id === row.id).map(toBuild))
+      // The newest version that is not yanked; when every one is, the newest (the agent stays listed, its versions marked).
+      const latest = Agent.installableOf(versions)[0] ?? versions[0]!
+      const description = latest.spec["description"]
+      return Trusted.make(Agent.AgentSummary, {
+        account: Ids.AccountName.make(row.account),
+        name: Ids.AgentName.make(row.name),
+        registry: row.registry,
+        description: typeof description === "string" ? description : undefined,
+        latest_version: Option.getOrThrow(latest.version),
+        latest_build_id: latest.build_id,
+        published_at: timeOf(row.last_published),
+        versions_count: Number(row.versions_count)
       })
-      const [count] = yield* sql<{ total: number | string }>`SELECT COUNT(DISTINCT ag.id) AS total
-        FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
-        JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
-        WHERE 1 = 1 ${filter}`
-      const page = yield* sql<AgentRow & { last_published: string; versions_count: number | string }>`
-        SELECT ${agentColumns}, MAX(b.published_at) AS last_published, COUNT(*) AS versions_count
-        FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
-        JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
-        WHERE 1 = 1 ${filter}
-        GROUP BY ag.id, ag.account_id, ac.name, ag.name, ag.registry, ag.created_at, ag.updated_at
-        ORDER BY last_published DESC, ag.id
-        LIMIT ${query.limit} OFFSET ${query.offset}`
-      const published = page.length === 0 ? [] : yield* sql<BuildRow>`SELECT ${buildColumns} FROM builds
-        WHERE version IS NOT NULL AND ${sql.in("agent_id", page.map((row) => row.id))}`
-      const agents = page.map((row) => {
-        const versions = Agent.publishedOf(published.filter((b) => b.agent_id === row.id).map(toBuild))
-        // The newest version that is not yanked; when every one is, the newest (the agent stays listed, its versions marked).
-        const latest = Agent.installableOf(versions)[0] ?? versions[0]!
-        const description = latest.spec["description"]
-        return Trusted.make(Agent.AgentSummary, {
-          account: Ids.AccountName.make(row.account),
-          name: Ids.AgentName.make(row.name),
-          registry: row.registry,
-          description: typeof description === "string" ? description : undefined,
-          latest_version: Option.getOrThrow(latest.version),
-          latest_build_id: latest.build_id,
-          published_at: timeOf(row.last_published),
-          versions_count: Number(row.versions_count)
-        })
-      })
-      return { agents, total: Number(count?.total ?? 0) }
-    }).pipe(storageError("SqlAgentStore.listPublished"))
+    })
+    return { agents, total: Number(count?.total ?? 0) }
+  }, storageError("SqlAgentStore.listPublished"))
 
   return Ports.AgentStore.of({
     findAgent,

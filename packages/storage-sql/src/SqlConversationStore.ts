@@ -135,14 +135,16 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     }
   }
 
-  const append: Ports.ConversationStore["Type"]["append"] = ({ client_message_id, conversation_id, lease, message }) =>
-    Effect.gen(function*() {
+  const append: Ports.ConversationStore["Type"]["append"] = Effect.fnUntraced(
+    function*({ client_message_id, conversation_id, lease, message }: Parameters<Ports.ConversationStore["Type"]["append"]>[0]) {
       const at = timeText(message.timestamp)
       yield* sql`INSERT INTO messages ${sql.insert(messageRow(conversation_id, message, client_message_id, lease))}`
       yield* message.role === "user"
         ? sql`UPDATE conversations SET user_messages = user_messages + 1, updated_at = ${at} WHERE id = ${conversation_id}`
         : sql`UPDATE conversations SET updated_at = ${at} WHERE id = ${conversation_id}`
-    }).pipe(storageError("SqlConversationStore.append"))
+    },
+    storageError("SqlConversationStore.append")
+  )
 
   // SQLite serialises writers already; Postgres locks the conversation's row for the rest of the transaction.
   const lockRow = sql.onDialectOrElse({ pg: () => sql.literal("FOR UPDATE OF c"), orElse: () => sql.literal("") })
@@ -294,8 +296,8 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     orElse: () => Effect.succeed([])
   }).pipe(storageError("SqlConversationStore.goneOwners"))
 
-  const closeStreaming = (leaseEndedBefore: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string> = []) =>
-    Effect.gen(function*() {
+  const closeStreaming = Effect.fnUntraced(
+    function*(leaseEndedBefore: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string> = []) {
       const now = timeText(DateTime.unsafeNow())
       const gone = ownersGone.length === 0 ? sql.literal("") : sql`OR ${sql.in("lease_owner", ownersGone)}`
       const rows = yield* Option.match(leaseEndedBefore, {
@@ -308,7 +310,9 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
             RETURNING ${messageColumns}`
       })
       return rows.map((row) => ({ conversation_id: Conversation.ConversationId.make(row.conversation_id, trusted), message: toMessage(row) }))
-    }).pipe(storageError("SqlConversationStore.closeStreaming"))
+    },
+    storageError("SqlConversationStore.closeStreaming")
+  )
 
   return Ports.ConversationStore.of({
     find,

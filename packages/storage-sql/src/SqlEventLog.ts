@@ -74,15 +74,18 @@ export const make: Effect.Effect<Ports.EventLog["Type"], never, SqlClient.SqlCli
     storageError("SqlEventLog.horizon")
   )
 
-  const prune = (before: DateTime.Utc) =>
-    sql.withTransaction(Effect.gen(function*() {
+  const prune = Effect.fnUntraced(
+    function*(before: DateTime.Utc) {
       const [row] = yield* sql<{ last: number | string | null }>`SELECT MAX(id) AS last FROM events WHERE created_at < ${timeText(before)}`
       if (row?.last === null || row?.last === undefined) return 0
       const [count] = yield* sql<{ n: number | string }>`SELECT COUNT(*) AS n FROM events WHERE id <= ${Number(row.last)}`
       yield* sql`DELETE FROM events WHERE id <= ${Number(row.last)}`
       yield* sql`UPDATE event_log_state SET pruned = ${Number(row.last)} WHERE id = 1 AND pruned < ${Number(row.last)}`
       return Number(count?.n ?? 0)
-    })).pipe(storageError("SqlEventLog.prune"))
+    },
+    sql.withTransaction,
+    storageError("SqlEventLog.prune")
+  )
 
   return Ports.EventLog.of({ append, after, latest, horizon, prune })
 })

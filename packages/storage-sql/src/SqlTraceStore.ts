@@ -284,16 +284,20 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
   }
 
   // The bound is read and kept in one transaction, so that exports of one trace at once keep it too.
-  const appendSpans = (spans: ReadonlyArray<Trace.SpanRecord>) =>
-    spans.length === 0 ? Effect.void : Effect.gen(function*() {
+  const storeSpans = Effect.fnUntraced(
+    function*(spans: ReadonlyArray<Trace.SpanRecord>) {
       const last = [...new Map(spans.map((span) => [`${Trace.spanTraceKey(span)}\u0000${span.span_id}`, span])).values()]
       const kept = Trace.withinSpanBound(yield* storedIds(last), last)
       for (const batch of Arr.chunksOf(kept, spansPerStatement)) yield* insertSpans(batch)
       yield* refresh(kept)
-    }).pipe(sql.withTransaction, storageError("SqlTraceStore.appendSpans"))
+    },
+    sql.withTransaction,
+    storageError("SqlTraceStore.appendSpans")
+  )
+  const appendSpans = (spans: ReadonlyArray<Trace.SpanRecord>) => spans.length === 0 ? Effect.void : storeSpans(spans)
 
-  const find = (lookup: Trace.TraceLookup) =>
-    lookup.account_ids.length === 0 ? Effect.succeed(Option.none()) : Effect.gen(function*() {
+  const findVisible = Effect.fnUntraced(
+    function*(lookup: Trace.TraceLookup) {
       const [row] = yield* sql<TraceRow>`SELECT ${sql.literal(traceColumns)}
         FROM traces WHERE ${
         sql.and([
@@ -308,7 +312,10 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
       const spans = yield* sql<SpanRow>`SELECT * FROM trace_spans
         WHERE publisher_id = ${lookup.publisher_id} AND agent_name = ${lookup.agent_name} AND trace_id = ${lookup.trace_id}`
       return Option.some({ trace: toRecord(row), spans: spans.map(toSpan) })
-    }).pipe(storageError("SqlTraceStore.find"))
+    },
+    storageError("SqlTraceStore.find")
+  )
+  const find = (lookup: Trace.TraceLookup) => lookup.account_ids.length === 0 ? Effect.succeed(Option.none()) : findVisible(lookup)
 
   const query = (q: Trace.TraceQuery) =>
     q.account_ids.length === 0
@@ -328,8 +335,8 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
           AND ${sql.in("trace_id", group.ids)}`
       ), { discard: true })
 
-  const sweep = (before: DateTime.Utc, max: number) =>
-    Effect.gen(function*() {
+  const sweep = Effect.fnUntraced(
+    function*(before: DateTime.Utc, max: number) {
       const cutoff = timeText(before)
       const old = yield* sql<TraceKey>`SELECT publisher_id, agent_name, trace_id FROM traces
         WHERE started_at < ${cutoff} ORDER BY started_at LIMIT ${max}`
@@ -340,7 +347,10 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
         LIMIT ${max}`
       yield* remove([...old, ...orphans])
       return old.length + orphans.length
-    }).pipe(sql.withTransaction, storageError("SqlTraceStore.sweep"))
+    },
+    sql.withTransaction,
+    storageError("SqlTraceStore.sweep")
+  )
 
   const stats = (q: TraceStats.StatsQuery) =>
     q.account_ids.length === 0 || q.bounds.length === 0

@@ -38,33 +38,32 @@ export const installable = (ref: string, build: Agent.Build) =>
  * when unpublished, 409 when yanked), the newest installable version in a
  * range, or the version a channel points to (`latest`: the newest installable).
  */
-export const resolve = (agents: AgentStore["Type"], agent: Agent.AgentRecord, selector: Selector) =>
-  Effect.gen(function*() {
-    const ref = `${agent.account}/${agent.name}`
-    if ("version" in selector) {
-      const exact = exactVersion(selector.version)
-      if (Option.isSome(exact)) {
-        const build = yield* agents.findBuildByVersion(agent.id, exact.value)
-        if (Option.isNone(build)) return yield* new VersionNotFound({ agent: ref, version: exact.value })
-        return yield* installable(ref, build.value)
-      }
-      const candidates = Agent.installableOf(yield* agents.listBuilds(agent.id))
-      const best = semver.maxSatisfying(candidates.map((b) => Option.getOrThrow(b.version)), selector.version)
-      const build = candidates.find((b) => Option.getOrThrow(b.version) === best)
-      if (build === undefined) return yield* new NoMatchingVersion({ agent: ref, range: selector.version })
-      return build
+export const resolve = Effect.fnUntraced(function*(agents: AgentStore["Type"], agent: Agent.AgentRecord, selector: Selector) {
+  const ref = `${agent.account}/${agent.name}`
+  if ("version" in selector) {
+    const exact = exactVersion(selector.version)
+    if (Option.isSome(exact)) {
+      const build = yield* agents.findBuildByVersion(agent.id, exact.value)
+      if (Option.isNone(build)) return yield* new VersionNotFound({ agent: ref, version: exact.value })
+      return yield* installable(ref, build.value)
     }
-    if (selector.channel === latestChannel) {
-      const latest = Agent.installableOf(yield* agents.listBuilds(agent.id))[0]
-      if (latest === undefined) return yield* new VersionNotFound({ agent: ref, version: "" })
-      return latest
-    }
-    const channel = (yield* agents.listChannels(agent.id)).find((c) => c.name === selector.channel)
-    if (channel === undefined) return yield* new ChannelNotFound({ agent: ref, channel: selector.channel })
-    const build = yield* agents.findBuildByVersion(agent.id, channel.version)
-    if (Option.isNone(build)) return yield* new VersionNotFound({ agent: ref, version: channel.version })
-    return yield* installable(ref, build.value)
-  })
+    const candidates = Agent.installableOf(yield* agents.listBuilds(agent.id))
+    const best = semver.maxSatisfying(candidates.map((b) => Option.getOrThrow(b.version)), selector.version)
+    const build = candidates.find((b) => Option.getOrThrow(b.version) === best)
+    if (build === undefined) return yield* new NoMatchingVersion({ agent: ref, range: selector.version })
+    return build
+  }
+  if (selector.channel === latestChannel) {
+    const latest = Agent.installableOf(yield* agents.listBuilds(agent.id))[0]
+    if (latest === undefined) return yield* new VersionNotFound({ agent: ref, version: "" })
+    return latest
+  }
+  const channel = (yield* agents.listChannels(agent.id)).find((c) => c.name === selector.channel)
+  if (channel === undefined) return yield* new ChannelNotFound({ agent: ref, channel: selector.channel })
+  const build = yield* agents.findBuildByVersion(agent.id, channel.version)
+  if (Option.isNone(build)) return yield* new VersionNotFound({ agent: ref, version: channel.version })
+  return yield* installable(ref, build.value)
+})
 
 /** A `deployment.changed` event about a deployment for each account named (duplicates dropped). */
 export const deploymentChanged = (
@@ -107,43 +106,46 @@ export interface BuildChoice {
 }
 
 /** What a deploy asks to follow (a range, a channel, or `latest`), checked against what it names; undefined: nothing. */
-export const followOf = (input: BuildChoice) =>
-  Effect.gen(function*() {
-    if (input.follow !== true) return undefined
-    if (input.build_id !== undefined) {
-      return yield* new InvalidRequest({ details: "A deployment of a build_id cannot follow anything; give a range or a channel with follow." })
-    }
-    if (input.version !== undefined && Option.isSome(exactVersion(input.version))) {
-      return yield* new InvalidRequest({
-        details: `Version ${input.version} is exact and never moves; follow a range such as ^${input.version} or a channel.`
-      })
-    }
-    const follow: Follow = input.version !== undefined ? { range: input.version as VersionRange } : { channel: input.channel ?? latestChannel }
-    return follow
-  })
+export const followOf = Effect.fnUntraced(function*(input: BuildChoice) {
+  if (input.follow !== true) return undefined
+  if (input.build_id !== undefined) {
+    return yield* new InvalidRequest({ details: "A deployment of a build_id cannot follow anything; give a range or a channel with follow." })
+  }
+  if (input.version !== undefined && Option.isSome(exactVersion(input.version))) {
+    return yield* new InvalidRequest({
+      details: `Version ${input.version} is exact and never moves; follow a range such as ^${input.version} or a channel.`
+    })
+  }
+  const follow: Follow = input.version !== undefined ? { range: input.version as VersionRange } : { channel: input.channel ?? latestChannel }
+  return follow
+})
 
 /**
  * The build a deploy names; another account (`crossAccount`) deploys only
  * published builds, and not the build of a yanked version.
  */
-export const chooseBuild = (agents: AgentStore["Type"], agent: Agent.AgentRecord, input: BuildChoice, crossAccount: boolean) =>
-  Effect.gen(function*() {
-    const ref = `${agent.account}/${agent.name}`
-    if (input.channel !== undefined && (input.build_id !== undefined || input.version !== undefined)) {
-      return yield* new InvalidRequest({ details: "Give one of build_id, version and channel: a channel names its own version." })
-    }
-    if (input.build_id === undefined) {
-      return yield* resolve(agents, agent, input.version !== undefined ? { version: input.version } : { channel: input.channel ?? latestChannel })
-    }
-    const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
-      Effect.map(Option.filter((b) => !crossAccount || Option.isSome(b.version))),
-      orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id! }))
-    )
-    if (input.version !== undefined && Option.getOrUndefined(build.version) !== input.version) {
-      return yield* new InvalidRequest({
-        details: `Build ${build.build_id} of ${ref} is not version ${input.version}; give one of build_id and version, or both that match.`
-      })
-    }
-    // Other accounts deploy versions, not builds: naming the build of a yanked version is refused to them too.
-    return crossAccount ? yield* installable(ref, build) : build
-  })
+export const chooseBuild = Effect.fnUntraced(function*(
+  agents: AgentStore["Type"],
+  agent: Agent.AgentRecord,
+  input: BuildChoice,
+  crossAccount: boolean
+) {
+  const ref = `${agent.account}/${agent.name}`
+  if (input.channel !== undefined && (input.build_id !== undefined || input.version !== undefined)) {
+    return yield* new InvalidRequest({ details: "Give one of build_id, version and channel: a channel names its own version." })
+  }
+  if (input.build_id === undefined) {
+    return yield* resolve(agents, agent, input.version !== undefined ? { version: input.version } : { channel: input.channel ?? latestChannel })
+  }
+  const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
+    Effect.map(Option.filter((b) => !crossAccount || Option.isSome(b.version))),
+    orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id! }))
+  )
+  if (input.version !== undefined && Option.getOrUndefined(build.version) !== input.version) {
+    return yield* new InvalidRequest({
+      details: `Build ${build.build_id} of ${ref} is not version ${input.version}; give one of build_id and version, or both that match.`
+    })
+  }
+  // Other accounts deploy versions, not builds: naming the build of a yanked version is refused to them too.
+  return crossAccount ? yield* installable(ref, build) : build
+})

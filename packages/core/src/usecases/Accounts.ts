@@ -3,7 +3,7 @@
  * creating an account, and its members.
  */
 import { DateTime, Duration, Effect, Option } from "effect"
-import type { Member } from "../model/Account.js"
+import type { Account, Member } from "../model/Account.js"
 import {
   AccountExists,
   AccountNameTaken,
@@ -63,34 +63,40 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
       return { name: account.name, created_at: account.created_at, role: membership.role, members }
     })
 
+    /** Renames the account, with its audit entry (in the caller's transaction). */
+    const renameAccount = Effect.fnUntraced(function*(principal: Principal.Principal, name: AccountName, newName: AccountName) {
+      const account = yield* named(name)
+      yield* Policy.requireManager(principal, account, "renaming the account")
+      if (account.name !== newName) {
+        const renamed = yield* store.rename(account.id, newName)
+        if (!renamed) return yield* new AccountNameTaken({ name: newName })
+        yield* audit(store, principal, [account.id], "account.renamed", newName, `Renamed ${account.name} to ${newName}.`)
+      }
+      return { id: account.id, previous: account.name, name: newName }
+    })
+
     /** Renames an account (owner or admin). Renaming to the current name changes nothing. */
     const rename = Tracing.fn("Accounts.rename")(function*(principal: Principal.Principal, name: AccountName, newName: AccountName) {
-      const result = yield* tx.withTransaction(Effect.gen(function*() {
-        const account = yield* named(name)
-        yield* Policy.requireManager(principal, account, "renaming the account")
-        if (account.name !== newName) {
-          const renamed = yield* store.rename(account.id, newName)
-          if (!renamed) return yield* new AccountNameTaken({ name: newName })
-          yield* audit(store, principal, [account.id], "account.renamed", newName, `Renamed ${account.name} to ${newName}.`)
-        }
-        return { id: account.id, previous: account.name, name: newName }
-      }))
+      const result = yield* tx.withTransaction(renameAccount(principal, name, newName))
       // Wakes whatever keeps pages of the account by its name (the public agent cache); streams find no new event.
       if (result.previous !== newName) yield* bus.publish([result.id])
       return { previous: result.previous, name: result.name }
+    })
+
+    /** Creates the account with the caller as its owner, with its audit entry (in the caller's transaction). */
+    const createAccount = Effect.fnUntraced(function*(principal: Principal.Principal, id: AccountId, name: AccountName, now: DateTime.Utc) {
+      const created = yield* store.create({ id, name, now })
+      if (Option.isNone(created)) return yield* new AccountExists({ name })
+      yield* store.setMembership(created.value.id, principal.user.id, "owner")
+      yield* audit(store, principal, [created.value.id], "account.created", name, `Created ${name}; ${principal.user.id} is its owner.`)
+      return { name: created.value.name, created_at: created.value.created_at, role: "owner" as const }
     })
 
     /** Creates an account; the caller becomes its owner. */
     const create = Tracing.fn("Accounts.create")(function*(principal: Principal.Principal, name: AccountName) {
       const id = AccountId.make(yield* ids.next)
       const now = yield* DateTime.now
-      return yield* tx.withTransaction(Effect.gen(function*() {
-        const created = yield* store.create({ id, name, now })
-        if (Option.isNone(created)) return yield* new AccountExists({ name })
-        yield* store.setMembership(created.value.id, principal.user.id, "owner")
-        yield* audit(store, principal, [created.value.id], "account.created", name, `Created ${name}; ${principal.user.id} is its owner.`)
-        return { name: created.value.name, created_at: created.value.created_at, role: "owner" as const }
-      }))
+      return yield* tx.withTransaction(createAccount(principal, id, name, now))
     })
 
     /** The members of an account, with their roles; members only. */
@@ -106,60 +112,66 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
         ? Effect.void
         : Effect.fail(new LastOwner({ account, user }))
 
+    /** Gives the user the role, with its audit entry (in the caller's transaction). */
+    const storeRole = Effect.fnUntraced(function*(principal: Principal.Principal, name: AccountName, user: UserId, role: Role) {
+      const account = yield* named(name)
+      yield* Policy.requireManager(principal, account, "managing members")
+      const found = yield* store.findUser(user)
+      if (Option.isNone(found)) return yield* new UserNotFound({ user })
+      yield* store.lockMembers(account.id)
+      const members = yield* store.membersOf(account.id)
+      const current = Option.fromNullable(members.find((m) => m.user_id === user))
+      const refused = Policy.roleChangeRefusal(principal, account, Option.map(current, (m) => m.role), role)
+      if (Option.isSome(refused)) return yield* refused.value
+      if (Option.isSome(current) && current.value.role === "owner" && role !== "owner") {
+        yield* keepAnOwner(members, account.name, user)
+      }
+      if (Option.isNone(current) || current.value.role !== role) {
+        yield* store.setMembership(account.id, user, role)
+        yield* Option.match(current, {
+          onNone: () => audit(store, principal, [account.id], "member.added", user, `Added ${user} as ${role}.`),
+          onSome: (was) =>
+            audit(store, principal, [account.id], "member.role_changed", user, `Changed ${user} from ${was.role} to ${role}.`)
+        })
+      }
+      return { user_id: user, name: found.value.name, role, added: Option.isNone(current) }
+    })
+
     /**
      * Gives a user a role in an account, adding them when they are not a
      * member (Policy.roleChangeRefusal says who may); the last owner keeps
      * the role owner. Giving a member the role they have changes nothing.
      */
     const setRole = Tracing.fn("Accounts.setRole")(function*(principal: Principal.Principal, name: AccountName, user: UserId, role: Role) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
-        const account = yield* named(name)
-        yield* Policy.requireManager(principal, account, "managing members")
-        const found = yield* store.findUser(user)
-        if (Option.isNone(found)) return yield* new UserNotFound({ user })
-        yield* store.lockMembers(account.id)
-        const members = yield* store.membersOf(account.id)
-        const current = Option.fromNullable(members.find((m) => m.user_id === user))
-        const refused = Policy.roleChangeRefusal(principal, account, Option.map(current, (m) => m.role), role)
-        if (Option.isSome(refused)) return yield* refused.value
-        if (Option.isSome(current) && current.value.role === "owner" && role !== "owner") {
-          yield* keepAnOwner(members, account.name, user)
-        }
-        if (Option.isNone(current) || current.value.role !== role) {
-          yield* store.setMembership(account.id, user, role)
-          yield* Option.match(current, {
-            onNone: () => audit(store, principal, [account.id], "member.added", user, `Added ${user} as ${role}.`),
-            onSome: (was) =>
-              audit(store, principal, [account.id], "member.role_changed", user, `Changed ${user} from ${was.role} to ${role}.`)
-          })
-        }
-        return { user_id: user, name: found.value.name, role, added: Option.isNone(current) }
-      }))
+      return yield* tx.withTransaction(storeRole(principal, name, user, role))
+    })
+
+    /** Removes the member, with its audit entry (in the caller's transaction). */
+    const storeRemoval = Effect.fnUntraced(function*(principal: Principal.Principal, name: AccountName, user: UserId) {
+      const account = yield* named(name)
+      yield* Policy.requireMember(principal, account, "managing members")
+      yield* store.lockMembers(account.id)
+      const members = yield* store.membersOf(account.id)
+      const member = members.find((m) => m.user_id === user)
+      if (member === undefined) return yield* new MemberNotFound({ account: account.name, user })
+      const refused = Policy.removalRefusal(principal, account, user, member.role)
+      if (Option.isSome(refused)) return yield* refused.value
+      if (member.role === "owner") yield* keepAnOwner(members, account.name, user)
+      yield* store.removeMembership(account.id, user)
+      yield* audit(
+        store,
+        principal,
+        [account.id],
+        "member.removed",
+        user,
+        user === principal.user.id ? `${user} (${member.role}) left.` : `Removed ${user} (${member.role}).`
+      )
+      return { user_id: user, role: member.role }
     })
 
     /** Removes a member from an account (Policy.removalRefusal says who may); the last owner stays. */
     const removeMember = Tracing.fn("Accounts.removeMember")(function*(principal: Principal.Principal, name: AccountName, user: UserId) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
-        const account = yield* named(name)
-        yield* Policy.requireMember(principal, account, "managing members")
-        yield* store.lockMembers(account.id)
-        const members = yield* store.membersOf(account.id)
-        const member = members.find((m) => m.user_id === user)
-        if (member === undefined) return yield* new MemberNotFound({ account: account.name, user })
-        const refused = Policy.removalRefusal(principal, account, user, member.role)
-        if (Option.isSome(refused)) return yield* refused.value
-        if (member.role === "owner") yield* keepAnOwner(members, account.name, user)
-        yield* store.removeMembership(account.id, user)
-        yield* audit(
-          store,
-          principal,
-          [account.id],
-          "member.removed",
-          user,
-          user === principal.user.id ? `${user} (${member.role}) left.` : `Removed ${user} (${member.role}).`
-        )
-        return { user_id: user, role: member.role }
-      }))
+      return yield* tx.withTransaction(storeRemoval(principal, name, user))
     })
 
     /** The view of an invitation (never its code: only the answer that made it shows that). */
@@ -220,15 +232,40 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
       return waiting.map((i) => invitationView(account.name, i))
     })
 
+    /** Removes the invitation, with its audit entry (in the caller's transaction). */
+    const withdrawInvitation = Effect.fnUntraced(function*(principal: Principal.Principal, account: Account, id: string) {
+      if (!(yield* store.removeInvitation(account.id, id))) return yield* new InvitationNotFound()
+      yield* audit(store, principal, [account.id], "invitation.withdrawn", id, `Withdrew invitation ${id}.`)
+    })
+
     /** Withdraws an invitation (owners and admins); 404 when none waits with that id. */
     const withdraw = Tracing.fn("Accounts.withdraw")(function*(principal: Principal.Principal, name: AccountName, id: string) {
       const account = yield* named(name)
       yield* Policy.requireManager(principal, account, "withdrawing its invitations")
-      yield* tx.withTransaction(Effect.gen(function*() {
-        if (!(yield* store.removeInvitation(account.id, id))) return yield* new InvitationNotFound()
-        yield* audit(store, principal, [account.id], "invitation.withdrawn", id, `Withdrew invitation ${id}.`)
-      }))
+      yield* tx.withTransaction(withdrawInvitation(principal, account, id))
       return { message: `Invitation ${id} to ${account.name} withdrawn.`, id }
+    })
+
+    /** Spends the invitation and adds the caller to its account, with its audit entry (in the caller's transaction). */
+    const acceptInvitation = Effect.fnUntraced(function*(principal: Principal.Principal, hash: string, now: DateTime.Utc) {
+      const taken = yield* store.takeInvitation(hash, now)
+      if (Option.isNone(taken)) return yield* new InvitationNotFound()
+      const invitation = taken.value
+      const account = yield* store.findById(invitation.account_id).pipe(orFail(() => new InvitationNotFound()))
+      yield* store.lockMembers(account.id)
+      const members = yield* store.membersOf(account.id)
+      const current = members.find((m) => m.user_id === principal.user.id)
+      if (current !== undefined) return yield* new AlreadyMember({ account: account.name, role: current.role })
+      yield* store.setMembership(account.id, principal.user.id, invitation.role)
+      yield* audit(
+        store,
+        principal,
+        [account.id],
+        "invitation.accepted",
+        principal.user.id,
+        `${principal.user.id} joined as ${invitation.role} (invitation ${invitation.id} by ${invitation.created_by}).`
+      )
+      return { account: account.name, role: invitation.role }
     })
 
     /**
@@ -239,26 +276,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
     const accept = Tracing.fn("Accounts.accept")(function*(principal: Principal.Principal, code: string) {
       const hash = yield* hashToken(code)
       const now = yield* DateTime.now
-      return yield* tx.withTransaction(Effect.gen(function*() {
-        const taken = yield* store.takeInvitation(hash, now)
-        if (Option.isNone(taken)) return yield* new InvitationNotFound()
-        const invitation = taken.value
-        const account = yield* store.findById(invitation.account_id).pipe(orFail(() => new InvitationNotFound()))
-        yield* store.lockMembers(account.id)
-        const members = yield* store.membersOf(account.id)
-        const current = members.find((m) => m.user_id === principal.user.id)
-        if (current !== undefined) return yield* new AlreadyMember({ account: account.name, role: current.role })
-        yield* store.setMembership(account.id, principal.user.id, invitation.role)
-        yield* audit(
-          store,
-          principal,
-          [account.id],
-          "invitation.accepted",
-          principal.user.id,
-          `${principal.user.id} joined as ${invitation.role} (invitation ${invitation.id} by ${invitation.created_by}).`
-        )
-        return { account: account.name, role: invitation.role }
-      }))
+      return yield* tx.withTransaction(acceptInvitation(principal, hash, now))
     })
 
     /** A page of the account's audit log, newest first (owners and admins). */
@@ -280,6 +298,17 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
       }
     })
 
+    /** Deletes the account once nothing of it runs (in the caller's transaction); the files whose objects are left to remove. */
+    const removeAccount = Effect.fnUntraced(function*(principal: Principal.Principal, name: AccountName) {
+      const account = yield* named(name)
+      yield* Policy.requireOwner(principal, account, "deleting the account")
+      yield* store.lockMembers(account.id)
+      const live = yield* store.liveDeployments(account.id)
+      if (live.length > 0) return yield* new AccountBusy({ account: account.name, deployments: live })
+      const files = yield* store.deleteAccount(account.id).pipe(orFail(() => new AccountNotFound({ account: name })))
+      return { files, id: account.id }
+    })
+
     /**
      * Deletes an account and everything of it (AccountStore.deleteAccount),
      * by an owner, once nothing of it runs: no deployment by it, and none of
@@ -288,15 +317,7 @@ export class Accounts extends Effect.Service<Accounts>()("@hosting/core/Accounts
      * logged and left (no record points at it any more).
      */
     const remove = Tracing.fn("Accounts.remove")(function*(principal: Principal.Principal, name: AccountName) {
-      const { files, id } = yield* tx.withTransaction(Effect.gen(function*() {
-        const account = yield* named(name)
-        yield* Policy.requireOwner(principal, account, "deleting the account")
-        yield* store.lockMembers(account.id)
-        const live = yield* store.liveDeployments(account.id)
-        if (live.length > 0) return yield* new AccountBusy({ account: account.name, deployments: live })
-        const files = yield* store.deleteAccount(account.id).pipe(orFail(() => new AccountNotFound({ account: name })))
-        return { files, id: account.id }
-      }))
+      const { files, id } = yield* tx.withTransaction(removeAccount(principal, name))
       yield* Effect.forEach(files, (file) => {
         const ref = { deployment_id: DeploymentId.make(file.deployment_id), owner_id: file.owner_id, key: file.key }
         return objects.delete(file.ready ? Files.objectKey(ref) : Files.uploadKey(ref)).pipe(

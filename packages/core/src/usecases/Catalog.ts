@@ -58,15 +58,14 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
       agents.findAgent(account.id, name).pipe(orFail(() => new AgentNotFound({ agent: agentRef(account.name, name) })))
 
     /** Appends an agent.build event to every recipient's log; returns the recipients to wake after commit. */
-    const emitBuildEvent = (agent: AgentRecord, payload: AgentBuildEvent, now: DateTime.Utc) =>
-      Effect.gen(function*() {
-        const recipients = yield* buildEventRecipients(deployments, agent)
-        yield* events.append(
-          recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { ...payload } })),
-          now
-        )
-        return recipients
-      })
+    const emitBuildEvent = Effect.fnUntraced(function*(agent: AgentRecord, payload: AgentBuildEvent, now: DateTime.Utc) {
+      const recipients = yield* buildEventRecipients(deployments, agent)
+      yield* events.append(
+        recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { ...payload } })),
+        now
+      )
+      return recipients
+    })
 
     /** Runs a change in one transaction, then wakes the event-stream subscribers of the accounts it names. */
     const commitAndSignal = <A, E, R>(change: Effect.Effect<{ readonly result: A; readonly recipients: ReadonlyArray<AccountId> }, E, R>) =>
@@ -75,90 +74,96 @@ export class Catalog extends Effect.Service<Catalog>()("@hosting/core/Catalog", 
         Effect.map(({ result }) => result)
       )
 
+    /** The change a registration commits. */
+    const registerChange = Effect.fnUntraced(function*(principal: Principal, input: RegisterInput) {
+      const account = yield* accountNamed(input.account)
+      yield* Policy.requireManager(principal, account, "registering a build")
+      const spec = yield* AgentSpec.parse(input.spec_content)
+      const warnings: ReadonlyArray<ValidationWarning> = AgentSpec.validate(spec, {
+        name: input.name,
+        registry: input.registry
+      })
+      const now = yield* DateTime.now
+      const existing = yield* agents.findAgent(account.id, input.name)
+      const agentId = Option.isSome(existing) ? existing.value.id : AgentId.make(yield* ids.next)
+      const agent = yield* agents.upsertAgent({
+        id: agentId,
+        account_id: account.id,
+        name: input.name,
+        registry: input.registry,
+        now
+      })
+      const previous = yield* agents.findBuild(agent.id, input.build_id)
+      yield* agents.upsertBuild(
+        new Build({
+          agent_id: agent.id,
+          build_id: input.build_id,
+          spec,
+          spec_content: input.spec_content,
+          readme: input.readme ?? "",
+          validation_warnings: warnings,
+          version: Option.flatMap(previous, (b) => b.version),
+          published_at: Option.flatMap(previous, (b) => b.published_at),
+          registered_at: Option.match(previous, { onNone: () => now, onSome: (b) => b.registered_at }),
+          updated_at: now
+        })
+      )
+      const recipients = yield* emitBuildEvent(agent, {
+        agent: agentRef(account.name, agent.name),
+        build_id: input.build_id,
+        status: Option.isSome(previous) ? "updated" : "registered"
+      }, now)
+      const result = {
+        account: account.name,
+        name: agent.name,
+        build_id: input.build_id,
+        created: Option.isNone(previous),
+        validation_warnings: warnings
+      }
+      return { result, recipients }
+    })
+
     /** Registers a build, or updates an existing one (interface.md: register is also update). */
     const register = Tracing.fn("Catalog.register")(function*(principal: Principal, input: RegisterInput) {
-      return yield* commitAndSignal(Effect.gen(function*() {
-        const account = yield* accountNamed(input.account)
-        yield* Policy.requireManager(principal, account, "registering a build")
-        const spec = yield* AgentSpec.parse(input.spec_content)
-        const warnings: ReadonlyArray<ValidationWarning> = AgentSpec.validate(spec, {
-          name: input.name,
-          registry: input.registry
-        })
-        const now = yield* DateTime.now
-        const existing = yield* agents.findAgent(account.id, input.name)
-        const agentId = Option.isSome(existing) ? existing.value.id : AgentId.make(yield* ids.next)
-        const agent = yield* agents.upsertAgent({
-          id: agentId,
-          account_id: account.id,
-          name: input.name,
-          registry: input.registry,
-          now
-        })
-        const previous = yield* agents.findBuild(agent.id, input.build_id)
-        yield* agents.upsertBuild(
-          new Build({
-            agent_id: agent.id,
-            build_id: input.build_id,
-            spec,
-            spec_content: input.spec_content,
-            readme: input.readme ?? "",
-            validation_warnings: warnings,
-            version: Option.flatMap(previous, (b) => b.version),
-            published_at: Option.flatMap(previous, (b) => b.published_at),
-            registered_at: Option.match(previous, { onNone: () => now, onSome: (b) => b.registered_at }),
-            updated_at: now
-          })
-        )
-        const recipients = yield* emitBuildEvent(agent, {
-          agent: agentRef(account.name, agent.name),
-          build_id: input.build_id,
-          status: Option.isSome(previous) ? "updated" : "registered"
-        }, now)
-        const result = {
-          account: account.name,
-          name: agent.name,
-          build_id: input.build_id,
-          created: Option.isNone(previous),
-          validation_warnings: warnings
+      return yield* commitAndSignal(registerChange(principal, input))
+    })
+
+    /** The change a publication commits. */
+    const publishChange = Effect.fnUntraced(function*(principal: Principal, input: PublishInput) {
+      const account = yield* accountNamed(input.account)
+      yield* Policy.requireManager(principal, account, "publishing a version")
+      const agent = yield* agentOf(account, input.name)
+      const ref = agentRef(account.name, agent.name)
+      const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
+        orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id }))
+      )
+      if (Option.isSome(build.version)) {
+        if (build.version.value === input.version) {
+          const result = { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: false }
+          return { result, recipients: [] }
         }
-        return { result, recipients }
-      }))
+        return yield* new BuildAlreadyPublished({ agent: ref, buildId: build.build_id, version: build.version.value })
+      }
+      const holder = yield* agents.findBuildByVersion(agent.id, input.version)
+      if (Option.isSome(holder)) {
+        return yield* new VersionAlreadyPublished({ agent: ref, version: input.version, buildId: holder.value.build_id })
+      }
+      const now = yield* DateTime.now
+      yield* agents.publishBuild({ agent_id: agent.id, build_id: build.build_id, version: input.version, now })
+      yield* audit(accounts, principal, [account.id], "agent.published", `${ref}@${input.version}`, `Published build ${build.build_id} of ${ref} as ${input.version}.`)
+      const recipients = yield* emitBuildEvent(agent, {
+        agent: ref,
+        build_id: build.build_id,
+        status: "published",
+        version: input.version
+      }, now)
+      const result = { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: true }
+      return { result, recipients }
     })
 
     /** Gives a build its semver version; the same version for the same build again changes nothing. */
     const publish = Tracing.fn("Catalog.publish")(function*(principal: Principal, input: PublishInput) {
-      return yield* commitAndSignal(Effect.gen(function*() {
-        const account = yield* accountNamed(input.account)
-        yield* Policy.requireManager(principal, account, "publishing a version")
-        const agent = yield* agentOf(account, input.name)
-        const ref = agentRef(account.name, agent.name)
-        const build = yield* agents.findBuild(agent.id, input.build_id).pipe(
-          orFail(() => new BuildNotFound({ agent: ref, buildId: input.build_id }))
-        )
-        if (Option.isSome(build.version)) {
-          if (build.version.value === input.version) {
-            const result = { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: false }
-            return { result, recipients: [] }
-          }
-          return yield* new BuildAlreadyPublished({ agent: ref, buildId: build.build_id, version: build.version.value })
-        }
-        const holder = yield* agents.findBuildByVersion(agent.id, input.version)
-        if (Option.isSome(holder)) {
-          return yield* new VersionAlreadyPublished({ agent: ref, version: input.version, buildId: holder.value.build_id })
-        }
-        const now = yield* DateTime.now
-        yield* agents.publishBuild({ agent_id: agent.id, build_id: build.build_id, version: input.version, now })
-        yield* audit(accounts, principal, [account.id], "agent.published", `${ref}@${input.version}`, `Published build ${build.build_id} of ${ref} as ${input.version}.`)
-        const recipients = yield* emitBuildEvent(agent, {
-          agent: ref,
-          build_id: build.build_id,
-          status: "published",
-          version: input.version
-        }, now)
-        const result = { account: account.name, name: agent.name, build_id: build.build_id, version: input.version, created: true }
-        return { result, recipients }
-      }))
+      return yield* commitAndSignal(publishChange(principal, input))
     })
 
     /**

@@ -9,6 +9,7 @@ import * as Cluster from "../ports/Cluster.js"
 import {
   DeploymentId,
   type DeploymentRecord,
+  type DeploymentSettings,
   DeploymentStatus,
   describeFollow,
   namespaceFor,
@@ -75,79 +76,94 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       )
 
     /**
+     * The record of a deploy, which supersedes what ran in the namespace,
+     * with its event and its audit entry (in the caller's transaction).
+     */
+    const recordDeployment = Effect.fnUntraced(function*(
+      principal: Principal,
+      target: { readonly id: AccountId; readonly name: AccountName },
+      publisher: { readonly id: AccountId; readonly name: AccountName },
+      agent: Agent.AgentRecord,
+      build: Agent.Build,
+      origin: Origin,
+      namespace: string,
+      id: DeploymentId,
+      overrides: Origin["env"]
+    ) {
+      const now = yield* DateTime.now
+      const live = yield* store.liveInNamespace(namespace)
+      for (const previous of live) {
+        yield* store.markUndeployed(previous.id, Status.superseded, now)
+      }
+      yield* store.upsert({
+        id,
+        account_id: target.id,
+        publisher_id: publisher.id,
+        agent_name: agent.name,
+        build_id: build.build_id,
+        namespace,
+        // Not yet seen in the cluster: the Rollouts service reads the rollout from here on.
+        status: Status.pending,
+        deployed_at: now,
+        undeployed_at: Option.none(),
+        spec: build.spec,
+        rolled_back_from: origin.rolled_back_from,
+        follow: origin.follow,
+        rolled_forward_from: origin.rolled_forward_from,
+        // The namespace keeps its settings across deploys, rollbacks and roll forwards: the newest live deployment's.
+        concurrent_send: live[0]?.concurrent_send,
+        env: overrides
+      })
+      const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+      yield* changed(stored, now)
+      yield* audit(accounts, principal, [target.id], "deployment.created", id, deployedLine(origin, publisher.name, agent, build, id, overrides))
+      return stored
+    })
+
+    /**
      * Runs a build in the deploying account's namespace for the agent: the
      * cluster objects first, then the record that supersedes what ran there,
      * its event and its audit entry.
      */
-    const apply = (
+    const apply = Effect.fnUntraced(function*(
       principal: Principal,
       target: { readonly id: AccountId; readonly name: AccountName },
       publisher: { readonly id: AccountId; readonly name: AccountName },
       agent: Agent.AgentRecord,
       build: Agent.Build,
       origin: Origin
-    ) =>
-      Effect.gen(function*() {
-        const namespace = namespaceFor(target.name, publisher.name, agent.name)
-        const id = DeploymentId.make(`dep-${yield* ids.next}`)
-        const labels = labelsOf(id, target.name, publisher.name, agent.name, build)
-        const overrides = origin.env !== undefined && Object.keys(origin.env).length > 0 ? origin.env : undefined
-        const { plain: env, secrets } = environmentOf(build.spec, overrides)
-        // The secrets come from the deploying account; one it lacks stops the deploy before the cluster is touched.
-        const wanted = [...new Set(Object.values(secrets))].sort()
-        const values = wanted.length === 0 ? new Map<SecretName, Redacted.Redacted<string>>() : yield* accounts.secretValues(target.id, wanted)
-        const missing = wanted.filter((name) => !values.has(name))
-        if (missing.length > 0) return yield* new SecretsMissing({ account: target.name, names: missing })
-        // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
-        yield* cluster.ensureNamespace(namespace, labels)
-        // A copy of the values at this deploy: changing a secret later changes no running deployment until it is deployed again.
-        if (wanted.length > 0) {
-          yield* cluster.applySecret({
-            namespace,
-            name: secretName(agent.name),
-            data: Object.fromEntries(Object.entries(secrets).map(([name, secret]) => [name, values.get(secret)!]))
-          }, labels)
-        }
-        yield* cluster.applyConfigMap(
-          new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { [specFile]: build.spec_content, ...env } }),
-          labels
-        )
-        yield* cluster.applyWorkload(workloadOf({ namespace, publisher: publisher.name, agent, build, env, secrets, labels }))
-        // Removed only once no workload reads it: values of an earlier deploy do not linger in the namespace.
-        if (wanted.length === 0) yield* cluster.removeSecret(namespace, secretName(agent.name))
-        const record = yield* tx.withTransaction(Effect.gen(function*() {
-          const now = yield* DateTime.now
-          const live = yield* store.liveInNamespace(namespace)
-          for (const previous of live) {
-            yield* store.markUndeployed(previous.id, Status.superseded, now)
-          }
-          yield* store.upsert({
-            id,
-            account_id: target.id,
-            publisher_id: publisher.id,
-            agent_name: agent.name,
-            build_id: build.build_id,
-            namespace,
-            // Not yet seen in the cluster: the Rollouts service reads the rollout from here on.
-            status: Status.pending,
-            deployed_at: now,
-            undeployed_at: Option.none(),
-            spec: build.spec,
-            rolled_back_from: origin.rolled_back_from,
-            follow: origin.follow,
-            rolled_forward_from: origin.rolled_forward_from,
-            // The namespace keeps its settings across deploys, rollbacks and roll forwards: the newest live deployment's.
-            concurrent_send: live[0]?.concurrent_send,
-            env: overrides
-          })
-          const stored = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-          yield* changed(stored, now)
-          yield* audit(accounts, principal, [target.id], "deployment.created", id, deployedLine(origin, publisher.name, agent, build, id, overrides))
-          return stored
-        }))
-        yield* bus.publish(record.rolled_forward_from === undefined ? [target.id] : [target.id, publisher.id])
-        return record
-      })
+    ) {
+      const namespace = namespaceFor(target.name, publisher.name, agent.name)
+      const id = DeploymentId.make(`dep-${yield* ids.next}`)
+      const labels = labelsOf(id, target.name, publisher.name, agent.name, build)
+      const overrides = origin.env !== undefined && Object.keys(origin.env).length > 0 ? origin.env : undefined
+      const { plain: env, secrets } = environmentOf(build.spec, overrides)
+      // The secrets come from the deploying account; one it lacks stops the deploy before the cluster is touched.
+      const wanted = [...new Set(Object.values(secrets))].sort()
+      const values = wanted.length === 0 ? new Map<SecretName, Redacted.Redacted<string>>() : yield* accounts.secretValues(target.id, wanted)
+      const missing = wanted.filter((name) => !values.has(name))
+      if (missing.length > 0) return yield* new SecretsMissing({ account: target.name, names: missing })
+      // The cluster first: every call is idempotent, so a failure here writes nothing and a retry is safe.
+      yield* cluster.ensureNamespace(namespace, labels)
+      // A copy of the values at this deploy: changing a secret later changes no running deployment until it is deployed again.
+      if (wanted.length > 0) {
+        yield* cluster.applySecret({
+          namespace,
+          name: secretName(agent.name),
+          data: Object.fromEntries(Object.entries(secrets).map(([name, secret]) => [name, values.get(secret)!]))
+        }, labels)
+      }
+      yield* cluster.applyConfigMap(
+        new Cluster.ConfigMap({ namespace, name: configMapName(agent.name), data: { [specFile]: build.spec_content, ...env } }),
+        labels
+      )
+      yield* cluster.applyWorkload(workloadOf({ namespace, publisher: publisher.name, agent, build, env, secrets, labels }))
+      // Removed only once no workload reads it: values of an earlier deploy do not linger in the namespace.
+      if (wanted.length === 0) yield* cluster.removeSecret(namespace, secretName(agent.name))
+      const record = yield* tx.withTransaction(recordDeployment(principal, target, publisher, agent, build, origin, namespace, id, overrides))
+      yield* bus.publish(record.rolled_forward_from === undefined ? [target.id] : [target.id, publisher.id])
+      return record
+    })
 
     /**
      * Deploys an agent into the deploying account's namespace for it (owner
@@ -209,14 +225,13 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
     const deploy = (principal: Principal, input: DeployInput) => place(principal, input)
 
     /** A deployment the caller may act on: the deploying account's members (managers when `manage`). */
-    const deploymentFor = (principal: Principal, id: DeploymentId, manage: boolean, action?: string) =>
-      Effect.gen(function*() {
-        const record = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        const account = yield* accounts.findById(record.account_id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        const refused = Policy.deploymentRefusal(principal, account, id, manage, action)
-        if (Option.isSome(refused)) return yield* refused.value
-        return record
-      })
+    const deploymentFor = Effect.fnUntraced(function*(principal: Principal, id: DeploymentId, manage: boolean, action?: string) {
+      const record = yield* store.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+      const account = yield* accounts.findById(record.account_id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+      const refused = Policy.deploymentRefusal(principal, account, id, manage, action)
+      if (Option.isSome(refused)) return yield* refused.value
+      return record
+    })
 
     /** One deployment (members of the deploying account). */
     const get = Tracing.fn("Deployments.get")(function*(principal: Principal, id: DeploymentId) {
@@ -231,22 +246,48 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       return (yield* store.liveOfAccounts(Policy.memberAccounts(principal), after, limit)).map((record) => viewFor(principal, record))
     })
 
+    /** Marks the deployment undeployed, with its event and its audit entry (in the caller's transaction). */
+    const endDeployment = Effect.fnUntraced(function*(principal: Principal, id: DeploymentId, record: DeploymentRecord) {
+      const now = yield* DateTime.now
+      yield* store.markUndeployed(record.id, Status.undeployed, now)
+      const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+      yield* changed(stored, now)
+      yield* audit(accounts, principal, [record.account_id], "deployment.undeployed", id, `Undeployed ${id} (namespace ${record.namespace}).`)
+      return stored
+    })
+
     /** Ends a deployment and removes its cluster objects; undeploying twice changes nothing. */
     const undeploy = Tracing.fn("Deployments.undeploy")(function*(principal: Principal, id: DeploymentId) {
       const record = yield* deploymentFor(principal, id, true)
       if (Option.isSome(record.undeployed_at)) return viewFor(principal, record)
       const others = (yield* store.liveInNamespace(record.namespace)).filter((d) => d.id !== record.id)
       if (others.length === 0) yield* cluster.removeNamespace(record.namespace)
-      const ended = yield* tx.withTransaction(Effect.gen(function*() {
-        const now = yield* DateTime.now
-        yield* store.markUndeployed(record.id, Status.undeployed, now)
-        const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        yield* changed(stored, now)
-        yield* audit(accounts, principal, [record.account_id], "deployment.undeployed", id, `Undeployed ${id} (namespace ${record.namespace}).`)
-        return stored
-      }))
+      const ended = yield* tx.withTransaction(endDeployment(principal, id, record))
       yield* bus.publish([record.account_id])
       return viewFor(principal, ended)
+    })
+
+    /** Stores the settings, with their event and their audit entry (in the caller's transaction). */
+    const storeSettings = Effect.fnUntraced(function*(
+      principal: Principal,
+      id: DeploymentId,
+      record: DeploymentRecord,
+      before: DeploymentSettings,
+      input: SettingsInput
+    ) {
+      const now = yield* DateTime.now
+      yield* store.updateSettings(record.id, { concurrent_send: input.concurrent_send })
+      const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+      yield* changed(stored, now, true)
+      yield* audit(
+        accounts,
+        principal,
+        [record.account_id],
+        "deployment.settings_changed",
+        id,
+        `Set concurrent_send of ${id} to ${input.concurrent_send} (was ${before.concurrent_send}).`
+      )
+      return stored
     })
 
     /**
@@ -259,21 +300,7 @@ export class Deployments extends Effect.Service<Deployments>()("@hosting/core/De
       const record = yield* deploymentFor(principal, id, true, "changing a deployment's settings")
       const before = settingsOf(record)
       if (before.concurrent_send === input.concurrent_send) return before
-      const stored = yield* tx.withTransaction(Effect.gen(function*() {
-        const now = yield* DateTime.now
-        yield* store.updateSettings(record.id, { concurrent_send: input.concurrent_send })
-        const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        yield* changed(stored, now, true)
-        yield* audit(
-          accounts,
-          principal,
-          [record.account_id],
-          "deployment.settings_changed",
-          id,
-          `Set concurrent_send of ${id} to ${input.concurrent_send} (was ${before.concurrent_send}).`
-        )
-        return stored
-      }))
+      const stored = yield* tx.withTransaction(storeSettings(principal, id, record, before, input))
       yield* bus.publish([record.account_id])
       return settingsOf(stored)
     })

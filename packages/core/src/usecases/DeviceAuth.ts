@@ -105,40 +105,38 @@ export class DeviceAuth extends Effect.Service<DeviceAuth>()("@hosting/core/Devi
     })
 
     /** Issues an access token for a user, made from the credential of hash `parentHash`; only its hash is kept. */
-    const issueToken = (
+    const issueToken = Effect.fnUntraced(function*(
       principalUser: Principal["user"]["id"],
       lifetime: Duration.Duration,
       parentHash: Option.Option<string>,
       scope = ""
-    ) =>
-      Effect.gen(function*() {
-        const token = randomSecret()
-        const now = yield* DateTime.now
-        const limits = yield* limitsFor(parentHash, scope)
-        yield* identity.issue(principalUser, token, Option.some(DateTime.addDuration(now, lifetime)), parentHash, limits)
-        return { token, scopes: limits === undefined ? undefined : Option.getOrUndefined(limits.scopes) }
-      })
+    ) {
+      const token = randomSecret()
+      const now = yield* DateTime.now
+      const limits = yield* limitsFor(parentHash, scope)
+      yield* identity.issue(principalUser, token, Option.some(DateTime.addDuration(now, lifetime)), parentHash, limits)
+      return { token, scopes: limits === undefined ? undefined : Option.getOrUndefined(limits.scopes) }
+    })
 
     /**
      * The limits of a token asked for with `scope` (space-separated) and made
      * from the credential of `parentHash`: the scopes asked for, within the
      * parent's; the parent's accounts. Nothing asked for: the parent's limits.
      */
-    const limitsFor = (parentHash: Option.Option<string>, scope: string) =>
-      Effect.gen(function*() {
-        const asked = Token.allScopes.filter((s) => scopesOf(scope).includes(s))
-        if (asked.length === 0) return undefined
-        const parent = Option.isNone(parentHash) ? Option.none() : yield* tokens.findPrincipal(parentHash.value)
-        const parentLimits = Option.map(parent, (found) => found.limits)
-        const within = Option.match(Option.flatMap(parentLimits, (limits) => limits.scopes), {
-          onNone: () => asked,
-          onSome: (allowed) => asked.filter((s) => allowed.includes(s))
-        })
-        return {
-          scopes: Option.some(within),
-          accounts: Option.flatMap(parentLimits, (limits) => limits.accounts)
-        }
+    const limitsFor = Effect.fnUntraced(function*(parentHash: Option.Option<string>, scope: string) {
+      const asked = Token.allScopes.filter((s) => scopesOf(scope).includes(s))
+      if (asked.length === 0) return undefined
+      const parent = Option.isNone(parentHash) ? Option.none() : yield* tokens.findPrincipal(parentHash.value)
+      const parentLimits = Option.map(parent, (found) => found.limits)
+      const within = Option.match(Option.flatMap(parentLimits, (limits) => limits.scopes), {
+        onNone: () => asked,
+        onSome: (allowed) => asked.filter((s) => allowed.includes(s))
       })
+      return {
+        scopes: Option.some(within),
+        accounts: Option.flatMap(parentLimits, (limits) => limits.accounts)
+      }
+    })
 
     /**
      * The device access token request (RFC 8628 section 3.4): a token once the

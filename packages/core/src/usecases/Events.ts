@@ -178,17 +178,16 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
     }
 
     /** Everything after the cursor, in batches, oldest first. */
-    const readFrom = (accountId: AccountId, cursor: string) =>
-      Effect.gen(function*() {
-        const out: Array<StoredEvent> = []
-        let from = cursor
-        while (true) {
-          const batch = yield* log.after(accountId, Option.some(from), batchSize)
-          out.push(...batch)
-          if (batch.length < batchSize) return out
-          from = batch.at(-1)!.id
-        }
-      })
+    const readFrom = Effect.fnUntraced(function*(accountId: AccountId, cursor: string) {
+      const out: Array<StoredEvent> = []
+      let from = cursor
+      while (true) {
+        const batch = yield* log.after(accountId, Option.some(from), batchSize)
+        out.push(...batch)
+        if (batch.length < batchSize) return out
+        from = batch.at(-1)!.id
+      }
+    })
 
     /**
      * The reader of an account: at each wake-up, and at least once per
@@ -196,21 +195,20 @@ export class Events extends Effect.Service<Events>()("@hosting/core/Events", {
      * each cursor its streams stand at and delivers. A failed read is logged
      * and retried at the next round: the streams keep their cursors.
      */
-    const reader = (accountId: AccountId, entry: Followed) =>
-      Effect.gen(function*() {
-        while (true) {
-          yield* Queue.take(entry.wake).pipe(Effect.timeoutOption(config.heartbeat))
-          yield* Queue.takeAll(entry.wake)
-          for (const cursor of [...entry.groups.keys()]) {
-            const events = yield* readFrom(accountId, cursor).pipe(
-              Effect.catchAll((error) =>
-                Effect.as(Effect.logWarning("event stream: reading the log failed; the next round retries", error), [])
-              )
+    const reader = Effect.fnUntraced(function*(accountId: AccountId, entry: Followed) {
+      while (true) {
+        yield* Queue.take(entry.wake).pipe(Effect.timeoutOption(config.heartbeat))
+        yield* Queue.takeAll(entry.wake)
+        for (const cursor of [...entry.groups.keys()]) {
+          const events = yield* readFrom(accountId, cursor).pipe(
+            Effect.catchAll((error) =>
+              Effect.as(Effect.logWarning("event stream: reading the log failed; the next round retries", error), [])
             )
-            deliver(entry, cursor, events)
-          }
+          )
+          deliver(entry, cursor, events)
         }
-      })
+      }
+    })
 
     /** A stream leaves; the last of an account closes the account's subscription and reader. */
     const leave = (accountId: AccountId, entry: Followed, listener: Listener) => {

@@ -103,13 +103,12 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     const ids = yield* IdGenerator
     const config = yield* FilesConfig
 
-    const deploymentFor = (principal: Principal, id: DeploymentId) =>
-      Effect.gen(function*() {
-        const deployment = yield* deployments.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
-        const refused = Policy.filesRefusal(principal, deployment)
-        if (Option.isSome(refused)) return yield* refused.value
-        return deployment
-      })
+    const deploymentFor = Effect.fnUntraced(function*(principal: Principal, id: DeploymentId) {
+      const deployment = yield* deployments.findById(id).pipe(orFail(() => new DeploymentNotFound({ deployment: id })))
+      const refused = Policy.filesRefusal(principal, deployment)
+      if (Option.isSome(refused)) return yield* refused.value
+      return deployment
+    })
 
     /** When a reservation's upload URL expires: no bytes are taken from then on. */
     const expiresAt = (file: FileRecord) => DateTime.addDuration(file.created_at, config.uploadExpiry)
@@ -129,16 +128,15 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
     const lateUploads: Array<{ readonly key: string; readonly after: DateTime.Utc }> = []
 
     /** Deletes the upload object of a file just completed (a failure is only logged: the file is ready). */
-    const dropUpload = (file: FileRecord) =>
-      Effect.gen(function*() {
-        yield* objects.delete(uploadKey(file)).pipe(
-          Effect.catchAll((error) => Effect.logWarning("files: could not delete the upload of a completed file", error))
-        )
-        const expires = expiresAt(file)
-        if (DateTime.lessThan(yield* DateTime.now, expires)) {
-          lateUploads.push({ key: uploadKey(file), after: DateTime.addDuration(expires, Duration.minutes(1)) })
-        }
-      })
+    const dropUpload = Effect.fnUntraced(function*(file: FileRecord) {
+      yield* objects.delete(uploadKey(file)).pipe(
+        Effect.catchAll((error) => Effect.logWarning("files: could not delete the upload of a completed file", error))
+      )
+      const expires = expiresAt(file)
+      if (DateTime.lessThan(yield* DateTime.now, expires)) {
+        lateUploads.push({ key: uploadKey(file), after: DateTime.addDuration(expires, Duration.minutes(1)) })
+      }
+    })
 
     /** Deletes the upload objects whose URL has expired since their file was completed; a failed one waits for the next sweep. */
     const sweepLateUploads = Effect.gen(function*() {
@@ -256,6 +254,13 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
       return all.filter((file) => !isLapsed(file, now))
     })
 
+    /** The caller's agent-produced file with that name; a name that is a path is refused (400). */
+    const agentFileNamed = Effect.fnUntraced(function*(principal: Principal, deploymentId: DeploymentId, fileKey: string) {
+      const bad = checkFilename(fileKey)
+      if (Option.isSome(bad)) return yield* new InvalidRequest({ details: `fileKey: ${bad.value}` })
+      return yield* ownFile(principal, deploymentId, agentFileKey(principal.user.id, fileKey), false)
+    })
+
     /**
      * A ready file of the caller to download: by key (a reservation's, or one
      * seeded by fixtures), else an agent-produced file by its name. A name
@@ -263,14 +268,11 @@ export class Files extends Effect.Service<Files>()("@hosting/core/Files", {
      */
     const download = Tracing.fn("Files.download")(function*(principal: Principal, deploymentId: DeploymentId, fileKey: string) {
       yield* deploymentFor(principal, deploymentId)
-      const byName = Effect.gen(function*() {
-        const bad = checkFilename(fileKey)
-        if (Option.isSome(bad)) return yield* new InvalidRequest({ details: `fileKey: ${bad.value}` })
-        return yield* ownFile(principal, deploymentId, agentFileKey(principal.user.id, fileKey), false)
-      })
       const file = yield* (userKey.test(fileKey)
         ? ownFile(principal, deploymentId, fileKey, false)
-        : ownFile(principal, deploymentId, fileKey, false).pipe(Effect.catchTag("FileNotFound", () => byName)))
+        : ownFile(principal, deploymentId, fileKey, false).pipe(
+          Effect.catchTag("FileNotFound", () => agentFileNamed(principal, deploymentId, fileKey))
+        ))
       const disposition = contentDisposition(file.filename)
       const redirect = yield* objects.presignGet(objectKey(file), {
         expiresIn: config.downloadExpiry,

@@ -35,13 +35,12 @@ export class Releases extends Effect.Service<Releases>()("@hosting/core/Releases
     const deployments = yield* Deployments
 
     /** The agent `account/name` for a change by an owner or admin of its account. */
-    const managedAgent = (principal: Principal, account: AccountName, name: AgentName, action: string) =>
-      Effect.gen(function*() {
-        const owner: Account = yield* accounts.findByName(account).pipe(orFail(() => new AccountNotFound({ account })))
-        yield* Policy.requireManager(principal, owner, action)
-        const agent = yield* agents.findAgent(owner.id, name).pipe(orFail(() => new AgentNotFound({ agent: `${account}/${name}` })))
-        return agent
-      })
+    const managedAgent = Effect.fnUntraced(function*(principal: Principal, account: AccountName, name: AgentName, action: string) {
+      const owner: Account = yield* accounts.findByName(account).pipe(orFail(() => new AccountNotFound({ account })))
+      yield* Policy.requireManager(principal, owner, action)
+      const agent = yield* agents.findAgent(owner.id, name).pipe(orFail(() => new AgentNotFound({ agent: `${account}/${name}` })))
+      return agent
+    })
 
     /** The published build of a version, or 404. */
     const publishedBuild = (agent: Agent.AgentRecord, version: SemVer) =>
@@ -61,12 +60,11 @@ export class Releases extends Effect.Service<Releases>()("@hosting/core/Releases
         : Effect.void
 
     /** Appends an agent.build event to the publisher's and every deploying account's stream; returns who to wake. */
-    const buildEvent = (agent: Agent.AgentRecord, data: Record<string, string>, now: DateTime.Utc) =>
-      Effect.gen(function*() {
-        const recipients = yield* buildEventRecipients(deploymentStore, agent)
-        yield* log.append(recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { agent: `${agent.account}/${agent.name}`, ...data } })), now)
-        return recipients
-      })
+    const buildEvent = Effect.fnUntraced(function*(agent: Agent.AgentRecord, data: Record<string, string>, now: DateTime.Utc) {
+      const recipients = yield* buildEventRecipients(deploymentStore, agent)
+      yield* log.append(recipients.map((account_id) => ({ account_id, type: "agent.build" as const, data: { agent: `${agent.account}/${agent.name}`, ...data } })), now)
+      return recipients
+    })
 
     /** Publishes a version (Catalog.publish), then rolls forward the deployments whose range or `latest` it now matches. */
     const publish = Tracing.fn("Releases.publish")(function*(principal: Principal, input: PublishInput) {
@@ -103,6 +101,31 @@ export class Releases extends Effect.Service<Releases>()("@hosting/core/Releases
       return shown
     })
 
+    /** Points the channel at the version, with its audit entry and event (in the caller's transaction); returns who to wake. */
+    const moveChannel = Effect.fnUntraced(function*(
+      principal: Principal,
+      agent: Agent.AgentRecord,
+      ref: string,
+      build: Agent.Build,
+      channel: ChannelName,
+      version: SemVer,
+      previous: Agent.ChannelRecord | undefined
+    ) {
+      const now = yield* DateTime.now
+      yield* agents.setChannel({ agent_id: agent.id, name: channel, version, updated_at: now })
+      yield* audit(
+        accounts,
+        principal,
+        [agent.account_id],
+        "agent.channel_set",
+        `${ref}#${channel}`,
+        previous === undefined
+          ? `Created channel ${channel} of ${ref} at ${version}.`
+          : `Moved channel ${channel} of ${ref} from ${previous.version} to ${version}.`
+      )
+      return yield* buildEvent(agent, { build_id: build.build_id, status: "channel_set", channel, version }, now)
+    })
+
     /**
      * Points a channel at a published version that is not yanked (owner or
      * admin), creating the channel when needed; deployments that follow it
@@ -122,26 +145,29 @@ export class Releases extends Effect.Service<Releases>()("@hosting/core/Releases
       if (build.yanked !== undefined) return yield* new VersionYanked({ agent: ref, version, reason: build.yanked.reason })
       const previous = (yield* agents.listChannels(agent.id)).find((c) => c.name === channel)
       if (previous?.version !== version) {
-        const recipients = yield* tx.withTransaction(Effect.gen(function*() {
-          const now = yield* DateTime.now
-          yield* agents.setChannel({ agent_id: agent.id, name: channel, version, updated_at: now })
-          yield* audit(
-            accounts,
-            principal,
-            [agent.account_id],
-            "agent.channel_set",
-            `${ref}#${channel}`,
-            previous === undefined
-              ? `Created channel ${channel} of ${ref} at ${version}.`
-              : `Moved channel ${channel} of ${ref} from ${previous.version} to ${version}.`
-          )
-          return yield* buildEvent(agent, { build_id: build.build_id, status: "channel_set", channel, version }, now)
-        }))
+        const recipients = yield* tx.withTransaction(moveChannel(principal, agent, ref, build, channel, version, previous))
         yield* bus.publish(recipients)
         yield* deployments.rollForward(principal, agent.account_id, agent.name)
       }
       const shown = yield* channels(Option.some(principal), account, name)
       return shown.find((c) => c.name === channel)!
+    })
+
+    /**
+     * Removes the channel, with its audit entry, the warnings of the
+     * deployments that followed it and its event (in the caller's
+     * transaction); returns who to wake.
+     */
+    const dropChannel = Effect.fnUntraced(function*(principal: Principal, agent: Agent.AgentRecord, ref: string, channel: ChannelName) {
+      if (!(yield* agents.removeChannel(agent.id, channel))) return yield* new ChannelNotFound({ agent: ref, channel })
+      const now = yield* DateTime.now
+      yield* audit(accounts, principal, [agent.account_id], "agent.channel_removed", `${ref}#${channel}`, `Removed channel ${channel} of ${ref}.`)
+      const orphans = (yield* deploymentStore.listFollowing(agent.account_id, agent.name))
+        .filter((d) => d.follow !== undefined && "channel" in d.follow && d.follow.channel === channel)
+      const warning = `Channel ${channel} of ${ref} was removed: this deployment keeps running its build and no longer rolls forward.`
+      yield* log.append(orphans.flatMap((d) => deploymentChanged(d, [d.account_id], warning)), now)
+      const told = yield* buildEvent(agent, { status: "channel_removed", channel }, now)
+      return [...new Set([...told, ...orphans.map((d) => d.account_id)])]
     })
 
     /**
@@ -157,18 +183,41 @@ export class Releases extends Effect.Service<Releases>()("@hosting/core/Releases
       yield* refuseLatest(channel, "removed")
       const agent = yield* managedAgent(principal, account, name, "removing a channel")
       const ref = `${agent.account}/${agent.name}`
-      const recipients = yield* tx.withTransaction(Effect.gen(function*() {
-        if (!(yield* agents.removeChannel(agent.id, channel))) return yield* new ChannelNotFound({ agent: ref, channel })
-        const now = yield* DateTime.now
-        yield* audit(accounts, principal, [agent.account_id], "agent.channel_removed", `${ref}#${channel}`, `Removed channel ${channel} of ${ref}.`)
-        const orphans = (yield* deploymentStore.listFollowing(agent.account_id, agent.name))
-          .filter((d) => d.follow !== undefined && "channel" in d.follow && d.follow.channel === channel)
-        const warning = `Channel ${channel} of ${ref} was removed: this deployment keeps running its build and no longer rolls forward.`
-        yield* log.append(orphans.flatMap((d) => deploymentChanged(d, [d.account_id], warning)), now)
-        const told = yield* buildEvent(agent, { status: "channel_removed", channel }, now)
-        return [...new Set([...told, ...orphans.map((d) => d.account_id)])]
-      }))
+      const recipients = yield* tx.withTransaction(dropChannel(principal, agent, ref, channel))
       yield* bus.publish(recipients)
+    })
+
+    /**
+     * Yanks the build (or undoes its yank), with its audit entry, the
+     * warnings of the deployments that run it and its event (in the
+     * caller's transaction); returns who to wake.
+     */
+    const storeYank = Effect.fnUntraced(function*(
+      principal: Principal,
+      agent: Agent.AgentRecord,
+      ref: string,
+      build: Agent.Build,
+      version: SemVer,
+      reason: Option.Option<string>
+    ) {
+      const now = yield* DateTime.now
+      yield* agents.yankBuild({ agent_id: agent.id, build_id: build.build_id, reason, now })
+      const running = yield* deploymentStore.liveOfBuild(agent.account_id, agent.name, build.build_id)
+      if (Option.isSome(reason)) {
+        yield* audit(accounts, principal, [agent.account_id], "agent.yanked", `${ref}@${version}`, `Yanked ${version} of ${ref}: ${reason.value}`)
+        const warning = `Version ${version} of ${ref}, which this deployment runs, was yanked: ${reason.value}. ` +
+          "It keeps running; deploy another version to move off it."
+        yield* log.append(running.flatMap((d) => deploymentChanged(d, [d.account_id], warning)), now)
+      } else {
+        yield* audit(accounts, principal, [agent.account_id], "agent.unyanked", `${ref}@${version}`, `Undid the yank of ${version} of ${ref}.`)
+      }
+      const told = yield* buildEvent(agent, {
+        build_id: build.build_id,
+        status: Option.isSome(reason) ? "yanked" : "unyanked",
+        version,
+        ...(Option.isSome(reason) ? { reason: reason.value } : {})
+      }, now)
+      return [...new Set([...told, ...running.map((d) => d.account_id)])]
     })
 
     /**
@@ -193,26 +242,7 @@ export class Releases extends Effect.Service<Releases>()("@hosting/core/Releases
         onSome: (text) => build.yanked?.reason === text
       })
       if (!unchanged) {
-        const recipients = yield* tx.withTransaction(Effect.gen(function*() {
-          const now = yield* DateTime.now
-          yield* agents.yankBuild({ agent_id: agent.id, build_id: build.build_id, reason, now })
-          const running = yield* deploymentStore.liveOfBuild(agent.account_id, agent.name, build.build_id)
-          if (Option.isSome(reason)) {
-            yield* audit(accounts, principal, [agent.account_id], "agent.yanked", `${ref}@${version}`, `Yanked ${version} of ${ref}: ${reason.value}`)
-            const warning = `Version ${version} of ${ref}, which this deployment runs, was yanked: ${reason.value}. ` +
-              "It keeps running; deploy another version to move off it."
-            yield* log.append(running.flatMap((d) => deploymentChanged(d, [d.account_id], warning)), now)
-          } else {
-            yield* audit(accounts, principal, [agent.account_id], "agent.unyanked", `${ref}@${version}`, `Undid the yank of ${version} of ${ref}.`)
-          }
-          const told = yield* buildEvent(agent, {
-            build_id: build.build_id,
-            status: Option.isSome(reason) ? "yanked" : "unyanked",
-            version,
-            ...(Option.isSome(reason) ? { reason: reason.value } : {})
-          }, now)
-          return [...new Set([...told, ...running.map((d) => d.account_id)])]
-        }))
+        const recipients = yield* tx.withTransaction(storeYank(principal, agent, ref, build, version, reason))
         yield* bus.publish(recipients)
         if (Option.isNone(reason)) yield* deployments.rollForward(principal, agent.account_id, agent.name)
       }

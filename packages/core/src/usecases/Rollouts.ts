@@ -49,6 +49,19 @@ export class Rollouts extends Effect.Service<Rollouts>()("@hosting/core/Rollouts
     const tx = yield* Transactor
 
     /**
+     * Writes the status read, with `deployment.changed` (in the caller's
+     * transaction); the record as stored, none when its status was no
+     * longer the one read.
+     */
+    const writeStatus = Effect.fnUntraced(function*(record: DeploymentRecord, next: ReturnType<typeof statusOf>) {
+      // Only from the status read: of two processes reading the same change, one writes it and tells the account.
+      if (!(yield* store.setStatus(record.id, record.status, next))) return Option.none<DeploymentRecord>()
+      const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: record.id })))
+      yield* log.append(deploymentChanged(stored, [stored.account_id]), yield* DateTime.now)
+      return Option.some(stored)
+    })
+
+    /**
      * Reads the rollout of a deployment and writes its status when it
      * changed, with `deployment.changed` to the deploying account; the
      * record as it then is. A deployment that ended, or that another
@@ -60,13 +73,7 @@ export class Rollouts extends Effect.Service<Rollouts>()("@hosting/core/Rollouts
       if (next.status === record.status && next.status_reason === record.status_reason && next.status_message === record.status_message) {
         return record
       }
-      const written = yield* tx.withTransaction(Effect.gen(function*() {
-        // Only from the status read: of two processes reading the same change, one writes it and tells the account.
-        if (!(yield* store.setStatus(record.id, record.status, next))) return Option.none<DeploymentRecord>()
-        const stored = yield* store.findById(record.id).pipe(orFail(() => new DeploymentNotFound({ deployment: record.id })))
-        yield* log.append(deploymentChanged(stored, [stored.account_id]), yield* DateTime.now)
-        return Option.some(stored)
-      }))
+      const written = yield* tx.withTransaction(writeStatus(record, next))
       if (Option.isNone(written)) return Option.getOrElse(yield* store.findById(record.id), () => record)
       yield* bus.publish([record.account_id])
       return written.value
@@ -82,16 +89,15 @@ export class Rollouts extends Effect.Service<Rollouts>()("@hosting/core/Rollouts
      * cannot answer for is logged and read again next round. Returns the id
      * to go on after, none once the round reached the end.
      */
-    const round = (after: DeploymentId | undefined, batch: number) =>
-      Effect.gen(function*() {
-        const records = yield* store.listLiveWithStatus(unsettledStatuses, after, batch)
-        for (const record of records) {
-          yield* observe(record).pipe(
-            Effect.catchAll((error) => Effect.logWarning(`rollouts: could not read the rollout of ${record.id}`, error))
-          )
-        }
-        return records.length < batch ? undefined : records[records.length - 1]!.id
-      })
+    const round = Effect.fnUntraced(function*(after: DeploymentId | undefined, batch: number) {
+      const records = yield* store.listLiveWithStatus(unsettledStatuses, after, batch)
+      for (const record of records) {
+        yield* observe(record).pipe(
+          Effect.catchAll((error) => Effect.logWarning(`rollouts: could not read the rollout of ${record.id}`, error))
+        )
+      }
+      return records.length < batch ? undefined : records[records.length - 1]!.id
+    })
 
     return { observe, refresh, round } as const
   })

@@ -53,6 +53,31 @@ export class Setup extends Effect.Service<Setup>()("@hosting/core/Setup", {
     })
 
     /**
+     * Spends the code of hash `hash` and makes the first user with its token
+     * (in the caller's transaction); refused once any user exists.
+     */
+    const firstUser = Effect.fnUntraced(function*(
+      input: { readonly user_id: UserId; readonly name: string },
+      hash: string,
+      tokenHash: string,
+      tokenId: string,
+      now: DateTime.Utc
+    ) {
+      if (yield* accounts.hasUsers) return yield* new SetupDone()
+      if (!(yield* accounts.spendSetupCode(hash))) return yield* new SetupCodeInvalid()
+      yield* accounts.addUser({ id: input.user_id, name: input.name, instance_admin: true, now })
+      yield* tokens.add({
+        hash: tokenHash,
+        user_id: input.user_id,
+        expires_at: Option.none(),
+        parent_hash: Option.none(),
+        now,
+        personal: { id: tokenId, name: setupTokenName },
+        limits: { scopes: Option.none(), accounts: Option.none() }
+      })
+    })
+
+    /**
      * Spends a setup code: makes the first user (an instance administrator)
      * and a token with every scope for them, in one transaction. Refused once
      * any user exists, and for a code no process issued.
@@ -67,20 +92,7 @@ export class Setup extends Effect.Service<Setup>()("@hosting/core/Setup", {
       const tokenHash = yield* hashToken(token)
       const tokenId = yield* ids.next
       const now = yield* DateTime.now
-      yield* tx.withTransaction(Effect.gen(function*() {
-        if (yield* accounts.hasUsers) return yield* new SetupDone()
-        if (!(yield* accounts.spendSetupCode(hash))) return yield* new SetupCodeInvalid()
-        yield* accounts.addUser({ id: input.user_id, name: input.name, instance_admin: true, now })
-        yield* tokens.add({
-          hash: tokenHash,
-          user_id: input.user_id,
-          expires_at: Option.none(),
-          parent_hash: Option.none(),
-          now,
-          personal: { id: tokenId, name: setupTokenName },
-          limits: { scopes: Option.none(), accounts: Option.none() }
-        })
-      }))
+      yield* tx.withTransaction(firstUser(input, hash, tokenHash, tokenId, now))
       return {
         user: { id: input.user_id, name: input.name, instance_admin: true },
         token,

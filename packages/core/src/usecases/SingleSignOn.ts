@@ -41,14 +41,30 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("@hosting/core/
     const auth = yield* DeviceAuth
 
     /** A user id nobody has: the proposal, else the proposal with `-2`, `-3`, ... */
-    const freeUserId = (proposal: string) =>
-      Effect.gen(function*() {
-        for (let n = 1; n <= 1000; n++) {
-          const candidate = UserId.make(n === 1 ? proposal : `${proposal.slice(0, maxIdLength - 6)}-${n}`)
-          if (Option.isNone(yield* accounts.findUser(candidate))) return candidate
-        }
-        return UserId.make(`sso-${globalThis.crypto.randomUUID()}`)
+    const freeUserId = Effect.fnUntraced(function*(proposal: string) {
+      for (let n = 1; n <= 1000; n++) {
+        const candidate = UserId.make(n === 1 ? proposal : `${proposal.slice(0, maxIdLength - 6)}-${n}`)
+        if (Option.isNone(yield* accounts.findUser(candidate))) return candidate
+      }
+      return UserId.make(`sso-${globalThis.crypto.randomUUID()}`)
+    })
+
+    /** The user of the claims, linked (and made) in the caller's transaction when needed. */
+    const linkedUser = Effect.fnUntraced(function*(claims: VerifiedClaims) {
+      const linked = yield* accounts.findIdentity(claims.issuer, claims.subject)
+      if (Option.isSome(linked)) return { user_id: linked.value, created: false }
+      const id = yield* freeUserId(proposedUserId(claims))
+      const now = yield* DateTime.now
+      yield* accounts.addUser({ id, name: claims.name ?? claims.email ?? id, instance_admin: false, now })
+      yield* accounts.linkIdentity({
+        issuer: claims.issuer,
+        subject: claims.subject,
+        user_id: id,
+        email: Option.fromNullable(claims.email),
+        now
       })
+      return { user_id: id, created: true }
+    })
 
     /**
      * The user of verified claims: the one linked to the identity, else a new
@@ -56,21 +72,7 @@ export class SingleSignOn extends Effect.Service<SingleSignOn>()("@hosting/core/
      * same transaction. `created` says which.
      */
     const userOf = Tracing.fn("SingleSignOn.userOf")(function*(claims: VerifiedClaims) {
-      return yield* tx.withTransaction(Effect.gen(function*() {
-        const linked = yield* accounts.findIdentity(claims.issuer, claims.subject)
-        if (Option.isSome(linked)) return { user_id: linked.value, created: false }
-        const id = yield* freeUserId(proposedUserId(claims))
-        const now = yield* DateTime.now
-        yield* accounts.addUser({ id, name: claims.name ?? claims.email ?? id, instance_admin: false, now })
-        yield* accounts.linkIdentity({
-          issuer: claims.issuer,
-          subject: claims.subject,
-          user_id: id,
-          email: Option.fromNullable(claims.email),
-          now
-        })
-        return { user_id: id, created: true }
-      }))
+      return yield* tx.withTransaction(linkedUser(claims))
     })
 
     /** Signs the user of verified claims in: a browser session for them (made first, on their first sign-in). */

@@ -134,21 +134,24 @@ export class Tokens extends Effect.Service<Tokens>()("@hosting/core/Tokens", {
       return stored.map((token) => viewOf(principal, token))
     })
 
+    /** Removes one of the caller's tokens, with its audit entry (in the caller's transaction). */
+    const removeToken = Effect.fnUntraced(function*(principal: Principal, id: string) {
+      const removed = yield* tokens.removePersonal(principal.user.id, id)
+      if (Option.isNone(removed)) return yield* new TokenNotFound({ id })
+      const token = removed.value
+      yield* audit(
+        accountStore,
+        principal,
+        reachedBy(principal, token.accounts),
+        "token.revoked",
+        token.name,
+        `${principal.user.id} revoked the token ${token.name} (${id}).`
+      )
+    })
+
     /** Revokes one of the caller's tokens (what was made with it goes too); 404 when the caller has none with that id. */
     const revoke = Tracing.fn("Tokens.revoke")(function*(principal: Principal, id: string) {
-      yield* tx.withTransaction(Effect.gen(function*() {
-        const removed = yield* tokens.removePersonal(principal.user.id, id)
-        if (Option.isNone(removed)) return yield* new TokenNotFound({ id })
-        const token = removed.value
-        yield* audit(
-          accountStore,
-          principal,
-          reachedBy(principal, token.accounts),
-          "token.revoked",
-          token.name,
-          `${principal.user.id} revoked the token ${token.name} (${id}).`
-        )
-      }))
+      yield* tx.withTransaction(removeToken(principal, id))
       return { message: `Token ${id} revoked.`, id }
     })
 

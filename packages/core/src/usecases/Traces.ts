@@ -97,18 +97,17 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
      * The agent's account, if the caller may read the agent's traces: members
      * of the agent's account, and members of an account that deploys it.
      */
-    const readable = (principal: Principal, account: AccountName, name: AgentName) =>
-      Effect.gen(function*() {
-        const refused = () => Policy.agentActivityRefused(account, name, "traces")
-        const mine = Policy.memberAccounts(principal)
-        const publisherId = yield* accountIdNamed(accounts, principal, account, refused)
-        // A member of the agent's account may read without a look at the deployments.
-        if (!Policy.isMemberOf(principal, publisherId)) {
-          const deployed = yield* deployments.listForAgent(publisherId, name, mine)
-          if (!Policy.readsAgentActivity(principal, publisherId, deployed.length > 0)) return yield* refused()
-        }
-        return { publisherId, mine }
-      })
+    const readable = Effect.fnUntraced(function*(principal: Principal, account: AccountName, name: AgentName) {
+      const refused = () => Policy.agentActivityRefused(account, name, "traces")
+      const mine = Policy.memberAccounts(principal)
+      const publisherId = yield* accountIdNamed(accounts, principal, account, refused)
+      // A member of the agent's account may read without a look at the deployments.
+      if (!Policy.isMemberOf(principal, publisherId)) {
+        const deployed = yield* deployments.listForAgent(publisherId, name, mine)
+        if (!Policy.readsAgentActivity(principal, publisherId, deployed.length > 0)) return yield* refused()
+      }
+      return { publisherId, mine }
+    })
 
     /**
      * One trace of an agent with its span tree, when the caller may see it
@@ -211,26 +210,25 @@ export class Traces extends Effect.Service<Traces>()("@hosting/core/Traces", {
     type Refusal = InvalidRequest | AgentNotFound | PermissionDenied
 
     /** The agent a resource names, if the caller may export traces for it. */
-    const agentOf = (principal: Principal, resource: Otlp.ResourceSpans) =>
-      Effect.gen(function*() {
-        const service = Otlp.serviceName(resource)
-        const parts = Option.flatMap(service, (s) => Option.fromNullable(serviceNamePattern.exec(s)))
-        if (Option.isNone(parts)) {
-          return yield* Effect.fail<Refusal>(new InvalidRequest({
-            details: `service.name: ${Option.match(service, { onNone: () => "missing", onSome: (s) => `"${s}" is not` })} <account>/<agent>`
-          }))
-        }
-        const [, accountText, nameText] = parts.value
-        const ref = `${accountText}/${nameText}`
-        if (!isAccountName(accountText) || !isAgentName(nameText)) {
-          return yield* Effect.fail<Refusal>(new InvalidRequest({ details: `service.name: "${ref}" is not <account>/<agent>` }))
-        }
-        const refused = Policy.traceExportRefused(accountText, nameText)
-        const publisher = yield* accounts.findByName(accountText).pipe(orFail((): Refusal => refused))
-        if (!Policy.exportsTraces(principal, publisher.id)) return yield* Effect.fail<Refusal>(refused)
-        yield* agents.findAgent(publisher.id, nameText).pipe(orFail((): Refusal => new AgentNotFound({ agent: ref })))
-        return { publisher_id: publisher.id, agent_name: nameText }
-      })
+    const agentOf = Effect.fnUntraced(function*(principal: Principal, resource: Otlp.ResourceSpans) {
+      const service = Otlp.serviceName(resource)
+      const parts = Option.flatMap(service, (s) => Option.fromNullable(serviceNamePattern.exec(s)))
+      if (Option.isNone(parts)) {
+        return yield* Effect.fail<Refusal>(new InvalidRequest({
+          details: `service.name: ${Option.match(service, { onNone: () => "missing", onSome: (s) => `"${s}" is not` })} <account>/<agent>`
+        }))
+      }
+      const [, accountText, nameText] = parts.value
+      const ref = `${accountText}/${nameText}`
+      if (!isAccountName(accountText) || !isAgentName(nameText)) {
+        return yield* Effect.fail<Refusal>(new InvalidRequest({ details: `service.name: "${ref}" is not <account>/<agent>` }))
+      }
+      const refused = Policy.traceExportRefused(accountText, nameText)
+      const publisher = yield* accounts.findByName(accountText).pipe(orFail((): Refusal => refused))
+      if (!Policy.exportsTraces(principal, publisher.id)) return yield* Effect.fail<Refusal>(refused)
+      yield* agents.findAgent(publisher.id, nameText).pipe(orFail((): Refusal => new AgentNotFound({ agent: ref })))
+      return { publisher_id: publisher.id, agent_name: nameText }
+    })
 
     /**
      * Takes an OTLP export. Resources whose `service.name` does not name an

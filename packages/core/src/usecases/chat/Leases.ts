@@ -43,16 +43,15 @@ export const make = (busy: () => boolean) =>
      * `ownersGone`. Their streams, wherever they are open, learn it from the
      * bus.
      */
-    const closeOrphans = (before: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string>) =>
-      Effect.gen(function*() {
-        const closed = yield* conversations.closeStreaming(before, ownersGone)
-        for (const { conversation_id, message } of closed) {
-          bus.publish(conversation_id, { _tag: "Failed", message_id: message.message_id, error: failure.shutdown })
-        }
-        if (closed.length > 0) {
-          yield* Effect.logWarning(`chat: ${closed.length} replies left streaming by a stopped process were closed as failed`)
-        }
-      })
+    const closeOrphans = Effect.fnUntraced(function*(before: Option.Option<DateTime.Utc>, ownersGone: ReadonlyArray<string>) {
+      const closed = yield* conversations.closeStreaming(before, ownersGone)
+      for (const { conversation_id, message } of closed) {
+        bus.publish(conversation_id, { _tag: "Failed", message_id: message.message_id, error: failure.shutdown })
+      }
+      if (closed.length > 0) {
+        yield* Effect.logWarning(`chat: ${closed.length} replies left streaming by a stopped process were closed as failed`)
+      }
+    })
     const closeAtStart = closeOrphans(config.sharedStorage ? Option.some(yield* DateTime.now) : Option.none(), [])
     yield* closeAtStart.pipe(Effect.catchAll((e) => Effect.logWarning("chat: closing abandoned replies failed; the next sweep retries", e)))
 

@@ -29,41 +29,40 @@ interface QueuedReply {
  * the queued reply meanwhile stops it. Gives the conversation before the
  * turn, with those replies as they ended.
  */
-export const awaitEarlier = (
+export const awaitEarlier = Effect.fnUntraced(function*(
   bus: Context.Tag.Service<ReplyBus.ReplyBus>,
   conversations: Context.Tag.Service<ConversationStore>,
   reply: QueuedReply,
   earlier: ReadonlyArray<MessageId>,
   turn: Message
-) =>
-  Effect.scoped(Effect.gen(function*() {
-    const pending = new Set(earlier)
-    // Listening before storage is read: an end between the two is not missed.
-    const events = yield* ReplyBus.subscribe(bus, reply.conversation)
-    const read = Effect.map(conversations.messages(reply.conversation), (messages) => {
-      for (const m of messages) if (m.status !== "streaming") pending.delete(m.message_id)
-      return messages
-    })
-    let messages = yield* read
-    while (pending.size > 0) {
-      const event = yield* Effect.timeoutOption(events.take, queueRecheck)
-      if (Option.isNone(event)) {
-        messages = yield* read
-        continue
-      }
-      switch (event.value._tag) {
-        case "Completed":
-        case "Failed":
-          pending.delete(event.value.message_id)
-          break
-        case "CancelRequested":
-          if (event.value.message_id === reply.message_id) {
-            reply.cancelled = true
-            return yield* Effect.interrupt
-          }
-      }
-      if (pending.size === 0) messages = yield* conversations.messages(reply.conversation)
+) {
+  const pending = new Set(earlier)
+  // Listening before storage is read: an end between the two is not missed.
+  const events = yield* ReplyBus.subscribe(bus, reply.conversation)
+  const read = Effect.map(conversations.messages(reply.conversation), (messages) => {
+    for (const m of messages) if (m.status !== "streaming") pending.delete(m.message_id)
+    return messages
+  })
+  let messages = yield* read
+  while (pending.size > 0) {
+    const event = yield* Effect.timeoutOption(events.take, queueRecheck)
+    if (Option.isNone(event)) {
+      messages = yield* read
+      continue
     }
-    const at = messages.findIndex((m) => m.message_id === turn.message_id)
-    return at < 0 ? messages : messages.slice(0, at)
-  }))
+    switch (event.value._tag) {
+      case "Completed":
+      case "Failed":
+        pending.delete(event.value.message_id)
+        break
+      case "CancelRequested":
+        if (event.value.message_id === reply.message_id) {
+          reply.cancelled = true
+          return yield* Effect.interrupt
+        }
+    }
+    if (pending.size === 0) messages = yield* conversations.messages(reply.conversation)
+  }
+  const at = messages.findIndex((m) => m.message_id === turn.message_id)
+  return at < 0 ? messages : messages.slice(0, at)
+}, Effect.scoped)

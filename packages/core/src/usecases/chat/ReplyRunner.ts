@@ -276,6 +276,22 @@ export const make = Effect.gen(function*() {
   })
 
   /**
+   * What a queued reply does before it runs: waits for the replies
+   * `earlier` to end, then becomes the conversation's reply in flight;
+   * answers the conversation as they left it.
+   */
+  const afterEarlier = Effect.fnUntraced(function*(reply: RunningReply, earlier: ReadonlyArray<MessageId>, turn: Message) {
+    const history = yield* awaitEarlier(bus, conversations, reply, earlier, turn)
+    dequeue(reply)
+    const previous = admit(reply)
+    if (reply.cancelled) return yield* Effect.interrupt
+    yield* keepFlushing
+    // Ended already (it was awaited); stopping it changes nothing but keeps the order certain.
+    if (previous !== undefined) yield* stopAndAwait(previous)
+    return history
+  })
+
+  /**
    * Queues the reply of a stored turn behind the replies `earlier`: its
    * fiber waits for them to end, then makes it the conversation's reply in
    * flight and runs it with the conversation as they left it. Until then it
@@ -288,17 +304,7 @@ export const make = Effect.gen(function*() {
       waiting.add(reply)
       queued.set(reply.conversation, waiting)
       if (starting.get(reply.conversation)?.cancelled.has(reply.message_id) === true) reply.cancelled = true
-      const before = Effect.gen(function*() {
-        const history = yield* awaitEarlier(bus, conversations, reply, earlier, turn)
-        dequeue(reply)
-        const previous = admit(reply)
-        if (reply.cancelled) return yield* Effect.interrupt
-        yield* keepFlushing
-        // Ended already (it was awaited); stopping it changes nothing but keeps the order certain.
-        if (previous !== undefined) yield* stopAndAwait(previous)
-        return history
-      })
-      return fork(reply, runReply(reply, deployment, before, turn))
+      return fork(reply, runReply(reply, deployment, afterEarlier(reply, earlier, turn), turn))
     })
 
   /**
@@ -373,29 +379,28 @@ export const make = Effect.gen(function*() {
    * receiving it (shared storage), the request goes to that process over
    * the bus and the reply ends as cancelled there.
    */
-  const cancel = (id: ConversationId) =>
-    Effect.gen(function*() {
-      const here = running.get(id)
-      if (here !== undefined) {
-        yield* stopAndAwait(here)
-        return { status: "cancelled" as const, message_id: here.message_id }
+  const cancel = Effect.fnUntraced(function*(id: ConversationId) {
+    const here = running.get(id)
+    if (here !== undefined) {
+      yield* stopAndAwait(here)
+      return { status: "cancelled" as const, message_id: here.message_id }
+    }
+    const latest = yield* conversations.latestReply(id)
+    if (Option.isSome(latest) && latest.value.status === "streaming") {
+      const messageId = latest.value.message_id
+      const started = running.get(id)
+      if (started?.message_id === messageId) {
+        // It started here meanwhile.
+        yield* stopAndAwait(started)
+      } else {
+        // About to start here (stored, not running yet), or received by another process.
+        starting.get(id)?.cancelled.add(messageId)
+        bus.publish(id, { _tag: "CancelRequested", message_id: messageId })
       }
-      const latest = yield* conversations.latestReply(id)
-      if (Option.isSome(latest) && latest.value.status === "streaming") {
-        const messageId = latest.value.message_id
-        const started = running.get(id)
-        if (started?.message_id === messageId) {
-          // It started here meanwhile.
-          yield* stopAndAwait(started)
-        } else {
-          // About to start here (stored, not running yet), or received by another process.
-          starting.get(id)?.cancelled.add(messageId)
-          bus.publish(id, { _tag: "CancelRequested", message_id: messageId })
-        }
-        return { status: "cancelled" as const, message_id: messageId }
-      }
-      return { status: "idle" as const, message_id: null }
-    })
+      return { status: "cancelled" as const, message_id: messageId }
+    }
+    return { status: "idle" as const, message_id: null }
+  })
 
   /** The newest state of a message: a running reply's content is ahead of storage. */
   const current = (message: Message, conversation: ConversationId) => {

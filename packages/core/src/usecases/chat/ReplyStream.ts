@@ -137,21 +137,20 @@ export const make = (current: (message: Message, conversation: ConversationId) =
      * process receives the reply: the snapshot read from storage may lag
      * the first chunk this stream hears of.
      */
-    const missing = (id: ConversationId, messageId: MessageId, from: number, to: number) =>
-      Effect.gen(function*() {
-        for (let attempt = 0; attempt < 10; attempt++) {
-          const latest = Option.filter(yield* conversations.latestReply(id), (m) => m.message_id === messageId)
-          // Not the latest: a reply that queued turns wait behind (the snapshot showed the newest of those).
-          const stored = Option.isSome(latest)
-            ? latest
-            : Option.fromNullable((yield* conversations.messages(id)).find((m) => m.message_id === messageId))
-          if (Option.isSome(stored) && stored.value.content.length >= to) {
-            return Option.some(stored.value.content.slice(from, to))
-          }
-          yield* Effect.sleep(config.flushInterval)
+    const missing = Effect.fnUntraced(function*(id: ConversationId, messageId: MessageId, from: number, to: number) {
+      for (let attempt = 0; attempt < 10; attempt++) {
+        const latest = Option.filter(yield* conversations.latestReply(id), (m) => m.message_id === messageId)
+        // Not the latest: a reply that queued turns wait behind (the snapshot showed the newest of those).
+        const stored = Option.isSome(latest)
+          ? latest
+          : Option.fromNullable((yield* conversations.messages(id)).find((m) => m.message_id === messageId))
+        if (Option.isSome(stored) && stored.value.content.length >= to) {
+          return Option.some(stored.value.content.slice(from, to))
         }
-        return Option.none<string>()
-      })
+        yield* Effect.sleep(config.flushInterval)
+      }
+      return Option.none<string>()
+    })
 
     /** The items of an event, the text of a gap read from storage first. */
     const translateFilling = (id: ConversationId, event: ReplyBus.ReplyEvent, sent: Sent): Effect.Effect<ReadonlyArray<ReplyItem>, StorageError> =>

@@ -27,17 +27,16 @@ export const namespaceOperations = Effect.gen(function*() {
    * caller names: the caller must be a member of it, and the namespace must
    * be that account's.
    */
-  const namespaceOf = (principal: Principal, namespace: string, accountName: AccountName) =>
-    Effect.gen(function*() {
-      const account: Account = yield* accounts.findByName(accountName).pipe(orFail(() => Policy.notMember(accountName)))
-      yield* Policy.requireMember(principal, account, "reaching its deployments")
-      const record = yield* store.findByNamespace(namespace).pipe(
-        orFail(() => new DeploymentNotFound({ deployment: `in namespace ${namespace}` }))
-      )
-      const foreign = Policy.namespaceRefusal(record, namespace, account)
-      if (Option.isSome(foreign)) return yield* foreign.value
-      return record
-    })
+  const namespaceOf = Effect.fnUntraced(function*(principal: Principal, namespace: string, accountName: AccountName) {
+    const account: Account = yield* accounts.findByName(accountName).pipe(orFail(() => Policy.notMember(accountName)))
+    yield* Policy.requireMember(principal, account, "reaching its deployments")
+    const record = yield* store.findByNamespace(namespace).pipe(
+      orFail(() => new DeploymentNotFound({ deployment: `in namespace ${namespace}` }))
+    )
+    const foreign = Policy.namespaceRefusal(record, namespace, account)
+    if (Option.isSome(foreign)) return yield* foreign.value
+    return record
+  })
 
   /** The data of a ConfigMap in a deployment's namespace (members of the owning account). */
   const configMap = Tracing.fn("Deployments.configMap")(function*(
