@@ -13,10 +13,9 @@
 //
 //   node bench/core/generators.mjs [--clients 10] [--seconds 4]
 import { Effect } from "effect"
-import { fork } from "node:child_process"
-import { PerformanceObserver } from "node:perf_hooks"
 import { parseArgs } from "node:util"
 import { getHeapSpaceStatistics } from "node:v8"
+import { measureInChild, runClients, watchYoungCollections } from "./measure.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -47,22 +46,11 @@ const oldSpace = () => getHeapSpaceStatistics().find((space) => space.space_name
 /** One run, in this process. */
 const measure = async (kind) => {
   const useCase = kind === "per call" ? perCall : once
-  const youngs = []
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if (entry.detail?.kind === 1) youngs.push(entry)
-  })
-  observer.observe({ entryTypes: ["gc"] })
+  const young = watchYoungCollections()
   let n = 0
   const step = Effect.suspend(() => useCase(requestObjects(n++)))
-  const run = (ms) =>
-    Effect.suspend(() => {
-      const until = Date.now() + ms
-      let count = 0
-      const client = Effect.whileLoop({ while: () => Date.now() < until, body: () => step, step: () => void count++ })
-      const all = Array.from({ length: Number(values.clients) }, () => client)
-      return Effect.map(Effect.all(all, { concurrency: "unbounded", discard: true }), () => count)
-    })
-  await Effect.runPromise(run(1000))
+  const clients = Number(values.clients)
+  await runClients(step, clients, 1000)
   // The old generation's growth over the run, full collections aside: what the young collections promoted.
   let promoted = 0
   let before = oldSpace()
@@ -73,26 +61,18 @@ const measure = async (kind) => {
   }, 5)
   const from = performance.now()
   const start = Date.now()
-  const steps = await Effect.runPromise(run(Number(values.seconds) * 1000))
+  const steps = await runClients(step, clients, Number(values.seconds) * 1000)
   const elapsed = Date.now() - start
-  const to = performance.now()
   clearInterval(sampler)
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  observer.disconnect()
-  const young = youngs.filter((entry) => entry.startTime >= from && entry.startTime < to).reduce((sum, entry) => sum + entry.duration, 0)
-  return { perSecond: Math.round(steps / elapsed * 1000), promotedBytes: promoted / steps, youngUs: young * 1000 / steps }
+  const youngMs = await young.stop(from, performance.now())
+  return { perSecond: Math.round(steps / elapsed * 1000), promotedBytes: promoted / steps, youngUs: youngMs * 1000 / steps }
 }
 
 if (values.kind !== undefined) {
   const result = await measure(values.kind)
   process.send(result, () => process.exit(0))
 } else {
-  const runIn = (kind) =>
-    new Promise((resolve, reject) => {
-      const child = fork(new URL(import.meta.url), ["--kind", kind, "--clients", values.clients, "--seconds", values.seconds])
-      child.once("message", resolve)
-      child.once("exit", (code) => code !== 0 && reject(new Error(`the ${kind} run exited with ${code}`)))
-    })
+  const runIn = (kind) => measureInChild(new URL(import.meta.url), ["--kind", kind, "--clients", values.clients, "--seconds", values.seconds])
   const perCallRow = await runIn("per call")
   const onceRow = await runIn("once")
   console.log(`a use case's generator function, ${values.clients} clients, ${values.seconds} s each`)

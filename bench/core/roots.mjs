@@ -14,9 +14,8 @@
 // Needs the build (`pnpm run build`).
 import { InFlight } from "@hosting/core"
 import { Effect } from "effect"
-import { fork } from "node:child_process"
-import { PerformanceObserver } from "node:perf_hooks"
 import { parseArgs } from "node:util"
+import { measureInChild, runClients, watchYoungCollections } from "./measure.mjs"
 
 const { values } = parseArgs({
   options: {
@@ -33,47 +32,28 @@ const measure = async (renewed) => {
   for (let i = 0; i < 3; i++) Effect.runFork(Effect.never)
   let garbage = 0
   for (let i = 0; i < 400_000; i++) garbage += Array.from({ length: 16 }, (_, j) => ({ j })).length
-  // Young collections by when they started; counted over the measured run once their entries have arrived.
-  const youngs = []
-  const observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) if (entry.detail?.kind === 1) youngs.push(entry)
-  })
-  observer.observe({ entryTypes: ["gc"] })
+  const young = watchYoungCollections()
   const work = () => Array.from({ length: 64 }, (_, i) => ({ i }))
   const step = Effect.flatMap(Effect.forkDaemon(Effect.zipRight(Effect.yieldNow(), Effect.sync(work))), (fiber) => fiber.await)
-  const run = (ms) =>
-    Effect.suspend(() => {
-      const until = Date.now() + ms
-      let count = 0
-      const client = Effect.whileLoop({ while: () => Date.now() < until, body: () => step, step: () => void count++ })
-      const all = Array.from({ length: Number(values.clients) }, () => client)
-      return Effect.map(Effect.all(all, { concurrency: "unbounded", discard: true }), () => count)
-    })
-  await Effect.runPromise(run(1000))
+  const clients = Number(values.clients)
+  await runClients(step, clients, 1000)
   const from = performance.now()
   const start = Date.now()
-  const steps = await Effect.runPromise(run(Number(values.seconds) * 1000))
+  const steps = await runClients(step, clients, Number(values.seconds) * 1000)
   const elapsed = Date.now() - start
-  const to = performance.now()
-  await new Promise((resolve) => setTimeout(resolve, 50))
-  observer.disconnect()
-  const young = youngs.filter((entry) => entry.startTime >= from && entry.startTime < to).reduce((sum, entry) => sum + entry.duration, 0)
-  return { garbage, perSecond: Math.round(steps / elapsed * 1000), youngUs: young * 1000 / steps }
+  const youngMs = await young.stop(from, performance.now())
+  return { garbage, perSecond: Math.round(steps / elapsed * 1000), youngUs: youngMs * 1000 / steps }
 }
 
 if (values.register !== undefined) {
   const result = await measure(values.register === "renewed")
   process.send(result, () => process.exit(0))
 } else {
+  // Allocation-site pretenuring off: it promotes fibers by a path of its own, which would hide this one.
   const runIn = (register) =>
-    new Promise((resolve, reject) => {
-      // Allocation-site pretenuring off: it promotes fibers by a path of its own, which would hide this one.
-      const child = fork(new URL(import.meta.url), ["--register", register, "--clients", values.clients, "--seconds", values.seconds], {
-        execArgv: ["--no-allocation-site-pretenuring"]
-      })
-      child.once("message", resolve)
-      child.once("exit", (code) => code !== 0 && reject(new Error(`the ${register} run exited with ${code}`)))
-    })
+    measureInChild(new URL(import.meta.url), ["--register", register, "--clients", values.clients, "--seconds", values.seconds], [
+      "--no-allocation-site-pretenuring"
+    ])
   const plain = await runIn("plain")
   const renewed = await runIn("renewed")
   console.log(`effect's root fibers, ${values.clients} clients forking daemons, ${values.seconds} s each, after the process aged`)
