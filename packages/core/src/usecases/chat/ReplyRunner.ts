@@ -28,7 +28,7 @@ import * as Metrics from "../../runtime/Metrics.js"
 import * as Steps from "../../runtime/Steps.js"
 import * as Leases from "./Leases.js"
 import { awaitEarlier } from "./QueuedReplies.js"
-import { type NewTurn, type RunningReply, runningReply, type TurnOutcome, turnMessages } from "./Turns.js"
+import { type NewTurn, type RunningReply, runningReply, storeTurnWith, type TurnOutcome } from "./Turns.js"
 import * as TurnTraces from "./TurnTraces.js"
 
 // What a turn is on its way through the runner, and the messages a stored turn starts with: Turns.ts.
@@ -307,31 +307,8 @@ export const make = Effect.gen(function*() {
       return fork(reply, runReply(reply, deployment, afterEarlier(reply, earlier, turn), turn))
     })
 
-  /**
-   * A turn's writes, as a member of a group commit: its messages, the
-   * conversation's turn, and the history when the reply needs it.
-   */
-  const storeTurn = Effect.fnUntraced(function*(input: NewTurn, trace: TurnTraces.TurnTrace | undefined) {
-    const { message, reply } = yield* turnMessages(ids, input, trace?.trace_id ?? null)
-    // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
-    const turn = yield* conversations.startTurn({
-      conversation_id: input.conversation,
-      deployment_id: input.deployment.id,
-      owner_id: input.owner,
-      title: input.title,
-      message,
-      client_message_id: input.client_message_id,
-      reply,
-      lease: { owner: leases.owner, expires_at: yield* leases.end },
-      message_limit: config.messageLimit,
-      reject_if_streaming: input.concurrent_send === "reject"
-    })
-    // Refusals are answers, not failures: a failure would roll back the other turns of the group.
-    if (turn._tag !== "Started") return turn
-    // A conversation without a user turn yet has no history: no need to read it.
-    const history = turn.user_messages === 0 ? [] : yield* conversations.messages(input.conversation)
-    return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
-  })
+  // A turn's writes, as a member of a group commit (Turns.ts).
+  const storeTurn = storeTurnWith({ ids, conversations, leases, messageLimit: config.messageLimit })
 
   /** Stores a turn and starts its reply (see `take`). */
   const storeAndStart = Effect.fnUntraced(function*(input: NewTurn) {

@@ -8,7 +8,7 @@ import { type Attachment, type ConversationId, Message, MessageId } from "../../
 import type { ConcurrentSend, DeploymentRecord } from "../../model/Deployment.js"
 import type { UserId } from "../../model/Ids.js"
 import type { TurnStart } from "../../model/Turn.js"
-import type { IdGenerator } from "../../ports/Ports.js"
+import type { ConversationStore, IdGenerator } from "../../ports/Ports.js"
 import type { TurnTrace } from "./TurnTraces.js"
 import * as Trusted from "../../model/Trusted.js"
 import { Outcome } from "../../internal/outcome.js"
@@ -103,3 +103,39 @@ export const runningReply = (input: NewTurn, messageId: MessageId, turn: number,
     done: new Outcome<void>(),
     trace
   }))
+
+/** What storing a turn needs of the reply runner. */
+export interface TurnStorage {
+  readonly ids: Context.Tag.Service<IdGenerator>
+  readonly conversations: Context.Tag.Service<ConversationStore>
+  /** This process as the owner of the reply's lease, and when a lease taken now ends. */
+  readonly leases: { readonly owner: string; readonly end: Effect.Effect<DateTime.Utc> }
+  readonly messageLimit: number
+}
+
+/**
+ * A turn's writes, as a member of a group commit: its messages, the
+ * conversation's turn, and the history when the reply needs it.
+ */
+export const storeTurnWith = (deps: TurnStorage) =>
+  Effect.fnUntraced(function*(input: NewTurn, trace: TurnTrace | undefined) {
+    const { message, reply } = yield* turnMessages(deps.ids, input, trace?.trace_id ?? null)
+    // Creates the conversation on the first send and holds it until commit: concurrent sends take turns.
+    const turn = yield* deps.conversations.startTurn({
+      conversation_id: input.conversation,
+      deployment_id: input.deployment.id,
+      owner_id: input.owner,
+      title: input.title,
+      message,
+      client_message_id: input.client_message_id,
+      reply,
+      lease: { owner: deps.leases.owner, expires_at: yield* deps.leases.end },
+      message_limit: deps.messageLimit,
+      reject_if_streaming: input.concurrent_send === "reject"
+    })
+    // Refusals are answers, not failures: a failure would roll back the other turns of the group.
+    if (turn._tag !== "Started") return turn
+    // A conversation without a user turn yet has no history: no need to read it.
+    const history = turn.user_messages === 0 ? [] : yield* deps.conversations.messages(input.conversation)
+    return { _tag: "Started" as const, message, reply, history, turn: turn.user_messages }
+  })
