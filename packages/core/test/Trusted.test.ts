@@ -7,7 +7,7 @@
  * default). A class with a `_tag` goes through its constructor.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Equal, Schema } from "effect"
+import { DateTime, Equal, Schema } from "effect"
 import * as Model from "../src/model/index.js"
 import * as Trusted from "../src/model/Trusted.js"
 
@@ -62,5 +62,31 @@ describe("Trusted.make", () => {
         expect(made, name).not.toBe(values)
       }
     }
+  })
+
+  it("gives a left-out default itself, without the constructor; a class with a `_tag` goes through its constructor", () => {
+    let constructed = 0
+    const counted = <C extends AnyClass>(Class: C): C =>
+      new Proxy(Class, {
+        construct: (target, args, newTarget) => {
+          constructed++
+          return Reflect.construct(target, args, newTarget)
+        }
+      })
+    // A user's message has no trace: its trace_id is the default, null.
+    const message = Trusted.make(counted(Model.Conversation.Message), {
+      message_id: Model.Conversation.MessageId.make("msg-1"),
+      role: "user",
+      content: "hi",
+      attachments: [],
+      timestamp: DateTime.unsafeMake(0),
+      status: "complete"
+    })
+    expect(constructed).toBe(0)
+    expect(message).toBeInstanceOf(Model.Conversation.Message)
+    expect(message.trace_id).toBeNull()
+    class Tagged extends Schema.TaggedClass<Tagged>()("Tagged", { n: Schema.Number }) {}
+    expect(Trusted.make(counted(Tagged), { n: 1 })).toEqual(new Tagged({ n: 1 }))
+    expect(constructed).toBe(1)
   })
 })
