@@ -2,7 +2,7 @@
 // target, then A B C A B C ..., each round run by the autocannon process
 // while the server's RSS is sampled.
 import { cpuMicros, sampleRss } from "./proc.mjs"
-import { fmt, median } from "./util.mjs"
+import { fmt, inTurn, median } from "./util.mjs"
 
 /**
  * Runs a warm-up per target, then interleaved autocannon rounds (A B C A B C
@@ -20,7 +20,7 @@ export const interleave = async (ctx, load, targets, request, check) => {
     await run(target, scale.warmupS)
   }
   for (let round = 1; round <= scale.httpRounds; round++) {
-    for (const target of targets) {
+    for (const target of inTurn(targets, round)) {
       const memory = sampleRss(target.pid, 250)
       const cpuBefore = cpuMicros(target.pid)
       const result = await run(target, scale.durationS)

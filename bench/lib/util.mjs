@@ -6,6 +6,15 @@ export const now = () => performance.timeOrigin + performance.now()
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
+/**
+ * The targets in the order round `round` (from 1) loads them: as given in
+ * odd rounds, the other way round in even ones. In a run of one build
+ * against itself (`--against` its own main.js, 2 x 4 rounds of the flow) the
+ * target loaded second in every round took 3 to 6 % less CPU a message in
+ * most rounds; turning the order each round spreads that over both.
+ */
+export const inTurn = (targets, round) => (round % 2 === 1 ? targets : [...targets].reverse())
+
 /** Rejects with a message naming `what` when `promise` takes longer than `ms`. */
 export const withTimeout = (promise, ms, what) => {
   let timer

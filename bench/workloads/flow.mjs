@@ -24,7 +24,7 @@
 import { cpuMicros, startWorkers } from "../lib/proc.mjs"
 import { createDatabase, postgresServer } from "../lib/postgres.mjs"
 import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
-import { fmt, goal, median, percentile, ratio } from "../lib/util.mjs"
+import { fmt, goal, inTurn, median, percentile, ratio } from "../lib/util.mjs"
 
 const content = "hello from the bench, please echo this back"
 
@@ -134,7 +134,7 @@ export default {
       }
       for (const target of targets) rounds[`${target.name}@${clients}`] = []
       for (let r = 1; r <= scale.flowRounds; r++) {
-        for (const target of targets) {
+        for (const target of inTurn(targets, r)) {
           const result = await round(workers, target, clients, scale.flowS, part)
           rounds[`${target.name}@${clients}`].push(result)
           ctx.log(`round ${r} ${target.name}, ${clients} clients: ${fmt(result.perSecond)} msgs/s, ` +

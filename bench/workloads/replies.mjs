@@ -16,7 +16,7 @@
 import { randomUUID } from "node:crypto"
 import { cpuMicros, sampleRss, startServer, startWorkers } from "../lib/proc.mjs"
 import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
-import { fmt, goal, mb, median, percentile, ratio } from "../lib/util.mjs"
+import { fmt, goal, inTurn, mb, median, percentile, ratio } from "../lib/util.mjs"
 
 const split = (items, count, i) => items.filter((_, j) => j % count === i)
 
@@ -114,7 +114,7 @@ export default {
     }
     const rounds = Object.fromEntries(targets.map((t) => [t.name, []]))
     for (let r = 1; r <= scale.replyRounds; r++) {
-      for (const target of targets) {
+      for (const target of inTurn(targets, r)) {
         const result = await round(ctx, workers, target, scale.conversations)
         rounds[target.name].push(result)
         ctx.log(`round ${r} ${target.name}: ${fmt(result.completed)}/${fmt(result.conversations)} replies complete, ` +
