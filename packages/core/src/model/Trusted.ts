@@ -41,8 +41,8 @@ const defaultedOf = (Record: RecordClass): ReadonlyArray<readonly [string, () =>
   const { fields, identifier } = Record as { readonly fields?: Schema.Struct.Fields; readonly identifier?: unknown }
   const defaulted = fields !== undefined && typeof identifier === "string" && !Object.prototype.hasOwnProperty.call(fields, "_tag")
     ? Object.keys(fields).flatMap((key) => {
-      const value = defaultOf(fields[key])
-      return value === undefined ? [] : [[key, value] as const]
+      const makeDefault = defaultOf(fields[key])
+      return makeDefault === undefined ? [] : [[key, makeDefault] as const]
     })
     : undefined
   assignable.set(Record, defaulted)
@@ -55,6 +55,6 @@ export const make = <C extends RecordClass>(Record: C, values: ConstructorParame
   if (defaulted === undefined) return new Record(values, { disableValidation: true }) as InstanceType<C>
   const record = Object.assign(Object.create(Record.prototype), values)
   // The constructor gives a defaulted field its default where the values leave it undefined, field by field.
-  for (const [key, value] of defaulted) if (record[key] === undefined) record[key] = value()
+  for (const [key, makeDefault] of defaulted) if (record[key] === undefined) record[key] = makeDefault()
   return record
 }
