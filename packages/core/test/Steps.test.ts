@@ -3,7 +3,7 @@
  * end an effect can have, and a success passes it with fewer steps.
  */
 import { describe, expect, it } from "@effect/vitest"
-import { Cause, Effect, Exit, FiberId, FiberRef } from "effect"
+import { Cause, Clock, DateTime, Deferred, Effect, Exit, Fiber, FiberId, FiberRef, RuntimeFlags, TestClock } from "effect"
 import { Steps } from "../src/index.js"
 
 const recover = (error: string) => Effect.succeed(`recovered from ${error}`)
@@ -53,5 +53,132 @@ describe("Steps.catchFailure", () => {
       const ours = yield* stepsOf(Steps.catchFailure(work, () => Effect.succeed(0)))
       const effects = yield* stepsOf(Effect.catchAll(work, () => Effect.succeed(0)))
       expect(ours).toBeLessThan(effects)
+    }))
+})
+
+/** Runs `effect` in a fiber that is uninterruptible where it starts (as a group commit's or a reply's is). */
+const nested = <A, E>(effect: Effect.Effect<A, E>) => Effect.uninterruptible(effect)
+
+/** What an exit says, in a form two exits can be compared by. */
+const summary = (exit: Exit.Exit<unknown, unknown>) =>
+  Exit.isSuccess(exit)
+    ? { success: exit.value }
+    : {
+      failures: Cause.failures(exit.cause).pipe((c) => [...c]),
+      defects: Cause.defects(exit.cause).pipe((c) => [...c]),
+      interrupted: Cause.isInterrupted(exit.cause)
+    }
+
+describe("Steps.ensuring", () => {
+  for (const [name, effect] of ends) {
+    for (const [where, around] of [["where the fiber is interruptible", <A, E>(e: Effect.Effect<A, E>) => e], ["inside an uninterruptible region", nested]] as const) {
+      it.effect(`ends as Effect.ensuring does after ${name}, ${where}, and runs its finalizer once`, () =>
+        Effect.gen(function*() {
+          let ours = 0
+          let effects = 0
+          const oursExit = yield* Effect.exit(around(Steps.ensuring(effect, Effect.sync(() => ours++))))
+          const effectsExit = yield* Effect.exit(around(Effect.ensuring(effect, Effect.sync(() => effects++))))
+          expect(summary(oursExit)).toEqual(summary(effectsExit))
+          expect([ours, effects]).toEqual([1, 1])
+        }))
+    }
+  }
+
+  it.effect("a finalizer that dies adds its defect after the effect's failure, as Effect.ensuring does", () =>
+    Effect.gen(function*() {
+      const ours = yield* Effect.exit(nested(Steps.ensuring(Effect.fail("boom"), Effect.die("finalizer broke"))))
+      const effects = yield* Effect.exit(nested(Effect.ensuring(Effect.fail("boom"), Effect.die("finalizer broke"))))
+      expect(summary(ours)).toEqual(summary(effects))
+      expect(summary(ours)).toEqual({ failures: ["boom"], defects: ["finalizer broke"], interrupted: false })
+    }))
+
+  it.effect("runs its finalizer when the fiber is interrupted while it waits, interruptible or in a region made interruptible inside", () =>
+    Effect.gen(function*() {
+      const ran: Array<string> = []
+      const waiting = yield* Deferred.make<void>()
+      const outside = yield* Effect.fork(Steps.ensuring(Effect.zipRight(Deferred.succeed(waiting, undefined), Effect.never), Effect.sync(() => ran.push("outside"))))
+      yield* Deferred.await(waiting)
+      yield* Fiber.interrupt(outside)
+      const inside = yield* Deferred.make<void>()
+      const region = yield* Effect.fork(
+        Effect.uninterruptibleMask((restore) =>
+          Steps.ensuring(restore(Effect.zipRight(Deferred.succeed(inside, undefined), Effect.never)), Effect.sync(() => ran.push("inside"))))
+      )
+      yield* Deferred.await(inside)
+      yield* Fiber.interrupt(region)
+      expect(ran).toEqual(["outside", "inside"])
+    }))
+
+  it.effect("inside an uninterruptible region it takes fewer steps than Effect.ensuring", () =>
+    Effect.gen(function*() {
+      const work = Effect.map(Effect.succeed(1), (n) => n + 1)
+      const ours = yield* stepsOf(nested(Steps.ensuring(work, Effect.void)))
+      const effects = yield* stepsOf(nested(Effect.ensuring(work, Effect.void)))
+      expect(ours).toBeLessThan(effects)
+    }))
+})
+
+describe("Steps.uninterruptible and Steps.uninterruptibleMask", () => {
+  it.effect("an interruption that arrives while the region waits takes effect only once it ends, as with Effect's", () =>
+    Effect.gen(function*() {
+      for (const region of [Steps.uninterruptible, Effect.uninterruptible]) {
+        const started = yield* Deferred.make<void>()
+        const release = yield* Deferred.make<void>()
+        let ended = false
+        const fiber = yield* Effect.fork(region(Effect.zipRight(
+          Deferred.succeed(started, undefined),
+          Effect.zipRight(Deferred.await(release), Effect.sync(() => (ended = true)))
+        )))
+        yield* Deferred.await(started)
+        const interrupting = yield* Effect.fork(Fiber.interrupt(fiber))
+        yield* Deferred.succeed(release, undefined)
+        const exit = yield* Fiber.join(interrupting)
+        expect(ended).toBe(true)
+        expect(Exit.isFailure(exit) && Cause.isInterruptedOnly(exit.cause)).toBe(true)
+      }
+    }))
+
+  it.effect("a mask's restore gives back interruption where the fiber had it, and keeps the region where it had not", () =>
+    Effect.gen(function*() {
+      const interruptible = Effect.withFiberRuntime<boolean>((_, status) => Effect.succeed(RuntimeFlags.interruptible(status.runtimeFlags)))
+      const probe = Steps.uninterruptibleMask((restore) => Effect.all([interruptible, restore(interruptible)]))
+      expect(yield* probe).toEqual([false, true])
+      expect(yield* nested(probe)).toEqual([false, false])
+      const effects = Effect.uninterruptibleMask((restore) => Effect.all([interruptible, restore(interruptible)]))
+      expect(yield* effects).toEqual(yield* probe)
+      expect(yield* nested(effects)).toEqual(yield* nested(probe))
+    }))
+
+  it.effect("inside an uninterruptible region they take fewer steps than Effect's", () =>
+    Effect.gen(function*() {
+      const work = Effect.map(Effect.succeed(1), (n) => n + 1)
+      expect(yield* stepsOf(nested(Steps.uninterruptible(work)))).toBeLessThan(yield* stepsOf(nested(Effect.uninterruptible(work))))
+      expect(yield* stepsOf(nested(Steps.uninterruptibleMask((restore) => restore(work)))))
+        .toBeLessThan(yield* stepsOf(nested(Effect.uninterruptibleMask((restore) => restore(work)))))
+    }))
+})
+
+describe("Steps.now and Steps.withClock", () => {
+  it.effect("read the clock Effect's own reads give: the test clock, and one set with Effect.withClock", () =>
+    Effect.gen(function*() {
+      yield* TestClock.adjust("90 minutes")
+      expect(DateTime.toEpochMillis(yield* Steps.now)).toBe(DateTime.toEpochMillis(yield* DateTime.now))
+      expect(DateTime.toEpochMillis(yield* Steps.withNow((now) => Effect.succeed(now)))).toBe(90 * 60_000)
+      const fixed: Clock.Clock = {
+        [Clock.ClockTypeId]: Clock.ClockTypeId,
+        unsafeCurrentTimeMillis: () => 1_234,
+        currentTimeMillis: Effect.succeed(1_234),
+        unsafeCurrentTimeNanos: () => 1_234_000_000n,
+        currentTimeNanos: Effect.succeed(1_234_000_000n),
+        sleep: () => Effect.void
+      }
+      const read = Steps.withClock((clock) => Effect.succeed([clock.unsafeCurrentTimeMillis(), clock.unsafeCurrentTimeNanos()] as const))
+      expect(yield* Effect.withClock(read, fixed)).toEqual([1_234, 1_234_000_000n])
+      expect(DateTime.toEpochMillis(yield* Effect.withClock(Steps.now, fixed))).toBe(1_234)
+    }))
+
+  it.effect("Steps.now takes fewer steps than DateTime.now", () =>
+    Effect.gen(function*() {
+      expect(yield* stepsOf(Steps.now)).toBeLessThan(yield* stepsOf(DateTime.now))
     }))
 })

@@ -37,7 +37,7 @@ export const make = (
   open: Effect.Effect<Opened, SqlError.SqlError>
 ): SqlClient.SqlClient["withTransaction"] =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E | SqlError.SqlError, R> =>
-  Effect.withFiberRuntime((fiber) => {
+  Effect.withFiberRuntime((fiber, status) => {
     if (fiber.getFiberRef(FiberRef.currentTracerEnabled)) return library(effect)
     const context = fiber.currentContext
     // The fiber's context back as it was: set in one step, as `Effect.locally` would (which takes a dozen to acquire,
@@ -61,7 +61,7 @@ export const make = (
     if (outer !== undefined) {
       const [connection, depth] = outer
       const savepoint = `effect_sql_${depth + 1}`
-      return Effect.uninterruptibleMask((restore) =>
+      return Steps.uninterruptibleMaskFor(status, (restore) =>
         Effect.zipRight(
           connection.executeUnprepared(`SAVEPOINT ${savepoint}`, [], undefined),
           Effect.flatMap(within(connection, depth + 1, restore), (exit) =>
@@ -70,7 +70,8 @@ export const make = (
               : Effect.zipRight(Effect.orDie(connection.executeUnprepared(`ROLLBACK TO SAVEPOINT ${savepoint}`, [], undefined)), exit))
         ))
     }
-    return Effect.uninterruptibleMask((restore) =>
+    // The mask only where the fiber is interruptible: a group commit's transaction runs in a region already (Steps).
+    return Steps.uninterruptibleMaskFor(status, (restore) =>
       Effect.flatMap(open, (opened) =>
         // `close` follows whatever end: nothing here is interrupted (the mask), so a match does what
         // `Effect.ensuring` does without the steps of a mask of its own.

@@ -2,6 +2,7 @@ import { Effect, Exit } from "effect"
 import type { StorageError } from "../model/Errors.js"
 import type { Transactor } from "../ports/Ports.js"
 import * as Metrics from "../runtime/Metrics.js"
+import * as Steps from "../runtime/Steps.js"
 import { Outcome } from "./outcome.js"
 
 /** One effect of a group, and where its outcome goes: a member that waits learns it through `done`; the leader reads `exit`. */
@@ -91,9 +92,13 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
       })
     )
 
-  /** The leader's part: gathers, commits the group, and answers the leader's own outcome. */
-  const lead = (leader: Member, group: Array<Member>) =>
-    Effect.uninterruptible(Effect.zipRight(
+  /**
+   * The leader's part: gathers, commits the group, and answers the leader's
+   * own outcome; where nothing interrupts it (a region only where the fiber
+   * is interruptible: Steps).
+   */
+  const lead = (status: Steps.Status, leader: Member, group: Array<Member>) =>
+    Steps.uninterruptibleFor(status, Effect.zipRight(
       afterDueIo,
       Effect.suspend(() => {
         if (gathering === group) gathering = undefined
@@ -106,7 +111,7 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
 
   return {
     run: <A, E>(effect: Effect.Effect<A, E>, runOptions?: RunOptions) =>
-      Effect.suspend(() => {
+      Effect.withFiberRuntime<unknown, unknown>((_, status) => {
         const oneStatement = runOptions?.oneStatement === true
         if (gathering !== undefined && gathering.length < options.maxSize) {
           // Joined in this very step: the group cannot start committing between the look and the join.
@@ -117,7 +122,7 @@ export const make = (tx: Transactor["Type"], options: { readonly maxSize: number
         const leader: Member = { effect, oneStatement, done: undefined, exit: undefined }
         const group = [leader]
         gathering = group
-        return lead(leader, group)
+        return lead(status, leader, group)
       }) as Effect.Effect<A, E | StorageError>
   }
 }

@@ -1,4 +1,4 @@
-import { Effect, Scope } from "effect"
+import { Context, Effect, RuntimeFlags, Scope } from "effect"
 import { InFlightMap } from "../runtime/InFlight.js"
 
 /**
@@ -16,23 +16,30 @@ export const make = <K, V>() => {
      * Adds a member to a key until the scope closes. The removal is added to
      * the scope directly: it needs nothing of the adding fiber, whose context
      * a finalizer added with `Effect.addFinalizer` would patch in and out.
+     * Where the fiber is uninterruptible already, the member is added in the
+     * step that reads the scope and its removal in the next, with no region
+     * of its own to make the two one (runtime/Steps.ts).
      */
     add: (key: K, member: V): Effect.Effect<void, never, Scope.Scope> =>
-      Effect.uninterruptible(Effect.flatMap(Effect.scope, (scope) => {
-        let set = byKey.get(key)
-        if (set === undefined) byKey.set(key, (set = new Set()))
-        set.add(member)
-        count++
-        return Scope.addFinalizer(
-          scope,
-          Effect.sync(() => {
-            const members = byKey.get(key)
-            members?.delete(member)
-            if (members?.size === 0) byKey.delete(key)
-            count--
-          })
-        )
-      })),
+      Effect.withFiberRuntime((fiber, status) => {
+        const scope = Context.unsafeGet(fiber.currentContext, Scope.Scope)
+        const adding = () => {
+          let set = byKey.get(key)
+          if (set === undefined) byKey.set(key, (set = new Set()))
+          set.add(member)
+          count++
+          return Scope.addFinalizer(
+            scope,
+            Effect.sync(() => {
+              const members = byKey.get(key)
+              members?.delete(member)
+              if (members?.size === 0) byKey.delete(key)
+              count--
+            })
+          )
+        }
+        return RuntimeFlags.interruption(status.runtimeFlags) ? Effect.uninterruptible(Effect.suspend(adding)) : adding()
+      }),
     /** How many members all keys have. */
     count: Effect.sync(() => count)
   }

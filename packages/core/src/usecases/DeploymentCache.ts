@@ -36,6 +36,7 @@ import type { DeploymentId, DeploymentRecord } from "../model/Deployment.js"
 import type { AccountId } from "../model/Ids.js"
 import { EventBus } from "../ports/EventBus.js"
 import { AccountStore, DeploymentStore, Transactor } from "../ports/Ports.js"
+import * as Steps from "../runtime/Steps.js"
 
 /** How much the cache holds. */
 export interface DeploymentCacheLimits {
@@ -103,9 +104,9 @@ const make = (
     )
   /** A transaction: when a write that may change records ended during it, everything kept is forgotten at its end. */
   const withTransaction: Transactor["Type"]["withTransaction"] = (effect) =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((_, status) => {
       const before = written
-      return Effect.ensuring(tx.withTransaction(effect), Effect.suspend(() => written === before ? Effect.void : forget))
+      return Steps.ensuringFor(status, tx.withTransaction(effect), Effect.suspend(() => written === before ? Effect.void : forget))
     })
 
   const follow = (account: AccountId) =>

@@ -9,6 +9,7 @@ import { type StorageError, Unauthenticated } from "../model/Errors.js"
 import { TokenStore } from "../ports/Ports.js"
 import type { Principal } from "../model/Principal.js"
 import * as Tracing from "../runtime/Tracing.js"
+import * as Steps from "../runtime/Steps.js"
 
 /**
  * SHA-256 of a text's UTF-8 bytes in lowercase hex: how tokens and codes
@@ -98,7 +99,7 @@ export class Identity extends Effect.Service<Identity>()("@hosting/core/Identity
       const record = found.value
       const { expires_at } = record
       if (Option.isNone(expires_at) && Option.isNone(record.limits.id)) return Effect.succeed(principalOf(record))
-      return Effect.flatMap(DateTime.now, (now) =>
+      return Steps.withNow((now) =>
         Option.isSome(expires_at) && DateTime.lessThanOrEqualTo(expires_at.value, now)
           ? refused
           : Effect.as(recordUse(record, now), principalOf(record)))

@@ -16,8 +16,9 @@
  * seen by the others once their entry is older than `ttl` (1 s by default).
  * A `ttl` of zero keeps nothing.
  */
-import { Clock, Context, Duration, Effect, Layer, Option } from "effect"
+import { Context, Duration, Effect, Layer, Option } from "effect"
 import { AccountStore, TokenStore } from "../ports/Ports.js"
+import * as Steps from "../runtime/Steps.js"
 
 export interface PrincipalCacheOptions {
   /** How long a principal is kept after it was read (0: not kept). */
@@ -53,7 +54,8 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
   const changing = <A, E>(write: Effect.Effect<A, E>) => Effect.zipRight(forget, Effect.ensuring(write, forget))
 
   const findPrincipal: TokenStore["Type"]["findPrincipal"] = (hash) =>
-    Effect.flatMap(Clock.currentTimeMillis, (now) => {
+    Steps.withClock((clock) => {
+      const now = clock.unsafeCurrentTimeMillis()
       const kept = entries.get(hash)
       if (kept !== undefined && now - kept.at < ttl) return Effect.succeed(Option.some(kept.found))
       const before = generation

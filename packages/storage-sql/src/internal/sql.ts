@@ -1,5 +1,5 @@
-import { Errors, Metrics, Tracing } from "@hosting/core"
-import { Cause, DateTime, Effect } from "effect"
+import { Errors, Metrics, Steps } from "@hosting/core"
+import { Cause, DateTime, Effect, FiberRef } from "effect"
 
 /**
  * The span of one repository method (made only while a tracer is enabled).
@@ -18,13 +18,15 @@ const spanOptions = { captureStackTrace: false } as const
  * cancels whatever that connection runs next, another caller's statement.
  */
 export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effect<A, E, R>) =>
-  Effect.suspend(() => {
+  // One step looks at the fiber for all three: the time it starts, whether a region is needed (not inside a
+  // transaction or a group commit, which are one already: Steps.uninterruptibleFor), and whether a span is.
+  Effect.withFiberRuntime<A, Errors.StorageError, R>((fiber, status) => {
     const started = performance.now()
     const observe = () => Metrics.observeStorage(operation, (performance.now() - started) / 1000)
     // One match for the error, the time and the result: what mapError and onExit do, in a third of the steps
     // (every statement of every request takes this path). As mapError does, a failure becomes the port's error
     // and a defect or an interruption stays as it is.
-    return Effect.matchCauseEffect(effect, {
+    const matched = Effect.matchCauseEffect(effect, {
       onFailure: (cause) => {
         observe()
         const failure = Cause.failureOrCause(cause)
@@ -36,7 +38,9 @@ export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effe
         observe()
         return Effect.succeed(value)
       }
-    }).pipe(Effect.uninterruptible, Tracing.withSpan(operation, spanOptions))
+    })
+    const whole = Steps.uninterruptibleFor(status, matched)
+    return fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.withSpan(whole, operation, spanOptions) : whole
   })
 
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */

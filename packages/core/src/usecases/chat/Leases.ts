@@ -9,6 +9,7 @@ import { whileBusy } from "../../internal/whileBusy.js"
 import { ConversationStore, IdGenerator, LeaseOwner } from "../../ports/Ports.js"
 import { ReplyBus } from "../../ports/ReplyBus.js"
 import { ChatConfig, failure } from "./ChatConfig.js"
+import * as Steps from "../../runtime/Steps.js"
 
 /** How often a process sweeps shared storage for replies whose process died. */
 const sweepInterval = Duration.millis(250)
@@ -34,7 +35,7 @@ export const make = (busy: () => boolean) =>
       onNone: () => Effect.map(ids.next, (id) => `chat-${id}`)
     })
     /** When a lease taken now ends. */
-    const end = Effect.map(DateTime.now, DateTime.addDuration(config.leaseDuration))
+    const end = Steps.withNow((now) => Effect.succeed(DateTime.addDuration(now, config.leaseDuration)))
 
     /**
      * Closes replies that will never finish, keeping what arrived: without a

@@ -9,7 +9,7 @@
  * `Leases.ts`; the turns' traces, stored with the flushes, `TurnTraces.ts`;
  * a queued reply's wait for the replies before it, `QueuedReplies.ts`.
  */
-import { Clock, DateTime, Effect, Fiber, FiberId, Option } from "effect"
+import { Cause, DateTime, Effect, Fiber, FiberId, Option } from "effect"
 import { type ConversationId, Message, type MessageId, type MessageStatus } from "../../model/Conversation.js"
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
@@ -71,7 +71,7 @@ export const make = Effect.gen(function*() {
   const write = (reply: RunningReply, status: MessageStatus) =>
     Effect.suspend(() => {
       reply.stored = reply.content.length
-      return Effect.flatMap(DateTime.now, (now) =>
+      return Steps.withNow((now) =>
         grouped.run(conversations.updateMessage(reply.message_id, reply.content, status, now), { oneStatement: true }))
     })
 
@@ -163,8 +163,8 @@ export const make = Effect.gen(function*() {
     })
     // Without a generator: one made here would be a new generator function for every reply (docs/decisions.md, "Generator functions made once").
     const receive = Effect.flatMap(before, (history) =>
-      Effect.flatMap(Clock.currentTimeNanos, (now) => {
-        startNanos = now
+      Steps.withClock((clock) => {
+        startNanos = clock.unsafeCurrentTimeNanos()
         return stream(history).pipe(
           Effect.zipRight(Effect.suspend(() => finish(reply, "complete"))),
           Effect.zipRight(Effect.suspend(() => {
@@ -182,32 +182,42 @@ export const make = Effect.gen(function*() {
       ? Effect.scoped(Effect.zipRight(cancelRequests, receive))
       : receive
     // Only the agent's part is interruptible: the fiber starts uninterruptible with its ending in place, so a
-    // stop that comes before its first step still stores the reply's end.
+    // stop that comes before its first step still stores the reply's end. Everything after that part runs in
+    // the region, where a match or a catch does what `ensuring` and `onInterrupt` do without masks of their own
+    // (runtime/Steps.ts).
+    const stopped = (cause: Cause.Cause<never>) => {
+      if (reply.cancelled) outcome = "ok"
+      return Steps.ensuringInRegion(
+        Effect.failCause(cause),
+        reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
+      )
+    }
     return Effect.interruptible(listening).pipe(
       Steps.catchFailure((error: AgentError | StorageError) =>
         end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
       ),
-      Effect.onInterrupt(() => {
-        if (reply.cancelled) outcome = "ok"
-        return reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
-      }),
-      Effect.ensuring(Effect.suspend(() => {
-        dequeue(reply)
-        if (running.get(reply.conversation) === reply) {
-          running.delete(reply.conversation)
-          Metrics.add(Metrics.repliesInFlight, -1)
-        }
-        return Effect.sync(() => reply.done.succeed(undefined))
-      })),
+      Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? stopped(cause) : Effect.failCause(cause)),
       (run) =>
-        Effect.flatMap(Clock.currentTimeNanos, (now) => {
-          startNanos = now
+        Steps.ensuringInRegion(
+          run,
+          Effect.suspend(() => {
+            dequeue(reply)
+            if (running.get(reply.conversation) === reply) {
+              running.delete(reply.conversation)
+              Metrics.add(Metrics.repliesInFlight, -1)
+            }
+            return Effect.sync(() => reply.done.succeed(undefined))
+          })
+        ),
+      (run) =>
+        Steps.withClock((clock) => {
+          startNanos = clock.unsafeCurrentTimeNanos()
           const recorded = Effect.suspend(() =>
             reply.trace === undefined ? keepFlushing : Effect.zipRight(turnTraces.record(deployment, turn, reply, startNanos, outcome, reply.trace), keepFlushing)
           )
-          return run.pipe(Effect.ensuring(recorded))
+          return Steps.ensuringInRegion(run, recorded)
         }),
-      Effect.uninterruptible
+      Steps.uninterruptible
     )
   }
 
@@ -270,7 +280,7 @@ export const make = Effect.gen(function*() {
   const fork = Effect.fnUntraced(function*(reply: RunningReply, run: Effect.Effect<void>) {
     yield* leases.keepRenewing
     yield* keepFlushing
-    reply.fiber = yield* Effect.uninterruptible(replies.run(run))
+    reply.fiber = yield* Steps.uninterruptible(replies.run(run))
     // A stop asked for before the fiber was there takes effect now.
     if (reply.cancelled) yield* Fiber.interruptFork(reply.fiber)
   })
@@ -341,14 +351,18 @@ export const make = Effect.gen(function*() {
    * reply starts.
    */
   const take = (input: NewTurn): Effect.Effect<TurnOutcome, StorageError> =>
-    Effect.suspend(() => {
+    Effect.withFiberRuntime((_, status) => {
       const conversationId = input.conversation
       const entry = starting.get(conversationId) ?? { turns: 0, cancelled: new Set<MessageId>() }
       entry.turns++
       starting.set(conversationId, entry)
-      return storeAndStart(input).pipe(Effect.ensuring(Effect.sync(() => {
-        if (--entry.turns === 0) starting.delete(conversationId)
-      })))
+      return Steps.ensuringFor(
+        status,
+        storeAndStart(input),
+        Effect.sync(() => {
+          if (--entry.turns === 0) starting.delete(conversationId)
+        })
+      )
     })
 
   /**

@@ -195,7 +195,8 @@ export const make = (current: (message: Message, conversation: ConversationId) =
         const head = snapshot(Option.map(yield* conversations.latestReply(id), (m) => current(m, id)), lastEventId, sent)
         if (head.length > 0) receiver.push(head)
         // Delivers the waiting events, in order, then lets the stream go live; a storage failure ends the stream (the client resumes).
-        const fill: Effect.Effect<void> = Effect.gen(function*() {
+        // Made when a gap needs it: most streams never fill one.
+        const fill = (): Effect.Effect<void> => Effect.gen(function*() {
           while (waiting !== undefined && waiting.length > 0) {
             const items = yield* translateFilling(id, waiting.shift()!, sent)
             if (items.length > 0) receiver.push(items)
@@ -211,13 +212,13 @@ export const make = (current: (message: Message, conversation: ConversationId) =
           const items = translate(event, sent)
           if (items === undefined) {
             waiting = [event]
-            run(fill)
+            run(fill())
           } else if (items.length > 0) {
             receiver.push(items)
             if (event._tag === "Delta" && event.at !== undefined) Metrics.observe(Metrics.replyChunkLag, Metrics.secondsSince(event.at))
           }
         }
-        if (waiting.length > 0) run(fill)
+        if (waiting.length > 0) run(fill())
         else waiting = undefined
         const beating = Heartbeats.beating(() => receiver.push(heartbeat))
         receivers.add(receiver)

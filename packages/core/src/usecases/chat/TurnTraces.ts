@@ -4,7 +4,7 @@
  * which stores all that wait in one statement. What still waits when the
  * scope closes is stored then.
  */
-import { Clock, Effect, Option } from "effect"
+import { Effect, Option } from "effect"
 import type { Message } from "../../model/Conversation.js"
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { UserId } from "../../model/Ids.js"
@@ -13,6 +13,7 @@ import { TraceStore } from "../../ports/Ports.js"
 import * as Tracing from "../../runtime/Tracing.js"
 import { TracesConfig } from "../Traces.js"
 import * as Trusted from "../../model/Trusted.js"
+import * as Steps from "../../runtime/Steps.js"
 
 
 /** The trace a turn is recorded under, and the `traceparent` the agent is sent for it. */
@@ -52,7 +53,7 @@ export const make = Effect.gen(function*() {
     trace: TurnTrace
   ) {
     if (!tracing.enabled) return
-    const end = yield* Clock.currentTimeNanos
+    const end = yield* Steps.withClock((clock) => Effect.succeed(clock.unsafeCurrentTimeNanos()))
     const attachments = turn.attachments.map((a) => `[${a.filename}]`).join(" ")
     pending.push(
       Trusted.make(TraceRecord, {

@@ -12,6 +12,7 @@ import type { ConversationStore, IdGenerator } from "../../ports/Ports.js"
 import type { TurnTrace } from "./TurnTraces.js"
 import * as Trusted from "../../model/Trusted.js"
 import { Outcome } from "../../internal/outcome.js"
+import * as Steps from "../../runtime/Steps.js"
 
 
 /** A turn to store, checked by the conversation use cases. */
@@ -66,7 +67,7 @@ export interface RunningReply {
  */
 export const turnMessages = Effect.fnUntraced(
   function*(ids: Context.Tag.Service<IdGenerator>, input: NewTurn, traceId: string | null) {
-    const now = yield* DateTime.now
+    const now = yield* Steps.now
     const message = Trusted.make(Message, {
       message_id: MessageId.make(`msg-${yield* ids.next}`),
       role: "user",
