@@ -1,12 +1,12 @@
 // Interleaved autocannon rounds, shared by the HTTP workloads: a warm-up per
-// target, then A B C C B A ..., each round run by the autocannon process
+// target, then A B C, B C A, C A B ..., each round run by the autocannon process
 // while the server's RSS is sampled.
 import { cpuMicros, sampleRss } from "./proc.mjs"
 import { fmt, inTurn, median } from "./util.mjs"
 
 /**
- * Runs a warm-up per target, then interleaved autocannon rounds (A B C C B A
- * ..., `inTurn`); `check(target, accepted)` runs after each, outside the measurement.
+ * Runs a warm-up per target, then interleaved autocannon rounds (A B C, B C A,
+ * C A B ..., `inTurn`); `check(target, accepted)` runs after each, outside the measurement.
  * Resolves with the rounds per target.
  */
 export const interleave = async (ctx, load, targets, request, check) => {

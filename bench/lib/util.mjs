@@ -7,13 +7,19 @@ export const now = () => performance.timeOrigin + performance.now()
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /**
- * The targets in the order round `round` (from 1) loads them: as given in
- * odd rounds, the other way round in even ones. In a run of one build
- * against itself (`--against` its own main.js, 2 x 4 rounds of the flow) the
- * target loaded second in every round took 3 to 6 % less CPU a message in
- * most rounds; turning the order each round spreads that over both.
+ * The targets in the order round `round` (from 1) loads them: turned by one
+ * place each round, so that over as many rounds as there are targets each
+ * takes every place once. In a run of one build against itself (`--against`
+ * its own main.js, 2 x 4 rounds of the flow) the target loaded second took
+ * 3 to 6 % less CPU a message in most rounds. Reversing the order every other
+ * round, as this did before, left the middle one of three targets (the
+ * `--against` build, between the example server and bare) second in every
+ * round; turning spreads the places over all of them.
  */
-export const inTurn = (targets, round) => (round % 2 === 1 ? targets : [...targets].reverse())
+export const inTurn = (targets, round) => {
+  const shift = (round - 1) % targets.length
+  return [...targets.slice(shift), ...targets.slice(0, shift)]
+}
 
 /** Rejects with a message naming `what` when `promise` takes longer than `ms`. */
 export const withTimeout = (promise, ms, what) => {

@@ -120,6 +120,16 @@ export default {
     const bare = await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir) })
     const targets = [example, ...against, ...(pair === undefined ? [] : [pair]), bare]
     const workers = await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope)
+    // --set flowAgainst=together: this build and the --against one are loaded at the same time, each by client
+    // processes of its own with as many clients as a round gives one target, so that a machine whose speed drifts
+    // drifts for both alike and the ratio of their CPU a message holds round by round (bare is loaded alone).
+    const together = scale.flowAgainst === "together" && against.length > 0
+    const partnerWorkers = together ? await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope) : undefined
+    /** The units a round loads in turn: each target alone, or this build with the --against one. */
+    const units = together ? [[example, against[0]], ...targets.filter((t) => t !== example && t !== against[0]).map((t) => [t])] : targets.map((t) => [t])
+    const runUnit = (unit, clients, seconds) =>
+      Promise.all(unit.map((target, i) => round(i === 0 ? workers : partnerWorkers, target, clients, seconds, part)))
+    const sideBySide = []
     const levels = [scale.flowClients, scale.flowClientsHigh]
     // A warm-up of its own length (flowWarmupS) per target and count: the example server's JIT goes on tiering up its code
     // for about 15 s of flows (three 5 s rounds after a 3 s warm-up took 4,186, 3,168 and 2,501 µs a message),
@@ -128,24 +138,34 @@ export default {
     const part = scale.flowPart
     const rounds = {}
     for (const clients of levels) {
-      for (const target of targets) {
-        ctx.log(`warm-up ${target.name}, ${clients} clients (${warmupS} s)`)
-        await round(workers, target, clients, warmupS, part)
+      for (const unit of units) {
+        ctx.log(`warm-up ${unit.map((t) => t.name).join(" with ")}, ${clients} clients (${warmupS} s)`)
+        await runUnit(unit, clients, warmupS)
       }
       for (const target of targets) rounds[`${target.name}@${clients}`] = []
       for (let r = 1; r <= scale.flowRounds; r++) {
-        for (const target of inTurn(targets, r)) {
-          const result = await round(workers, target, clients, scale.flowS, part)
-          rounds[`${target.name}@${clients}`].push(result)
-          ctx.log(`round ${r} ${target.name}, ${clients} clients: ${fmt(result.perSecond)} msgs/s, ` +
-            `${fmt(result.cpuPerFlowUs)} µs of server CPU per message, first chunk p50 ${fmt(result.firstP50, 1)} ms, ` +
-            `done p50/p99 ${fmt(result.doneP50, 1)}/${fmt(result.doneP99, 1)} ms, ` +
-            `client processes ${fmt(result.clientBusy * 100)}% busy` +
-            (result.unfinished ? `; ${fmt(result.unfinished)} flows unfinished: ${result.errorSamples.join("; ")}` : ""))
+        for (const unit of inTurn(units, r)) {
+          const results = await runUnit(unit, clients, scale.flowS)
+          unit.forEach((target, i) => {
+            const result = results[i]
+            rounds[`${target.name}@${clients}`].push(result)
+            ctx.log(`round ${r} ${target.name}${unit.length > 1 ? ` (with ${unit[1 - i].name})` : ""}, ${clients} clients: ` +
+              `${fmt(result.perSecond)} msgs/s, ` +
+              `${fmt(result.cpuPerFlowUs)} µs of server CPU per message, first chunk p50 ${fmt(result.firstP50, 1)} ms, ` +
+              `done p50/p99 ${fmt(result.doneP50, 1)}/${fmt(result.doneP99, 1)} ms, ` +
+              `client processes ${fmt(result.clientBusy * 100)}% busy` +
+              (result.unfinished ? `; ${fmt(result.unfinished)} flows unfinished: ${result.errorSamples.join("; ")}` : ""))
+          })
+          if (unit.length > 1) {
+            const q = results[0].cpuPerFlowUs / results[1].cpuPerFlowUs
+            sideBySide.push(q)
+            ctx.log(`round ${r}: example's CPU a message ${fmt(q, 3)}x against's, loaded together`)
+          }
         }
       }
     }
     await workers.stop()
+    await partnerWorkers?.stop()
     const s = Object.fromEntries(Object.entries(rounds).map(([key, list]) => [key, summarize(list)]))
     const [low, high] = levels
     const e = s[`example@${low}`]
@@ -191,12 +211,21 @@ export default {
         goal(part === "send" ? "every send answered 2xx" : "every flow completed with the echoed text", `${fmt(completed)}/${fmt(completed + unfinished)}`, "all",
           completed > 0 && unfinished === 0)
       ],
-      notes: postgres
-        ? [
-          "CPU µs/msg counts the example servers' processes only, not Postgres's",
-          "example x2: two processes on one database, each request (a send, a stream) to the next in turn; both run on the servers' CPUs"
-        ]
-        : [],
+      notes: [
+        ...(postgres
+          ? [
+            "CPU µs/msg counts the example servers' processes only, not Postgres's",
+            "example x2: two processes on one database, each request (a send, a stream) to the next in turn; both run on the servers' CPUs"
+          ]
+          : []),
+        ...(sideBySide.length > 0
+          ? [
+            `example and against loaded together (flowAgainst=together), each with the round's clients: example's CPU a ` +
+            `message over against's, round by round: median ${fmt(median(sideBySide), 3)}x, from ${fmt(Math.min(...sideBySide), 3)}x ` +
+            `to ${fmt(Math.max(...sideBySide), 3)}x over ${sideBySide.length} rounds`
+          ]
+          : [])
+      ],
       raw: { database: db, rounds }
     }
   }
