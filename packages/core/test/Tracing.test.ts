@@ -65,6 +65,18 @@ describe("Tracing", () => {
     }).pipe(Effect.provide(Layer.merge(layer, Layer.setTracerEnabled(false))))
   })
 
+  it.effect("withSpanIn, for a caller that holds its fiber, makes the span while the tracer is enabled and none while it is off", () => {
+    const { layer, spans } = recording()
+    const inSpan = Effect.withFiberRuntime<Option.Option<Tracer.AnySpan>>((fiber) =>
+      Tracing.withSpanIn(fiber, Effect.serviceOption(Tracer.ParentSpan), "Store.method")
+    )
+    return Effect.gen(function*() {
+      expect(Option.map(yield* inSpan, (span) => span.spanId)).toEqual(Option.some("Store.method"))
+      expect(Option.isNone(yield* inSpan.pipe(Effect.provide(Layer.setTracerEnabled(false))))).toBe(true)
+      expect(spans).toEqual([{ name: "Store.method", parent: undefined }])
+    }).pipe(Effect.provide(layer))
+  })
+
   it.effect("the current trace id and traceparent are a span's W3C ids while a tracer is enabled; none while it is off", () =>
     Effect.gen(function*() {
       const parent = Tracer.externalSpan({ traceId: "4bf92f3577b34da6a3ce929d0e0e4736", spanId: "00f067aa0ba902b7" })

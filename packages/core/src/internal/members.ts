@@ -1,5 +1,6 @@
-import { Context, Effect, RuntimeFlags, Scope } from "effect"
+import { Context, Effect, Scope } from "effect"
 import { InFlightMap } from "../runtime/InFlight.js"
+import * as Steps from "../runtime/Steps.js"
 
 /**
  * Members kept per key for the life of a scope (a bus's subscribers per
@@ -38,7 +39,7 @@ export const make = <K, V>() => {
             })
           )
         }
-        return RuntimeFlags.interruption(status.runtimeFlags) ? Effect.uninterruptible(Effect.suspend(adding)) : adding()
+        return Steps.interruptibleAt(status) ? Effect.uninterruptible(Effect.suspend(adding)) : adding()
       }),
     /** How many members all keys have. */
     count: Effect.sync(() => count)

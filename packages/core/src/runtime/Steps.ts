@@ -47,12 +47,15 @@ export const catchFailure: {
 /** A fiber's status where it runs an effect, as `Effect.withFiberRuntime` gives it. */
 export type Status = FiberStatus.Running
 
+/** Whether a fiber with `status` can be interrupted where it is: its interruption flag, which each region turns off. */
+export const interruptibleAt = (status: Status): boolean => RuntimeFlags.interruption(status.runtimeFlags)
+
 /** The restore of a mask opened where the fiber was uninterruptible: Effect's own is `uninterruptible`, which changes nothing there. */
 const keep: <A, E, R>(effect: Effect.Effect<A, E, R>) => Effect.Effect<A, E, R> = identity
 
 /** `effect` where nothing interrupts it, for a fiber with `status`: as it is where the fiber is uninterruptible already. */
 export const uninterruptibleFor = <A, E, R>(status: Status, effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
-  RuntimeFlags.interruption(status.runtimeFlags) ? Effect.uninterruptible(effect) : effect
+  interruptibleAt(status) ? Effect.uninterruptible(effect) : effect
 
 /** `Effect.uninterruptible`, in one step where the fiber is uninterruptible already. */
 export const uninterruptible = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
@@ -62,7 +65,7 @@ export const uninterruptible = <A, E, R>(effect: Effect.Effect<A, E, R>): Effect
 export const uninterruptibleMaskFor = <A, E, R>(
   status: Status,
   f: (restore: <AX, EX, RX>(effect: Effect.Effect<AX, EX, RX>) => Effect.Effect<AX, EX, RX>) => Effect.Effect<A, E, R>
-): Effect.Effect<A, E, R> => RuntimeFlags.interruption(status.runtimeFlags) ? Effect.uninterruptibleMask(f) : f(keep)
+): Effect.Effect<A, E, R> => interruptibleAt(status) ? Effect.uninterruptibleMask(f) : f(keep)
 
 /** `Effect.uninterruptibleMask`, in one step where the fiber is uninterruptible already. */
 export const uninterruptibleMask = <A, E, R>(
@@ -96,7 +99,7 @@ export const ensuringFor = <A, E, R, X, R2>(
   self: Effect.Effect<A, E, R>,
   finalizer: Effect.Effect<X, never, R2>
 ): Effect.Effect<A, E, R | R2> =>
-  RuntimeFlags.interruption(status.runtimeFlags) ? Effect.ensuring(self, finalizer) : ensuringInRegion(self, finalizer)
+  interruptibleAt(status) ? Effect.ensuring(self, finalizer) : ensuringInRegion(self, finalizer)
 
 /** `Effect.ensuring`, without a mask of its own where the fiber is uninterruptible already. */
 export const ensuring: {

@@ -9,12 +9,15 @@
  * fiber's tracer switch when they run and skip the span when it is off; with
  * a tracer on, the spans are the same as Effect's.
  */
-import { Context, Effect, FiberRef, Option, Tracer } from "effect"
+import { Context, Effect, type Fiber, FiberRef, Option, Tracer } from "effect"
 import type { YieldWrap } from "effect/Utils"
+
+/** Whether `fiber`'s tracer is enabled. */
+const tracing = (fiber: Fiber.RuntimeFiber<unknown, unknown>): boolean => fiber.getFiberRef(FiberRef.currentTracerEnabled)
 
 /** Runs `traced` when the running fiber's tracer is enabled, else `plain`. */
 const whenTraced = <A, E, R>(traced: () => Effect.Effect<A, E, R>, plain: () => Effect.Effect<A, E, R>) =>
-  Effect.withFiberRuntime<A, E, R>((fiber) => fiber.getFiberRef(FiberRef.currentTracerEnabled) ? traced() : plain())
+  Effect.withFiberRuntime<A, E, R>((fiber) => tracing(fiber) ? traced() : plain())
 
 /**
  * `Effect.fn(name)(body)`, with the span made only while a tracer is
@@ -37,6 +40,14 @@ export const fn = (name: string) =>
 export const withSpan = (name: string, options?: Tracer.SpanOptions) =>
 <A, E, R>(effect: Effect.Effect<A, E, R>): Effect.Effect<A, E, R> =>
   whenTraced(() => Effect.withSpan(effect, name, options) as Effect.Effect<A, E, R>, () => effect)
+
+/** `withSpan` for a caller that already looks at its fiber (`Effect.withFiberRuntime`): decided at no step of its own. */
+export const withSpanIn = <A, E, R>(
+  fiber: Fiber.RuntimeFiber<unknown, unknown>,
+  effect: Effect.Effect<A, E, R>,
+  name: string,
+  options?: Tracer.SpanOptions
+): Effect.Effect<A, E, R> => tracing(fiber) ? Effect.withSpan(effect, name, options) as Effect.Effect<A, E, R> : effect
 
 /**
  * The span the running fiber is in, while a tracer is enabled: with the

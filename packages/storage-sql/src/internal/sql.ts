@@ -1,5 +1,5 @@
-import { Errors, Metrics, Steps } from "@hosting/core"
-import { Cause, DateTime, Effect, FiberRef } from "effect"
+import { Errors, Metrics, Steps, Tracing } from "@hosting/core"
+import { Cause, DateTime, Effect } from "effect"
 
 /**
  * The span of one repository method (made only while a tracer is enabled).
@@ -40,7 +40,7 @@ export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effe
       }
     })
     const whole = Steps.uninterruptibleFor(status, matched)
-    return fiber.getFiberRef(FiberRef.currentTracerEnabled) ? Effect.withSpan(whole, operation, spanOptions) : whole
+    return Tracing.withSpanIn(fiber, whole, operation, spanOptions)
   })
 
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */

@@ -178,25 +178,20 @@ export const make = Effect.gen(function*() {
           }))
         )
       }))
-    const listening = config.sharedStorage
-      ? Effect.scoped(Effect.zipRight(cancelRequests, receive))
-      : receive
+    const listening = config.sharedStorage ? Effect.scoped(Effect.zipRight(cancelRequests, receive)) : receive
     // Only the agent's part is interruptible: the fiber starts uninterruptible with its ending in place, so a
-    // stop that comes before its first step still stores the reply's end. Everything after that part runs in
-    // the region, where a match or a catch does what `ensuring` and `onInterrupt` do without masks of their own
-    // (runtime/Steps.ts).
-    const stopped = (cause: Cause.Cause<never>) => {
-      if (reply.cancelled) outcome = "ok"
-      return Steps.ensuringInRegion(
-        Effect.failCause(cause),
-        reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
-      )
-    }
+    // stop that comes before its first step still stores the reply's end. The rest runs in that region, where a
+    // catch and matches do what `onInterrupt` and `ensuring` do, without masks of their own (runtime/Steps.ts).
     return Effect.interruptible(listening).pipe(
       Steps.catchFailure((error: AgentError | StorageError) =>
         end("failed", error._tag === "AgentError" ? error.message : "The reply could not be stored.")
       ),
-      Effect.catchAllCause((cause) => Cause.isInterruptedOnly(cause) ? stopped(cause) : Effect.failCause(cause)),
+      Effect.catchAllCause((cause) => {
+        if (!Cause.isInterruptedOnly(cause)) return Effect.failCause(cause)
+        if (reply.cancelled) outcome = "ok"
+        const ending = reply.cancelled ? end("cancelled", failure.cancelled) : end("failed", failure.shutdown)
+        return Steps.ensuringInRegion(Effect.failCause(cause), ending)
+      }),
       (run) =>
         Steps.ensuringInRegion(
           run,
@@ -356,13 +351,10 @@ export const make = Effect.gen(function*() {
       const entry = starting.get(conversationId) ?? { turns: 0, cancelled: new Set<MessageId>() }
       entry.turns++
       starting.set(conversationId, entry)
-      return Steps.ensuringFor(
-        status,
-        storeAndStart(input),
-        Effect.sync(() => {
-          if (--entry.turns === 0) starting.delete(conversationId)
-        })
-      )
+      const settled = Effect.sync(() => {
+        if (--entry.turns === 0) starting.delete(conversationId)
+      })
+      return Steps.ensuringFor(status, storeAndStart(input), settled)
     })
 
   /**
