@@ -65,6 +65,9 @@ export const writeBaselineSeed = (dir, { endpoint = null, agents = [], files = [
   return path
 }
 
+/** The Node flags a variable of the environment gives, split at spaces. */
+const nodeFlags = (variable) => (process.env[variable] ?? "").split(" ").filter((arg) => arg !== "")
+
 /**
  * Starts the example server on a fresh SQLite file and object directory under
  * `dir`; `main` is another build's main.js (`--against`).
@@ -73,8 +76,9 @@ export const startExample = (ctx, { dir, fixtures, env = {}, name = "example", m
   startServer({
     name,
     args: [
-      // Node flags for the example server alone, e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
-      ...(process.env["BENCH_SERVER_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
+      // Node flags for the example server, e.g. BENCH_SERVER_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof"; the
+      // --against build takes BENCH_AGAINST_NODE_ARGS where it is set (empty: no flags), to weigh a flag.
+      ...nodeFlags(main !== undefined && process.env["BENCH_AGAINST_NODE_ARGS"] !== undefined ? "BENCH_AGAINST_NODE_ARGS" : "BENCH_SERVER_NODE_ARGS"),
       ...(main !== undefined
         ? [main]
         : ctx.mode === "source"
@@ -110,7 +114,7 @@ export const startBaseline = (ctx, kind, { dir, seed, env = {}, name = kind }) =
     name,
     args: [
       // Node flags for the baselines, as BENCH_SERVER_NODE_ARGS gives them to the example server.
-      ...(process.env["BENCH_BASELINE_NODE_ARGS"] ?? "").split(" ").filter((arg) => arg !== ""),
+      ...nodeFlags("BENCH_BASELINE_NODE_ARGS"),
       join(benchDir, "baseline", `${kind}.mjs`)
     ],
     cwd: benchDir,
