@@ -34,7 +34,7 @@ const scales = {
     conversations: 1000, chunks: 50, intervalMs: 100, replyRounds: 3,
     startRounds: 5, cliStartRounds: 10, fileMB: 200, downloadRounds: 3, downloadMBs: 100,
     readConversations: 20, readDeployments: 10, readRounds: 3, readS: 10,
-    flowClients: 10, flowClientsHigh: 50, flowRounds: 3, flowS: 10, flowWarmupS: 10, flowWorkers: 1, flowDatabase: "sqlite", flowPart: "whole", flowAgainst: "turns",
+    flowClients: 10, flowClientsHigh: 50, flowRounds: 3, flowS: 10, flowWarmupS: 10, flowWorkers: 1, flowDatabase: "sqlite", flowPart: "whole", flowAgainst: "turns", flowAgent: "echo",
     sseWorkers: 4, workloadS: 1800
   },
   smoke: {
@@ -43,13 +43,13 @@ const scales = {
     conversations: 50, chunks: 10, intervalMs: 100, replyRounds: 2,
     startRounds: 2, cliStartRounds: 2, fileMB: 20, downloadRounds: 2, downloadMBs: 50,
     readConversations: 5, readDeployments: 3, readRounds: 1, readS: 0.5,
-    flowClients: 10, flowClientsHigh: 50, flowRounds: 1, flowS: 1, flowWarmupS: 1, flowWorkers: 1, flowDatabase: "sqlite", flowPart: "whole", flowAgainst: "turns",
+    flowClients: 10, flowClientsHigh: 50, flowRounds: 1, flowS: 1, flowWarmupS: 1, flowWorkers: 1, flowDatabase: "sqlite", flowPart: "whole", flowAgainst: "turns", flowAgent: "echo",
     sseWorkers: 2, workloadS: 300
   }
 }
 
 /** The keys of the scale that take one of these words instead of a positive number. */
-const choices = { flowDatabase: ["sqlite", "postgres"], flowPart: ["whole", "send", "stream"], flowAgainst: ["turns", "together"] }
+const choices = { flowDatabase: ["sqlite", "postgres"], flowPart: ["whole", "send", "stream"], flowAgainst: ["turns", "together"], flowAgent: ["echo", "http"] }
 
 const usage = `usage: node bench/run.mjs [options] [workload ...]   (pnpm bench [options] [workload ...])
 
@@ -67,7 +67,8 @@ options:
                    workload's example server on a fresh database of HOSTING_BENCH_POSTGRES
                    (default postgres://postgres@127.0.0.1:5432), dropped after the run;
                    --set flowPart=send (or stream) measures that half of the flow alone;
-                   --set flowAgainst=together loads the flow's --against build at the same time as this one
+                   --set flowAgainst=together loads the flow's --against build at the same time as this one;
+                   --set flowAgent=http puts the bench agent behind the http agent runtime (bare relays it)
   --time-limit <s> stop a workload (and every process it started) after this many seconds
                    (default: full 1800, smoke 300)
   --cpus <s>/<l>   taskset CPU lists for servers / load generators (default: halves of the allowed CPUs)

@@ -108,6 +108,20 @@ export const startExample = (ctx, { dir, fixtures, env = {}, name = "example", m
     }
   })
 
+/**
+ * Starts the bench agent (load/agent.mjs, an OpenAI-compatible streaming
+ * endpoint) on the load generators' CPUs; its `url` is a deployment's endpoint.
+ */
+export const startAgent = (ctx) =>
+  startServer({
+    name: "agent",
+    args: [join(benchDir, "load", "agent.mjs")],
+    cwd: benchDir,
+    cpus: ctx.cpus.load,
+    scope: ctx.scope,
+    ready: /agent listening on (http:\/\/\S+)/
+  })
+
 /** Starts a baseline (`bare` or `fastify`) on its own SQLite file under `dir`; `name` tells two of one kind apart. */
 export const startBaseline = (ctx, kind, { dir, seed, env = {}, name = kind }) =>
   startServer({

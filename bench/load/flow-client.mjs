@@ -8,7 +8,7 @@
 // of that alone: "send" (sends to new conversations, no stream) or "stream"
 // (each loop makes one conversation with a finished reply, then opens and
 // reads its stream over and over). Commands over IPC:
-//   flow  { prefix, token, clients, seconds, content, flowTimeoutMs, part }
+//   flow  { prefix, token, clients, seconds, content, expected, flowTimeoutMs, part }
 //         `prefix` may be a list (servers behind a round-robin split): each
 //         request, a send or a stream, goes to the next one in turn
 //         answers the counts, this process's CPU time, and per completed flow
@@ -89,12 +89,12 @@ const whole = { send: true, stream: true }
 
 /**
  * One flow; resolves with { outcome, first, done }: outcome "completed" (the
- * echoed text came back whole), "wrong", "failed" (message.failed),
+ * reply's text is `expected`, whole), "wrong", "failed" (message.failed),
  * "timeout" or an error message; the times in ms from the flow's start.
  * `steps` says which halves run: the send (to `path`, a new conversation
  * unless given) and the stream.
  */
-const flow = ({ next, headers, body, content, flowTimeoutMs }, steps = whole, path = randomUUID()) =>
+const flow = ({ next, headers, body, expected, flowTimeoutMs }, steps = whole, path = randomUUID()) =>
   new Promise((resolve) => {
     const started = now()
     let first = NaN
@@ -116,7 +116,7 @@ const flow = ({ next, headers, body, content, flowTimeoutMs }, steps = whole, pa
         if (event === "message.delta") {
           if (Number.isNaN(first)) first = now() - started
         } else if (event === "message.completed") {
-          settle(data.content === content ? "completed" : "wrong", now() - started)
+          settle(data.content === expected ? "completed" : "wrong", now() - started)
         } else if (event === "message.failed") {
           settle("failed")
         }
@@ -124,7 +124,7 @@ const flow = ({ next, headers, body, content, flowTimeoutMs }, steps = whole, pa
     }, (error) => settle(error.message))
   })
 
-const run = async ({ prefix, token, clients, seconds, content, flowTimeoutMs, part = "whole" }) => {
+const run = async ({ prefix, token, clients, seconds, content, expected = content, flowTimeoutMs, part = "whole" }) => {
   sendAgent?.destroy()
   sendAgent = new Agent({ keepAlive: true, maxSockets: clients })
   // The servers in turn, as a round-robin load balancer hands out requests.
@@ -134,7 +134,7 @@ const run = async ({ prefix, token, clients, seconds, content, flowTimeoutMs, pa
     next: () => prefixes[turn++ % prefixes.length],
     headers: { authorization: `Bearer ${token}` },
     body: JSON.stringify({ content }),
-    content,
+    expected,
     flowTimeoutMs
   }
   const first = []

@@ -16,6 +16,12 @@
 // balancer would), so a reply is often streamed by the process that did not
 // run it; its CPU per flow is both processes'.
 //
+// `--set flowAgent=http` puts the bench agent (load/agent.mjs, one chunk "ok"
+// a reply) behind the example servers' `http` agent runtime, as a deployment
+// runs, and bare relays it with Node's own client (its `relay` agent): the
+// flow with the agent's request and answer in it. The goals are the echo's
+// and are not judged then.
+//
 // `--set flowPart=send` or `--set flowPart=stream` measures one half of the
 // flow alone, on every target (load/flow-client.mjs): the sends, or the
 // stream of a finished reply, opened and read again and again. The goals
@@ -23,13 +29,13 @@
 // the whole's tells what their meeting costs (docs/performance.md).
 import { cpuMicros, startWorkers } from "../lib/proc.mjs"
 import { createDatabase, postgresServer } from "../lib/postgres.mjs"
-import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
+import { benchDir, deployment, startAgent, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
 import { fmt, goal, inTurn, median, percentile, ratio } from "../lib/util.mjs"
 
 const content = "hello from the bench, please echo this back"
 
 /** One round of `clients` flows on `target` for `seconds`; the workers share the clients. */
-const round = async (workers, target, clients, seconds, part) => {
+const round = async (workers, target, clients, seconds, part, expected) => {
   const servers = target.servers ?? [target]
   const cpuOf = () => servers.reduce((n, server) => n + cpuMicros(server.pid), 0)
   const prefixes = servers.map((server) => `${server.url}/deployments/${deployment}/messaging/conversations`)
@@ -41,6 +47,7 @@ const round = async (workers, target, clients, seconds, part) => {
       token,
       seconds,
       content,
+      expected,
       flowTimeoutMs: 10_000,
       part
     },
@@ -87,21 +94,25 @@ export default {
     const { scale } = ctx
     const dir = ctx.dir()
     const postgres = scale.flowDatabase === "postgres"
-    let env = {}
-    const fixtures = writeFixtures(dir)
+    const agent = scale.flowAgent === "http" ? await startAgent(ctx) : undefined
+    const agentEnv = agent === undefined ? {} : { HOSTING_AGENT_RUNTIME: "http" }
+    let env = agentEnv
+    const fixtures = agent === undefined ? writeFixtures(dir) : writeFixtures(dir, { endpoint: agent.url, model: "bench" })
+    /** The reply's text: the message echoed, or the bench agent's one chunk. */
+    const expected = agent === undefined ? content : "ok"
     /** On Postgres: two processes on a database of their own, requests split between them in turn. */
     let pair
     if (postgres) {
       const database = createDatabase("flow")
       ctx.cleanup(database.drop)
       ctx.log(`example server on Postgres: database ${database.name} on ${postgresServer} (dropped after the run)`)
-      env = { HOSTING_DATABASE_URL: database.url }
+      env = { ...agentEnv, HOSTING_DATABASE_URL: database.url }
       const shared = createDatabase("flow_pair")
       ctx.cleanup(shared.drop)
       ctx.log(`two example servers on Postgres: database ${shared.name}`)
       const servers = []
       for (const name of ["example-a", "example-b"]) {
-        servers.push(await startExample(ctx, { dir, fixtures, name, database: `${name}.db`, env: { HOSTING_DATABASE_URL: shared.url } }))
+        servers.push(await startExample(ctx, { dir, fixtures, name, database: `${name}.db`, env: { ...agentEnv, HOSTING_DATABASE_URL: shared.url } }))
       }
       pair = { name: "example x2", servers }
     }
@@ -109,15 +120,17 @@ export default {
     // --against: another build of the server, on its own database (a fresh one of its own on Postgres), loaded in turn with this one.
     const against = []
     if (ctx.against !== undefined) {
-      let againstEnv = {}
+      let againstEnv = agentEnv
       if (postgres) {
         const database = createDatabase("flow_against")
         ctx.cleanup(database.drop)
-        againstEnv = { HOSTING_DATABASE_URL: database.url }
+        againstEnv = { ...agentEnv, HOSTING_DATABASE_URL: database.url }
       }
       against.push(await startExample(ctx, { dir, fixtures, name: "against", main: ctx.against, database: "against.db", env: againstEnv }))
     }
-    const bare = await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir) })
+    const bare = agent === undefined
+      ? await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir) })
+      : await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir, { endpoint: agent.url }), env: { BASELINE_AGENT: "relay" } })
     const targets = [example, ...against, ...(pair === undefined ? [] : [pair]), bare]
     const workers = await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope)
     // --set flowAgainst=together: this build and the --against one are loaded at the same time, each by client
@@ -128,7 +141,7 @@ export default {
     /** The units a round loads in turn: each target alone, or this build with the --against one. */
     const units = together ? [[example, against[0]], ...targets.filter((t) => t !== example && t !== against[0]).map((t) => [t])] : targets.map((t) => [t])
     const runUnit = (unit, clients, seconds) =>
-      Promise.all(unit.map((target, i) => round(i === 0 ? workers : partnerWorkers, target, clients, seconds, part)))
+      Promise.all(unit.map((target, i) => round(i === 0 ? workers : partnerWorkers, target, clients, seconds, part, expected)))
     const sideBySide = []
     const levels = [scale.flowClients, scale.flowClientsHigh]
     // A warm-up of its own length (flowWarmupS) per target and count: the example server's JIT goes on tiering up its code
@@ -176,7 +189,7 @@ export default {
     const completed = sumOver("completed")
     const db = postgres ? "Postgres" : "SQLite"
     const two = postgres ? s[`example x2@${low}`] : undefined
-    const goals = part !== "whole"
+    const goals = part !== "whole" || agent !== undefined
       ? []
       : postgres
       ? [
@@ -192,6 +205,7 @@ export default {
       ]
     return {
       detail: (part === "whole" ? "" : `the ${part} alone (flowPart), the flow's goals not judged; `) +
+        (agent === undefined ? "" : "the bench agent behind the http runtime (bare relays it), the flow's goals not judged; ") +
         `example server on ${db}, bare on SQLite; ${low} then ${high} clients in ${scale.flowWorkers} ` +
         `process(es), ${scale.flowRounds} rounds x ${scale.flowS} s per target and count`,
       columns: ["target", "clients", "msgs/s", "CPU µs/msg", "first chunk p50 ms", "first chunk p99 ms", "done p50 ms",
@@ -208,7 +222,7 @@ export default {
       ),
       goals: [
         ...goals,
-        goal(part === "send" ? "every send answered 2xx" : "every flow completed with the echoed text", `${fmt(completed)}/${fmt(completed + unfinished)}`, "all",
+        goal(part === "send" ? "every send answered 2xx" : `every flow completed with the ${agent === undefined ? "echoed" : "agent's"} text`, `${fmt(completed)}/${fmt(completed + unfinished)}`, "all",
           completed > 0 && unfinished === 0)
       ],
       notes: [

@@ -14,8 +14,8 @@
 // client on kept-alive connections, the reply stored only at its end) shows
 // what node:http itself costs per chunk.
 import { randomUUID } from "node:crypto"
-import { cpuMicros, sampleRss, startServer, startWorkers } from "../lib/proc.mjs"
-import { benchDir, deployment, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
+import { cpuMicros, sampleRss, startWorkers } from "../lib/proc.mjs"
+import { benchDir, deployment, startAgent, startBaseline, startExample, token, writeBaselineSeed, writeFixtures } from "../lib/targets.mjs"
 import { fmt, goal, inTurn, mb, median, percentile, ratio } from "../lib/util.mjs"
 
 const split = (items, count, i) => items.filter((_, j) => j % count === i)
@@ -73,14 +73,7 @@ export default {
   async run(ctx) {
     const { scale } = ctx
     const dir = ctx.dir()
-    const agent = await startServer({
-      name: "agent",
-      args: [`${benchDir}/load/agent.mjs`],
-      cwd: benchDir,
-      cpus: ctx.cpus.load,
-      scope: ctx.scope,
-      ready: /agent listening on (http:\/\/\S+)/
-    })
+    const agent = await startAgent(ctx)
     const example = await startExample(ctx, {
       dir,
       fixtures: writeFixtures(dir, { endpoint: agent.url, model: "bench" }),
