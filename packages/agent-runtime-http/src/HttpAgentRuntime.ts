@@ -349,10 +349,24 @@ interface Answer {
 /**
  * Sends the POST of a turn. The request lives as long as the scope: closing
  * it before the answer's end aborts the request. Failing before an answer
- * means the agent could not be reached. `traceparent` is the turn's, sent
- * unless a tracer is on (the request's span is then the agent's parent).
+ * means the agent could not be reached; no answer's headers within
+ * `connectTimeout` fails with `ConnectTimedOut` (the request aborted).
+ * `traceparent` is the turn's, sent unless a tracer is on (the request's
+ * span is then the agent's parent).
  */
-type Send = (url: string, body: string, traceparent: string | undefined) => Effect.Effect<Answer, unknown, Scope.Scope>
+type Send = (
+  url: string,
+  body: string,
+  traceparent: string | undefined,
+  connectTimeout: Duration.Duration
+) => Effect.Effect<Answer, unknown, Scope.Scope>
+
+/** The failure of a send whose answer did not come within its connect timeout (told apart by its class: a traced failure reaches `mapError` as a proxy of it). */
+class ConnectTimedOut extends Error {
+  constructor() {
+    super("no answer within the connect timeout")
+  }
+}
 
 // The body of a failed answer goes into the error's cause only; it is read briefly and cut short.
 const statusError = (answer: Answer, idle: Duration.Duration) =>
@@ -417,14 +431,14 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
     const body = JSON.stringify({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
     // The request lives in a scope of its own within the reply's, so that a stalled agent's request can be aborted.
     const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const answer = yield* send(url, body, turn.traceparent).pipe(
+    const answer = yield* send(url, body, turn.traceparent, connectTimeout).pipe(
       Scope.extend(requestScope),
       // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
-      Effect.mapError((error) => agentError("The agent is not reachable", error)),
-      Effect.timeoutFail({
-        duration: connectTimeout,
-        onTimeout: () => agentError(`The agent did not answer within ${spoken(connectTimeout)}`)
-      })
+      Effect.mapError((error) =>
+        error instanceof ConnectTimedOut
+          ? agentError(`The agent did not answer within ${spoken(connectTimeout)}`)
+          : agentError("The agent is not reachable", error)
+      )
     )
     if (answer.status < 200 || answer.status >= 300) return yield* Effect.fail(yield* statusError(answer, idleTimeout))
     // A stall cuts the request (its scope closes as interrupted).
@@ -486,7 +500,7 @@ export const make = (
     const redactedNames = Object.keys(extraHeaders).map((name) => name.toLowerCase())
     // The request's life is tied to the scope: closing it aborts the request.
     const client = HttpClient.withScope(httpClient)
-    const send: Send = (url, body, traceparent) =>
+    const send: Send = (url, body, traceparent, connectTimeout) =>
       Effect.flatMap(Tracing.currentSpan, (span) =>
       client.execute(HttpClientRequest.post(url).pipe(
         HttpClientRequest.setHeader("accept", accept),
@@ -503,7 +517,8 @@ export const make = (
           contentType: response.headers["content-type"] ?? "",
           stream: response.stream,
           source: undefined
-        }))
+        })),
+        Effect.timeoutFail({ duration: connectTimeout, onTimeout: () => new ConnectTimedOut() })
       ))
     return makeWith(config, send)
   })
@@ -525,13 +540,31 @@ interface Agents {
  * a tracer is on (the platform's client does the same for `make`), else the
  * turn's own.
  */
-const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send => (url, body, turnTraceparent) =>
+const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send => (url, body, turnTraceparent, connectTimeout) =>
   Effect.flatMap(Effect.zip(Effect.scope, Tracing.currentSpan), ([scope, span]) =>
     Effect.async<Answer, unknown>((resume) => {
       const traceparent = Option.isSome(span) ? Tracing.traceparentOf(span.value) ?? turnTraceparent : turnTraceparent
       const target = new URL(url)
       const https = target.protocol === "https:"
       let request: Http.ClientRequest
+      // The connect timeout as a timer of the request's own, not a fiber raced against it: no answer's headers
+      // in time aborts the request (its error comes after the failure, and is not heard).
+      let waiting = true
+      const ms = Duration.toMillis(connectTimeout)
+      // Beyond what a timer holds (about 24.8 days, or infinite), no timer: Node would fire it at once.
+      const timer = ms <= maxTimerMs
+        ? setTimeout(() => {
+          waiting = false
+          resume(Effect.fail(new ConnectTimedOut()))
+          request.destroy()
+        }, ms)
+        : undefined
+      const settle = (effect: Effect.Effect<Answer, unknown>) => {
+        if (!waiting) return
+        waiting = false
+        clearTimeout(timer)
+        resume(effect)
+      }
       const attempt = (retried: boolean) => {
         const req = (https ? Https.request : Http.request)(target, {
           method: "POST",
@@ -549,8 +582,8 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
         // Errors after the answer reach its body (which the reply reads); this listener only keeps them handled.
         req.on("error", (error: NodeJS.ErrnoException) => {
           if (answered) return
-          if (!retried && req.reusedSocket && error.code === "ECONNRESET") attempt(true)
-          else resume(Effect.fail(error))
+          if (!retried && req.reusedSocket && error.code === "ECONNRESET" && waiting) attempt(true)
+          else settle(Effect.fail(error))
         })
         req.on("response", (response) => {
           answered = true
@@ -570,7 +603,7 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
             }
             response.resume()
           }
-          resume(Effect.as(Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => release(exit))), {
+          settle(Effect.as(Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => release(exit))), {
             url,
             status: response.statusCode ?? 0,
             contentType: response.headers["content-type"] ?? "",
@@ -582,8 +615,14 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
         req.end(body)
       }
       attempt(false)
-      return Effect.sync(() => request.destroy())
+      return Effect.sync(() => {
+        clearTimeout(timer)
+        request.destroy()
+      })
     }))
+
+/** The longest delay `setTimeout` keeps (a 32-bit signed count of milliseconds). */
+const maxTimerMs = 2 ** 31 - 1
 
 /** How long a kept-alive connection may take to finish an answer that already said `[DONE]`. */
 const endGraceMs = 2000
