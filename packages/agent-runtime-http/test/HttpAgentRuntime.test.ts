@@ -254,6 +254,22 @@ describe.each(["fetch", "node"] as const)("HttpAgentRuntime against fake agents 
       yield* closedWithin(agent)
     }).pipe(Effect.scoped))
 
+  it.live("a reply that streams past connectTimeout, its headers in time, completes whole", () =>
+    Effect.gen(function*() {
+      const agent = yield* FakeAgent.make(async (x) => {
+        x.startEvents()
+        x.event(delta("Early"))
+        await x.sleep(400)
+        x.event(delta(" and late"))
+        x.event(finish)
+        x.event("[DONE]")
+        x.res.end()
+      })
+      const runtime = yield* runtimeFor(agent, { connectTimeout: "150 millis" }, client)
+      const chunks = yield* runtime.reply(turn()).pipe(Stream.runCollect)
+      expect([...chunks].join("")).toBe("Early and late")
+    }).pipe(Effect.scoped))
+
   it.live("an agent that dies mid-reply fails as broken off, after the chunks it sent", () =>
     Effect.gen(function*() {
       const agent = yield* FakeAgent.make(async (x) => {
