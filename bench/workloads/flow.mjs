@@ -97,7 +97,7 @@ export default {
     const agent = scale.flowAgent === "http" ? await startAgent(ctx) : undefined
     const agentEnv = agent === undefined ? {} : { HOSTING_AGENT_RUNTIME: "http" }
     let env = agentEnv
-    const fixtures = agent === undefined ? writeFixtures(dir) : writeFixtures(dir, { endpoint: agent.url, model: "bench" })
+    const fixtures = writeFixtures(dir, agent === undefined ? {} : { endpoint: agent.url, model: "bench" })
     /** The reply's text: the message echoed, or the bench agent's one chunk. */
     const expected = agent === undefined ? content : "ok"
     /** On Postgres: two processes on a database of their own, requests split between them in turn. */
@@ -128,9 +128,10 @@ export default {
       }
       against.push(await startExample(ctx, { dir, fixtures, name: "against", main: ctx.against, database: "against.db", env: againstEnv }))
     }
-    const bare = agent === undefined
-      ? await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir) })
-      : await startBaseline(ctx, "bare", { dir, seed: writeBaselineSeed(dir, { endpoint: agent.url }), env: { BASELINE_AGENT: "relay" } })
+    // Bare meets the bench agent with Node's own client on kept-alive connections, as the example server's runtime does.
+    const bare = await startBaseline(ctx, "bare", agent === undefined
+      ? { dir, seed: writeBaselineSeed(dir) }
+      : { dir, seed: writeBaselineSeed(dir, { endpoint: agent.url }), env: { BASELINE_AGENT: "relay" } })
     const targets = [example, ...against, ...(pair === undefined ? [] : [pair]), bare]
     const workers = await startWorkers(`${benchDir}/load/flow-client.mjs`, scale.flowWorkers, ctx.scope)
     // --set flowAgainst=together: this build and the --against one are loaded at the same time, each by client
