@@ -11,7 +11,7 @@ import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
 import { AgentRuntime, type Conversation, type Deployment, Tracing } from "@hosting/core"
-import { Chunk, Config, type ConfigError, Duration, Effect, ExecutionStrategy, Exit, FiberId, identity, Layer, Option, Redacted, Scope, Stream } from "effect"
+import { Chunk, Config, type ConfigError, Duration, Effect, Exit, FiberId, identity, Layer, Option, Redacted, Scope, Stream } from "effect"
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"
 import * as Http from "node:http"
 import * as Https from "node:https"
@@ -344,22 +344,25 @@ interface Answer {
   readonly stream: Stream.Stream<Uint8Array, unknown>
   /** The body as Node's readable, when the client is Node's: read in its own data events. */
   readonly source: Readable | undefined
+  /** Cuts the request at once, from plain code (a stalled agent's): the pending read fails. */
+  readonly abort: () => void
+  /** Ends the request when the reply is done with the answer, as the reply ended. */
+  readonly release: (exit: Exit.Exit<unknown, unknown>) => Effect.Effect<void>
 }
 
 /**
- * Sends the POST of a turn. The request lives as long as the scope: closing
- * it before the answer's end aborts the request. Failing before an answer
- * means the agent could not be reached; no answer's headers within
- * `connectTimeout` fails with `ConnectTimedOut` (the request aborted).
- * `traceparent` is the turn's, sent unless a tracer is on (the request's
- * span is then the agent's parent).
+ * Sends the POST of a turn. The request lives until its answer's `release`;
+ * interrupting the send aborts it. Failing before an answer means the agent
+ * could not be reached; no answer's headers within `connectTimeout` fails
+ * with `ConnectTimedOut` (the request aborted). `traceparent` is the turn's,
+ * sent unless a tracer is on (the request's span is then the agent's parent).
  */
 type Send = (
   url: string,
   body: string,
   traceparent: string | undefined,
   connectTimeout: Duration.Duration
-) => Effect.Effect<Answer, unknown, Scope.Scope>
+) => Effect.Effect<Answer, unknown>
 
 /** The failure of a send whose answer did not come within its connect timeout (told apart by its class: a traced failure reaches `mapError` as a proxy of it). */
 class ConnectTimedOut extends Error {
@@ -368,6 +371,9 @@ class ConnectTimedOut extends Error {
   }
 }
 
+/** The longest delay `setTimeout` keeps (a 32-bit signed count of milliseconds). */
+const maxTimerMs = 2 ** 31 - 1
+
 // The body of a failed answer goes into the error's cause only; it is read briefly and cut short.
 const statusError = (answer: Answer, idle: Duration.Duration) =>
   answer.stream.pipe(
@@ -375,39 +381,43 @@ const statusError = (answer: Answer, idle: Duration.Duration) =>
     Stream.runFoldWhile("", (text) => text.length < maxErrorBodyBytes, (text, chunk) => text + chunk),
     Effect.timeout(Duration.min(idle, Duration.seconds(5))),
     Effect.orElseSucceed(() => ""),
-    Effect.map((body) =>
-      agentError(
+    Effect.flatMap((body) =>
+      Effect.fail(agentError(
         `The agent answered ${answer.status}`,
         new Error(`HTTP ${answer.status} from ${answer.url}: ${body.slice(0, maxErrorBodyBytes)}`)
-      )
+      ))
     )
   )
 
 /**
- * Watches a reply for silence: `heard` marks that bytes arrived; after
- * `idle` without any, `stop` runs (it aborts the request, so the pending
- * read fails) and `fired` tells the read's failure apart from a connection
- * that broke. One sleeping fiber per reply, in the reply's scope: a timeout
- * raced against every read would cost each chunk a fiber of its own.
+ * Watches a reply for silence, in plain code: `heard` marks that bytes
+ * arrived; after `idleMs` without any, `stop` runs (it aborts the request, so
+ * the pending read fails) and `fired` tells the read's failure apart from a
+ * connection that broke. One timer per reply, set again only when it comes
+ * due, not at every chunk; `cancel` clears it when the reply ends. No fiber
+ * sleeps for it: one per reply cost each reply a fork and its scope.
  */
-const watchIdle = (idle: Duration.Duration, stop: Effect.Effect<void>) =>
-  // Without generators: made here, they would be new generator functions for every reply (docs/decisions.md,
-  // "Generator functions made once").
-  Effect.flatMap(Effect.clock, (clock) => {
-    const idleMs = Duration.toMillis(idle)
-    let last = clock.unsafeCurrentTimeMillis()
-    let fired = false
-    const watch: Effect.Effect<void> = Effect.suspend(() => {
-      const due = last + idleMs - clock.unsafeCurrentTimeMillis()
-      if (due > 0) return Effect.zipRight(Effect.sleep(Duration.millis(due)), watch)
-      fired = true
-      return stop
-    })
-    return Effect.as(Effect.forkScoped(watch), {
-      heard: () => void (last = clock.unsafeCurrentTimeMillis()),
-      fired: () => fired
-    })
-  })
+const watchIdle = (idleMs: number, stop: () => void) => {
+  let last = Date.now()
+  let fired = false
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const check = () => {
+    const due = last + idleMs - Date.now()
+    if (due > 0) {
+      timer = setTimeout(check, due)
+      return
+    }
+    fired = true
+    stop()
+  }
+  // Beyond what a timer holds (about 24.8 days, or infinite), no watch: Node would fire it at once.
+  if (idleMs <= maxTimerMs) timer = setTimeout(check, idleMs)
+  return {
+    heard: () => void (last = Date.now()),
+    fired: () => fired,
+    cancel: () => clearTimeout(timer)
+  }
+}
 
 const isJson = (answer: Answer) => {
   const type = answer.contentType.split(";")[0]!.trim().toLowerCase()
@@ -420,35 +430,13 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
   const modelFor = config.model ?? defaultModel
   const connectTimeout = Duration.decode(config.connectTimeout ?? Duration.seconds(10))
   const idleTimeout = Duration.decode(config.idleTimeout ?? Duration.seconds(60))
-
-  /** Sends the turn and checks the answer's status; the request lives as long as the scope. */
-  const answer = Effect.fnUntraced(function*(turn: AgentRuntime.Turn) {
-    const base = endpointFor(turn.deployment)
-    const url = yield* Option.match(completionsUrl(base), {
-      onNone: () => Effect.fail(agentError("The agent's endpoint is not a valid http(s) URL", new Error(`endpoint: ${base}`))),
-      onSome: Effect.succeed
-    })
-    const body = JSON.stringify({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
-    // The request lives in a scope of its own within the reply's, so that a stalled agent's request can be aborted.
-    const requestScope = yield* Scope.fork(yield* Effect.scope, ExecutionStrategy.sequential)
-    const answer = yield* send(url, body, turn.traceparent, connectTimeout).pipe(
-      Scope.extend(requestScope),
-      // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
-      Effect.mapError((error) =>
-        error instanceof ConnectTimedOut
-          ? agentError(`The agent did not answer within ${spoken(connectTimeout)}`)
-          : agentError("The agent is not reachable", error)
-      )
-    )
-    if (answer.status < 200 || answer.status >= 300) return yield* Effect.fail(yield* statusError(answer, idleTimeout))
-    // A stall cuts the request (its scope closes as interrupted).
-    const stalled = yield* watchIdle(idleTimeout, Scope.close(requestScope, Exit.interrupt(FiberId.none)))
-    const reading: Reading = {
-      heard: stalled.heard,
-      failure: (error) => stalled.fired() ? agentError(`The agent stopped answering for ${spoken(idleTimeout)}`) : brokeOff(error)
-    }
-    return { answer, reading }
-  })
+  const idleMs = Duration.toMillis(idleTimeout)
+  const stalledMessage = `The agent stopped answering for ${spoken(idleTimeout)}`
+  // Refused, unresolvable, reset before the headers: to a person, all of them mean the agent is not there.
+  const unreached = (error: unknown) =>
+    error instanceof ConnectTimedOut
+      ? agentError(`The agent did not answer within ${spoken(connectTimeout)}`)
+      : agentError("The agent is not reachable", error)
 
   /** The reply of an agent that answered one JSON completion instead of events. */
   const jsonReply = (answer: Answer, reading: Reading) =>
@@ -460,24 +448,58 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
       Stream.mapError(reading.failure)
     ))
 
-  const spanOf = (turn: AgentRuntime.Turn) => ({
-    attributes: {
-      "hosting.deployment_id": turn.deployment.id,
-      "hosting.agent": `${turn.deployment.publisher}/${turn.deployment.agent_name}`,
-      "hosting.namespace": turn.deployment.namespace
-    }
-  })
+  /** Hands each text of a good answer to `emit` as it is read: with Node's client in the body's own data events. */
+  const read = (answer: Answer, reading: Reading, emit: (text: string) => void) =>
+    answer.source !== undefined && !isJson(answer)
+      ? pushEvents(answer.source, reading, emit)
+      // The platform's body (fetch), or one JSON completion: the stream's chunks, each text handed on.
+      : Stream.runForEachChunk(
+        isJson(answer) ? jsonReply(answer, reading) : fromEventStream(answer.stream, reading),
+        (texts) => Effect.sync(() => Chunk.forEach(texts, (text) => emit(text)))
+      )
 
-  // Each text goes to `emit` as it is read: with Node's client in the body's own data events.
+  /**
+   * Sends the turn and reads its answer. The request is released when the
+   * reading ends, however it ends; the mask leaves no moment between the
+   * answer's arrival and the release's setting where an interrupt would
+   * lose the request. Silence is watched from the answer's headers to the
+   * end of the reading: a stall aborts the request.
+   */
+  const exchange = (turn: AgentRuntime.Turn, emit: (text: string) => void) => {
+    const base = endpointFor(turn.deployment)
+    const url = completionsUrl(base)
+    if (Option.isNone(url)) {
+      return Effect.fail(agentError("The agent's endpoint is not a valid http(s) URL", new Error(`endpoint: ${base}`)))
+    }
+    const body = JSON.stringify({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
+    return Effect.uninterruptibleMask((restore) =>
+      Effect.flatMap(restore(Effect.mapError(send(url.value, body, turn.traceparent, connectTimeout), unreached)), (answer) => {
+        if (answer.status < 200 || answer.status >= 300) {
+          return Effect.onExit(restore(statusError(answer, idleTimeout)), answer.release)
+        }
+        const stalled = watchIdle(idleMs, answer.abort)
+        const reading: Reading = {
+          heard: stalled.heard,
+          failure: (error) => stalled.fired() ? agentError(stalledMessage) : brokeOff(error)
+        }
+        return Effect.onExit(restore(read(answer, reading, emit)), (exit) => {
+          stalled.cancel()
+          return answer.release(exit)
+        })
+      })
+    )
+  }
+
   const reply = (turn: AgentRuntime.Turn, emit: (text: string) => void) =>
-    Effect.scoped(Effect.flatMap(answer(turn), ({ answer, reading }) =>
-      answer.source !== undefined && !isJson(answer)
-        ? pushEvents(answer.source, reading, emit)
-        // The platform's body (fetch), or one JSON completion: the stream's chunks, each text handed on.
-        : Stream.runForEachChunk(
-          isJson(answer) ? jsonReply(answer, reading) : fromEventStream(answer.stream, reading),
-          (texts) => Effect.sync(() => Chunk.forEach(texts, (text) => emit(text)))
-        ))).pipe(Tracing.withSpan("HttpAgentRuntime.reply", spanOf(turn)))
+    Effect.withFiberRuntime<void, AgentRuntime.AgentError>((fiber) =>
+      Tracing.withSpanIn(fiber, exchange(turn, emit), "HttpAgentRuntime.reply", {
+        attributes: {
+          "hosting.deployment_id": turn.deployment.id,
+          "hosting.agent": `${turn.deployment.publisher}/${turn.deployment.agent_name}`,
+          "hosting.namespace": turn.deployment.namespace
+        }
+      })
+    )
 
   return AgentRuntime.AgentRuntime.of({ reply })
 }
@@ -498,28 +520,33 @@ export const make = (
     const extraHeaders = headersOf(config)
     // The HTTP client span records request headers; the configured ones may carry keys under any name.
     const redactedNames = Object.keys(extraHeaders).map((name) => name.toLowerCase())
-    // The request's life is tied to the scope: closing it aborts the request.
+    // The request's life is tied to a scope of its own: closing it aborts the request.
     const client = HttpClient.withScope(httpClient)
     const send: Send = (url, body, traceparent, connectTimeout) =>
-      Effect.flatMap(Tracing.currentSpan, (span) =>
-      client.execute(HttpClientRequest.post(url).pipe(
-        HttpClientRequest.setHeader("accept", accept),
-        // With a tracer on, the client propagates its own span; without, the turn's trace goes to the agent.
-        Option.isNone(span) && traceparent !== undefined ? HttpClientRequest.setHeader("traceparent", traceparent) : identity,
-        // After the defaults, so that a configured header wins.
-        HttpClientRequest.setHeaders(extraHeaders),
-        HttpClientRequest.bodyText(body, "application/json")
-      )).pipe(
-        Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...redactedNames]),
-        Effect.map((response) => ({
-          url,
-          status: response.status,
-          contentType: response.headers["content-type"] ?? "",
-          stream: response.stream,
-          source: undefined
-        })),
-        Effect.timeoutFail({ duration: connectTimeout, onTimeout: () => new ConnectTimedOut() })
-      ))
+      Effect.flatMap(Effect.zip(Tracing.currentSpan, Scope.make()), ([span, scope]) =>
+        client.execute(HttpClientRequest.post(url).pipe(
+          HttpClientRequest.setHeader("accept", accept),
+          // With a tracer on, the client propagates its own span; without, the turn's trace goes to the agent.
+          Option.isNone(span) && traceparent !== undefined ? HttpClientRequest.setHeader("traceparent", traceparent) : identity,
+          // After the defaults, so that a configured header wins.
+          HttpClientRequest.setHeaders(extraHeaders),
+          HttpClientRequest.bodyText(body, "application/json")
+        )).pipe(
+          Scope.extend(scope),
+          Effect.locallyWith(Headers.currentRedactedNames, (names) => [...names, ...redactedNames]),
+          Effect.map((response): Answer => ({
+            url,
+            status: response.status,
+            contentType: response.headers["content-type"] ?? "",
+            stream: response.stream,
+            source: undefined,
+            // From a timer's callback: the scope's closing needs nothing of a fiber's.
+            abort: () => void Effect.runFork(Scope.close(scope, Exit.interrupt(FiberId.none))),
+            release: (exit) => Scope.close(scope, exit)
+          })),
+          Effect.timeoutFail({ duration: connectTimeout, onTimeout: () => new ConnectTimedOut() }),
+          Effect.onError((cause) => Scope.close(scope, Exit.failCause(cause)))
+        ))
     return makeWith(config, send)
   })
 
@@ -531,9 +558,8 @@ interface Agents {
 
 /**
  * Sends with Node's own client on kept-alive connections. After an answer
- * that ended well its connection goes back to the pool; when the scope
- * closes otherwise (an interrupt, a stall, a failed answer) the request is
- * destroyed. A request that went out on a pooled connection the agent was
+ * that ended well its connection goes back to the pool; released otherwise
+ * (an interrupt, a stall, a failed answer) the request is destroyed. A request that went out on a pooled connection the agent was
  * closing at that moment (reset before any answer) is sent once more on a
  * new one: the agent never saw it. The request carries a W3C `traceparent`
  * so that the agent's spans join the turn's trace: the current span's while
@@ -541,7 +567,7 @@ interface Agents {
  * turn's own.
  */
 const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send => (url, body, turnTraceparent, connectTimeout) =>
-  Effect.flatMap(Effect.zip(Effect.scope, Tracing.currentSpan), ([scope, span]) =>
+  Effect.flatMap(Tracing.currentSpan, (span) =>
     Effect.async<Answer, unknown>((resume) => {
       const traceparent = Option.isSome(span) ? Tracing.traceparentOf(span.value) ?? turnTraceparent : turnTraceparent
       const target = new URL(url)
@@ -588,7 +614,7 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
         req.on("response", (response) => {
           answered = true
           /**
-           * When the scope closes: an answer read to its end left its connection in the pool already. After an
+           * When the reply is done: an answer read to its end left its connection in the pool already. After an
            * answer that ended well (its `[DONE]` can come a moment before the end of its body), the rest is
            * read so that the connection goes back, within `endGraceMs`. Anything else is cut: an interrupt,
            * a stall, an answer that failed.
@@ -603,13 +629,18 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
             }
             response.resume()
           }
-          settle(Effect.as(Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => release(exit))), {
+          settle(Effect.succeed({
             url,
             status: response.statusCode ?? 0,
             contentType: response.headers["content-type"] ?? "",
-            // The scope decides what becomes of the body when the reply is done with it (see `release`).
-            stream: NodeStream.fromReadable<unknown, Uint8Array>(() => response, identity, { closeOnDone: false }),
-            source: response
+            // Made when read (a JSON answer, an error's body): the events of an answer are read from `source`.
+            // `release` decides what becomes of the body when the reply is done with it.
+            get stream() {
+              return NodeStream.fromReadable<unknown, Uint8Array>(() => response, identity, { closeOnDone: false })
+            },
+            source: response,
+            abort: () => void req.destroy(),
+            release: (exit) => Effect.sync(() => release(exit))
           }))
         })
         req.end(body)
@@ -620,9 +651,6 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
         request.destroy()
       })
     }))
-
-/** The longest delay `setTimeout` keeps (a 32-bit signed count of milliseconds). */
-const maxTimerMs = 2 ** 31 - 1
 
 /** How long a kept-alive connection may take to finish an answer that already said `[DONE]`. */
 const endGraceMs = 2000

@@ -472,6 +472,25 @@ describe("HttpAgentRuntime.layer: kept-alive connections", () => {
       expect(new Set(ports).size).toBe(1)
     }).pipe(Effect.scoped))
 
+  it.live("a reply that ended leaves no timer of its own behind: an embedder's process can exit", () =>
+    Effect.gen(function*() {
+      const agent = yield* FakeAgent.make((x) => {
+        x.startEvents()
+        x.event(delta("answered"))
+        x.event("[DONE]")
+        x.res.end()
+      })
+      // Long timeouts: a timer the reply left behind (its idle watch, its connect timeout) would still be pending.
+      const runtime = yield* runtimeFor(agent, { idleTimeout: "1 hour", connectTimeout: "2 hours" }, "node")
+      const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length
+      // After a first reply: its kept-alive connection's own idle timers (client's and agent's) are counted too.
+      expect(yield* runtime.reply(turn()).pipe(Stream.mkString)).toBe("answered")
+      const before = timers()
+      for (let i = 0; i < 5; i++) expect(yield* runtime.reply(turn()).pipe(Stream.mkString)).toBe("answered")
+      // Five replies' watches left behind would be five timers more.
+      expect(timers()).toBeLessThanOrEqual(before)
+    }).pipe(Effect.scoped))
+
   it.live("a request cut by the agent on a reused connection, before any answer, is sent again on a new one", () =>
     Effect.gen(function*() {
       const used = new Set<number | undefined>()
