@@ -10,7 +10,7 @@ import * as NodeStream from "@effect/platform-node/NodeStream"
 import * as Headers from "@effect/platform/Headers"
 import * as HttpClient from "@effect/platform/HttpClient"
 import * as HttpClientRequest from "@effect/platform/HttpClientRequest"
-import { AgentRuntime, type Conversation, type Deployment, Tracing } from "@hosting/core"
+import { AgentRuntime, type Conversation, type Deployment, Steps, Tracing } from "@hosting/core"
 import { Chunk, Config, type ConfigError, Duration, Effect, Exit, FiberId, identity, Layer, Option, Redacted, Scope, Stream } from "effect"
 import { createParser, type EventSourceMessage, type ParseError } from "eventsource-parser"
 import * as Http from "node:http"
@@ -462,7 +462,8 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
    * Sends the turn and reads its answer. The request is released when the
    * reading ends, however it ends; the mask leaves no moment between the
    * answer's arrival and the release's setting where an interrupt would
-   * lose the request. Silence is watched from the answer's headers to the
+   * lose the request (and, the region being the mask's, the release needs
+   * no mask of its own). Silence is watched from the answer's headers to the
    * end of the reading: a stall aborts the request.
    */
   const exchange = (turn: AgentRuntime.Turn, emit: (text: string) => void) => {
@@ -475,14 +476,14 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
     return Effect.uninterruptibleMask((restore) =>
       Effect.flatMap(restore(Effect.mapError(send(url.value, body, turn.traceparent, connectTimeout), unreached)), (answer) => {
         if (answer.status < 200 || answer.status >= 300) {
-          return Effect.onExit(restore(statusError(answer, idleTimeout)), answer.release)
+          return Steps.onExitInRegion(restore(statusError(answer, idleTimeout)), answer.release)
         }
         const stalled = watchIdle(idleMs, answer.abort)
         const reading: Reading = {
           heard: stalled.heard,
           failure: (error) => stalled.fired() ? agentError(stalledMessage) : brokeOff(error)
         }
-        return Effect.onExit(restore(read(answer, reading, emit)), (exit) => {
+        return Steps.onExitInRegion(restore(read(answer, reading, emit)), (exit) => {
           stalled.cancel()
           return answer.release(exit)
         })

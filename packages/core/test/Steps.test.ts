@@ -118,6 +118,52 @@ describe("Steps.ensuring", () => {
     }))
 })
 
+describe("Steps.onExitInRegion", () => {
+  for (const [name, effect] of ends) {
+    it.effect(`inside an uninterruptible region, ends as Effect.onExit does after ${name}, its cleanup given the same exit once`, () =>
+      Effect.gen(function*() {
+        const ours: Array<Exit.Exit<string, string>> = []
+        const effects: Array<Exit.Exit<string, string>> = []
+        const oursExit = yield* Effect.exit(nested(Steps.onExitInRegion(effect, (exit) => Effect.sync(() => ours.push(exit)))))
+        const effectsExit = yield* Effect.exit(nested(Effect.onExit(effect, (exit) => Effect.sync(() => effects.push(exit)))))
+        expect(summary(oursExit)).toEqual(summary(effectsExit))
+        expect(ours.map(summary)).toEqual(effects.map(summary))
+        expect(ours).toHaveLength(1)
+      }))
+  }
+
+  it.effect("a cleanup that dies adds its defect after the effect's failure, as Effect.onExit does", () =>
+    Effect.gen(function*() {
+      const ours = yield* Effect.exit(nested(Steps.onExitInRegion(Effect.fail("boom"), () => Effect.die("cleanup broke"))))
+      const effects = yield* Effect.exit(nested(Effect.onExit(Effect.fail("boom"), () => Effect.die("cleanup broke"))))
+      expect(summary(ours)).toEqual(summary(effects))
+      expect(summary(ours)).toEqual({ failures: ["boom"], defects: ["cleanup broke"], interrupted: false })
+    }))
+
+  it.effect("inside a mask, an interruption of the restored part reaches the cleanup as an interruption", () =>
+    Effect.gen(function*() {
+      const seen: Array<boolean> = []
+      const started = yield* Deferred.make<void>()
+      const fiber = yield* Effect.fork(Effect.uninterruptibleMask((restore) =>
+        Steps.onExitInRegion(
+          restore(Effect.zipRight(Deferred.succeed(started, undefined), Effect.never)),
+          (exit) => Effect.sync(() => seen.push(Exit.isInterrupted(exit)))
+        )
+      ))
+      yield* Deferred.await(started)
+      yield* Fiber.interrupt(fiber)
+      expect(seen).toEqual([true])
+    }))
+
+  it.effect("inside an uninterruptible region it takes fewer steps than Effect.onExit", () =>
+    Effect.gen(function*() {
+      const work = Effect.map(Effect.succeed(1), (n) => n + 1)
+      const ours = yield* stepsOf(nested(Steps.onExitInRegion(work, () => Effect.void)))
+      const effects = yield* stepsOf(nested(Effect.onExit(work, () => Effect.void)))
+      expect(ours).toBeLessThan(effects)
+    }))
+})
+
 describe("Steps.uninterruptible and Steps.uninterruptibleMask", () => {
   it.effect("an interruption that arrives while the region waits takes effect only once it ends, as with Effect's", () =>
     Effect.gen(function*() {

@@ -11,7 +11,7 @@
  * on every request's path is worth one of these (docs/performance.md, "Fewer
  * steps of the run loop").
  */
-import { Cause, Clock, Context, DateTime, Effect, type FiberStatus, Option, RuntimeFlags } from "effect"
+import { Cause, Clock, Context, DateTime, Effect, Exit, type FiberStatus, Option, RuntimeFlags } from "effect"
 import { dual, identity } from "effect/Function"
 
 /**
@@ -91,6 +91,24 @@ export const ensuringInRegion = <A, E, R, X, R2>(
         onSuccess: () => Effect.failCause(cause)
       }),
     onSuccess: (value) => Effect.as(finalizer, value)
+  })
+
+/**
+ * `Effect.onExit` for an effect that runs where nothing interrupts it, as
+ * `ensuringInRegion` is `ensuring`: `cleanup` gets how `self` ended, after
+ * any end, without the mask of Effect's own.
+ */
+export const onExitInRegion = <A, E, R, X, R2>(
+  self: Effect.Effect<A, E, R>,
+  cleanup: (exit: Exit.Exit<A, E>) => Effect.Effect<X, never, R2>
+): Effect.Effect<A, E, R | R2> =>
+  Effect.matchCauseEffect(self, {
+    onFailure: (cause) =>
+      Effect.matchCauseEffect(cleanup(Exit.failCause(cause)), {
+        onFailure: (again) => Effect.failCause(Cause.sequential(cause, again)),
+        onSuccess: () => Effect.failCause(cause)
+      }),
+    onSuccess: (value) => Effect.as(cleanup(Exit.succeed(value)), value)
   })
 
 /** `Effect.ensuring` for a fiber with `status`: the mask only where the fiber is interruptible. */
