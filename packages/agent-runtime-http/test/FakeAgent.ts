@@ -62,6 +62,14 @@ export const finish = {
   choices: [{ index: 0, delta: {}, finish_reason: "stop" }]
 }
 
+/** A script that answers one text (`text()` of each request), then `[DONE]`, and ends the answer. */
+export const answers = (text: () => string) => (x: Exchange) => {
+  x.startEvents()
+  x.event(delta(text()))
+  x.event("[DONE]")
+  x.res.end()
+}
+
 /** Starts a fake agent that runs `script` for every request. */
 export const make = (script: (exchange: Exchange) => Promise<void> | void): Effect.Effect<FakeAgent, never, Scope.Scope> =>
   Effect.gen(function*() {

@@ -385,12 +385,7 @@ describe.each(["fetch", "node"] as const)("HttpAgentRuntime against fake agents 
 
   it.live("layerConfig reads extra headers through Config; their values stay out of the trace", () =>
     Effect.gen(function*() {
-      const agent = yield* FakeAgent.make((x) => {
-        x.startEvents()
-        x.event(delta("ok"))
-        x.event("[DONE]")
-        x.res.end()
-      })
+      const agent = yield* FakeAgent.make(FakeAgent.answers(() => "ok"))
       const spans: Array<Tracer.Span> = []
       const tracer = yield* Effect.tracer
       const recording = Tracer.make({
@@ -454,12 +449,8 @@ describe("HttpAgentRuntime: trace context", () => {
 describe("HttpAgentRuntime.layer: kept-alive connections", () => {
   it.live("replies one after another share one connection to the agent", () =>
     Effect.gen(function*() {
-      const agent = yield* FakeAgent.make((x) => {
-        x.startEvents()
-        x.event(delta(`reply ${agent.received.length}`))
-        x.event("[DONE]")
-        x.res.end()
-      })
+      let answered = 0
+      const agent = yield* FakeAgent.make(FakeAgent.answers(() => `reply ${++answered}`))
       const runtime = yield* runtimeFor(agent, {}, "node")
       const replies = []
       for (let i = 0; i < 3; i++) {
@@ -474,12 +465,7 @@ describe("HttpAgentRuntime.layer: kept-alive connections", () => {
 
   it.live("a reply that ended leaves no timer of its own behind: an embedder's process can exit", () =>
     Effect.gen(function*() {
-      const agent = yield* FakeAgent.make((x) => {
-        x.startEvents()
-        x.event(delta("answered"))
-        x.event("[DONE]")
-        x.res.end()
-      })
+      const agent = yield* FakeAgent.make(FakeAgent.answers(() => "answered"))
       // Long timeouts: a timer the reply left behind (its idle watch, its connect timeout) would still be pending.
       const runtime = yield* runtimeFor(agent, { idleTimeout: "1 hour", connectTimeout: "2 hours" }, "node")
       const timers = () => process.getActiveResourcesInfo().filter((kind) => kind === "Timeout").length
