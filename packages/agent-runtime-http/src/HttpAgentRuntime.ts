@@ -395,14 +395,15 @@ const statusError = (answer: Answer, idle: Duration.Duration) =>
  * the pending read fails) and `fired` tells the read's failure apart from a
  * connection that broke. One timer per reply, set again only when it comes
  * due, not at every chunk; `cancel` clears it when the reply ends. No fiber
- * sleeps for it: one per reply cost each reply a fork and its scope.
+ * sleeps for it: one per reply cost each reply a fork and its scope. Time is
+ * the monotonic clock's: a wall clock set forward would end a healthy reply.
  */
 const watchIdle = (idleMs: number, stop: () => void) => {
-  let last = Date.now()
+  let last = performance.now()
   let fired = false
   let timer: ReturnType<typeof setTimeout> | undefined
   const check = () => {
-    const due = last + idleMs - Date.now()
+    const due = last + idleMs - performance.now()
     if (due > 0) {
       timer = setTimeout(check, due)
       return
@@ -413,7 +414,7 @@ const watchIdle = (idleMs: number, stop: () => void) => {
   // Beyond what a timer holds (about 24.8 days, or infinite), no watch: Node would fire it at once.
   if (idleMs <= maxTimerMs) timer = setTimeout(check, idleMs)
   return {
-    heard: () => void (last = Date.now()),
+    heard: () => void (last = performance.now()),
     fired: () => fired,
     cancel: () => clearTimeout(timer)
   }

@@ -242,6 +242,29 @@ describe.each(["fetch", "node"] as const)("HttpAgentRuntime against fake agents 
       expect(agent.answerFinished()).toBe(false)
     }).pipe(Effect.scoped))
 
+  it.live("a wall clock that jumps forward while the agent answers steadily does not count as silence", () =>
+    Effect.gen(function*() {
+      const agent = yield* FakeAgent.make(async (x) => {
+        x.startEvents()
+        for (let i = 0; i < 6; i++) {
+          x.event(delta(`${i}`))
+          await x.sleep(60)
+        }
+        x.event("[DONE]")
+        x.res.end()
+      })
+      const runtime = yield* runtimeFor(agent, { idleTimeout: "200 millis" }, client)
+      // Each reading of the wall clock an hour past the last, as a clock stepped forward again and again.
+      const wallClock = Date.now
+      let steps = 0
+      Date.now = () => wallClock() + ++steps * 3_600_000
+      const text = yield* runtime.reply(turn()).pipe(
+        Stream.mkString,
+        Effect.ensuring(Effect.sync(() => (Date.now = wallClock)))
+      )
+      expect(text).toBe("012345")
+    }).pipe(Effect.scoped))
+
   it.live("an agent that never sends its headers fails after connectTimeout, and the connection is closed", () =>
     Effect.gen(function*() {
       const agent = yield* FakeAgent.make(async (x) => {
