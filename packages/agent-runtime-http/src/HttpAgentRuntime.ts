@@ -561,9 +561,10 @@ interface Agents {
 /**
  * Sends with Node's own client on kept-alive connections. After an answer
  * that ended well its connection goes back to the pool; released otherwise
- * (an interrupt, a stall, a failed answer) the request is destroyed. A request that went out on a pooled connection the agent was
- * closing at that moment (reset before any answer) is sent once more on a
- * new one: the agent never saw it. The request carries a W3C `traceparent`
+ * (an interrupt, a stall, a failed answer) the request is destroyed. A
+ * request that went out on a pooled connection the agent was closing at
+ * that moment (reset before any answer) is sent once more on a new one:
+ * the agent never saw it. The request carries a W3C `traceparent`
  * so that the agent's spans join the turn's trace: the current span's while
  * a tracer is on (the platform's client does the same for `make`), else the
  * turn's own.
