@@ -66,27 +66,31 @@ export const defaultModel = (deployment: Deployment.DeploymentRecord): string =>
   return nonEmptyString(model) ? model : deployment.agent_name
 }
 
-/**
- * The chat completions URL of a base URL. A base that already ends in `/v1`
- * (as OpenAI client libraries write it) or names the full path is taken as is,
- * so either spelling of an endpoint works. `None` when it is not an http(s) URL.
- */
-export const completionsUrl = (base: string): Option.Option<string> => {
+/** The chat completions URL of a base URL, parsed (see `completionsUrl`); undefined when it is not an http(s) URL. */
+const completionsTarget = (base: string): URL | undefined => {
   let url: URL
   try {
     url = new URL(base)
   } catch {
-    return Option.none()
+    return undefined
   }
-  if (url.protocol !== "http:" && url.protocol !== "https:") return Option.none()
+  if (url.protocol !== "http:" && url.protocol !== "https:") return undefined
   const path = url.pathname.replace(/\/+$/, "")
   url.pathname = path.endsWith("/chat/completions")
     ? path
     : path.endsWith("/v1")
     ? `${path}/chat/completions`
     : `${path}/v1/chat/completions`
-  return Option.some(url.toString())
+  return url
 }
+
+/**
+ * The chat completions URL of a base URL. A base that already ends in `/v1`
+ * (as OpenAI client libraries write it) or names the full path is taken as is,
+ * so either spelling of an endpoint works. `None` when it is not an http(s) URL.
+ */
+export const completionsUrl = (base: string): Option.Option<string> =>
+  Option.map(Option.fromNullable(completionsTarget(base)), (url) => url.toString())
 
 // The protocol carries text only, so attachments are named for the agent to know they exist.
 const textOf = (message: Conversation.Message): string => {
@@ -337,7 +341,7 @@ const fromJsonAnswer = (body: Stream.Stream<Uint8Array, AgentRuntime.AgentError>
 
 /** The agent's answer, whichever client brought it. */
 interface Answer {
-  readonly url: string
+  readonly url: URL
   readonly status: number
   readonly contentType: string
   /** The body as a stream (a JSON answer, an error's body, the `Stream` form). */
@@ -358,7 +362,7 @@ interface Answer {
  * sent unless a tracer is on (the request's span is then the agent's parent).
  */
 type Send = (
-  url: string,
+  url: URL,
   body: string,
   traceparent: string | undefined,
   connectTimeout: Duration.Duration
@@ -469,13 +473,14 @@ const makeWith = (config: HttpAgentRuntimeConfig, send: Send): AgentRuntime.Agen
    */
   const exchange = (turn: AgentRuntime.Turn, emit: (text: string) => void) => {
     const base = endpointFor(turn.deployment)
-    const url = completionsUrl(base)
-    if (Option.isNone(url)) {
+    // Parsed once a reply: the send takes it as it is.
+    const url = completionsTarget(base)
+    if (url === undefined) {
       return Effect.fail(agentError("The agent's endpoint is not a valid http(s) URL", new Error(`endpoint: ${base}`)))
     }
     const body = JSON.stringify({ model: modelFor(turn.deployment), messages: chatMessages(turn), stream: true })
     return Effect.uninterruptibleMask((restore) =>
-      Effect.flatMap(restore(Effect.mapError(send(url.value, body, turn.traceparent, connectTimeout), unreached)), (answer) => {
+      Effect.flatMap(restore(Effect.mapError(send(url, body, turn.traceparent, connectTimeout), unreached)), (answer) => {
         if (answer.status < 200 || answer.status >= 300) {
           return Steps.onExitInRegion(restore(statusError(answer, idleTimeout)), answer.release)
         }
@@ -573,8 +578,7 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
   Effect.flatMap(Tracing.currentSpan, (span) =>
     Effect.async<Answer, unknown>((resume) => {
       const traceparent = Option.isSome(span) ? Tracing.traceparentOf(span.value) ?? turnTraceparent : turnTraceparent
-      const target = new URL(url)
-      const https = target.protocol === "https:"
+      const https = url.protocol === "https:"
       let request: Http.ClientRequest
       // The connect timeout as a timer of the request's own, not a fiber raced against it: no answer's headers
       // in time aborts the request (its error comes after the failure, and is not heard).
@@ -595,7 +599,7 @@ const nodeSend = (agents: Agents, extraHeaders: Record<string, string>): Send =>
         resume(effect)
       }
       const attempt = (retried: boolean) => {
-        const req = (https ? Https.request : Http.request)(target, {
+        const req = (https ? Https.request : Http.request)(url, {
           method: "POST",
           agent: https ? agents.https : agents.http,
           headers: {
