@@ -38,12 +38,12 @@ import * as HttpServer from "@effect/platform/HttpServer"
 import * as HttpServerError from "@effect/platform/HttpServerError"
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import * as Multipart from "@effect/platform/Multipart"
 import * as Respondable from "@effect/platform/HttpServerRespondable"
 import { Steps } from "@hosting/core"
-import { Cause, Chunk, Context, Effect, FiberRef, Layer, Option, ParseResult, Schema, type Scope, Tracer } from "effect"
+import { Cause, Chunk, Context, Effect, FiberRef, Layer, ParseResult, Schema, type Scope, Tracer } from "effect"
 import * as FindMyWay from "find-my-way-ts"
-import { answerOf, answersOf, bodyOf, decoderOf, urlParamsFor } from "./internal/apiCodecs.js"
+import { answerOf, answersOf } from "./internal/apiCodecs.js"
+import { inputDecoder } from "./internal/apiInput.js"
 import { beforeOf, runBefore } from "./internal/apiMiddleware.js"
 import { noteOwn } from "./internal/ownServices.js"
 import * as ErrorResponses from "./ErrorResponses.js"
@@ -112,62 +112,22 @@ const refailParseError = (error: unknown) =>
 /** A recorded endpoint, prepared: decoders, middleware, the encoder of its answers. */
 const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any>): Compiled => {
   const endpoint = item.endpoint as HttpApiEndpoint.HttpApiEndpoint.AnyWithProps
-  const payloadAst = Option.map(endpoint.payloadSchema, (schema) => schema.ast)
-  const multipartStream = Option.exists(payloadAst, (ast) => HttpApiSchema.getMultipartStream(ast) !== undefined)
-  const limits = Option.flatMapNullable(payloadAst, (ast) => HttpApiSchema.getMultipart(ast) ?? HttpApiSchema.getMultipartStream(ast))
-  const decodePath = Option.getOrUndefined(Option.map(endpoint.pathSchema, decoderOf))
-  const decodePayload = item.withFullRequest || multipartStream
-    ? undefined
-    : Option.getOrUndefined(Option.map(endpoint.payloadSchema, decoderOf))
-  const decodeHeaders = Option.getOrUndefined(Option.map(endpoint.headersSchema, decoderOf))
-  const urlParams = Option.getOrUndefined(Option.map(endpoint.urlParamsSchema, (schema) => ({
-    decode: decoderOf(schema),
-    normalise: urlParamsFor(schema.ast)
-  })))
   const encode = answersOf(endpoint.successSchema, HttpApiSchema.getStatusSuccessAST)
   const before = beforeOf(recorded.group.middlewares, endpoint.middlewares, recorded.context)
   const handler = item.handler
 
-  /** The handler's input, decoded in the platform's order: path, payload, headers, query. */
-  const input = (
-    request: HttpServerRequest.HttpServerRequest,
-    params: Readonly<Record<string, string | undefined>>,
-    query: Readonly<Record<string, string | ReadonlyArray<string>>>
-  ): Effect.Effect<Record<string, unknown>, ParseResult.ParseError, any> => {
-    const value: Record<string, unknown> = { request }
-    let steps: Effect.Effect<Record<string, unknown>, ParseResult.ParseError, any> = Effect.succeed(value)
-    if (decodePath !== undefined) steps = Effect.map(decodePath(params), (path) => (value["path"] = path, value))
-    if (decodePayload !== undefined) {
-      const decode = decodePayload
-      steps = Effect.flatMap(steps, () =>
-        Effect.map(Effect.flatMap(bodyOf(request, query, limits), decode), (payload) => (value["payload"] = payload, value)))
-    } else if (multipartStream) {
-      value["payload"] = limits._tag === "Some"
-        ? Multipart.withLimitsStream(request.multipartStream, limits.value)
-        : request.multipartStream
-    }
-    if (decodeHeaders !== undefined) {
-      const decode = decodeHeaders
-      steps = Effect.flatMap(steps, () => Effect.map(decode(request.headers), (headers) => (value["headers"] = headers, value)))
-    }
-    if (urlParams !== undefined) {
-      steps = Effect.flatMap(steps, () =>
-        Effect.map(urlParams.decode(urlParams.normalise(query)), (decoded) => (value["urlParams"] = decoded, value)))
-    }
-    return steps
-  }
+  /** The handler's answer to its input: the response it made, or its value encoded. */
+  const respond = (value: Record<string, unknown>) =>
+    Effect.flatMap(handler(value as any), (result: unknown) =>
+      HttpServerResponse.isServerResponse(result) ? Effect.succeed(result) : encode(result))
 
+  const decodeInput = inputDecoder(endpoint, item.withFullRequest)
+  // A parse failure of the input or of the answer (not of the middleware) becomes the answer the platform gives it.
   const answer = (
     request: HttpServerRequest.HttpServerRequest,
     params: Readonly<Record<string, string | undefined>>,
     query: Readonly<Record<string, string | ReadonlyArray<string>>>
-  ) =>
-    Steps.catchFailure(
-      Effect.flatMap(input(request, params, query), (value) =>
-        Effect.flatMap(handler(value as any), (result: unknown) =>
-          HttpServerResponse.isServerResponse(result) ? Effect.succeed(result) : encode(result))),
-      refailParseError
-    )
+  ) => Steps.catchFailure(decodeInput(request, params, query, respond), refailParseError)
 
   const route = HttpRouter.makeRoute(endpoint.method, endpoint.path as HttpRouter.PathInput, Effect.die("served by ApiApp"), {
     uninterruptible: item.uninterruptible
@@ -181,7 +141,8 @@ const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any
     run: before.length === 0
       ? (request, params, query) => guarded(answer(request, params, query))
       : (request, params, query, services) =>
-        guarded(Effect.zipRight(runBefore(before, services), answer(request, params, query)))
+        // Decoded and handled once the middleware let the request through, as the platform does.
+        guarded(Effect.flatMap(runBefore(before, services), () => answer(request, params, query)))
   }
 }
 

@@ -6,7 +6,11 @@
  * endpoint (their order, what they provide, an optional one that fails),
  * query parameters that repeat, a HEAD on a GET route, refused path
  * parameters, errors of the definition encoded without any error middleware,
- * and a group built with the platform's `group` beside ours.
+ * and a group built with the platform's `group` beside ours. Inputs of
+ * every part (path, payload, headers, query), refused in each combination,
+ * and parts whose schemas need effects, get the platform's answers: the
+ * compiled app decodes what it can without steps, and must still report
+ * the failure of the part the platform decodes first.
  */
 import {
   HttpApi,
@@ -24,7 +28,7 @@ import {
 import { describe, expect, it } from "@effect/vitest"
 import { ApiApp } from "@hosting/http"
 import { NodeServer } from "@hosting/http-node"
-import { Context, Effect, Layer, Redacted, Schema } from "effect"
+import { Context, Effect, Layer, ParseResult, Redacted, Schema } from "effect"
 
 class Trail extends Context.Tag("test/Trail")<Trail, ReadonlyArray<string>>() {}
 class Caller extends Context.Tag("test/Caller")<Caller, string>() {}
@@ -44,6 +48,14 @@ class Keyed extends HttpApiMiddleware.Tag<Keyed>()("test/Keyed", {
 class Gate extends HttpApiMiddleware.Tag<Gate>()("test/Gate", { failure: HttpApiError.Forbidden }) {}
 
 class Teapot extends Schema.TaggedError<Teapot>()("Teapot", { why: Schema.String }, HttpApiSchema.annotations({ status: 418 })) {}
+
+/** A string upper-cased after a yield (so only the effectful decoder can decode it); "bad" is refused. */
+const Slow = Schema.transformOrFail(Schema.String, Schema.String, {
+  decode: (text, _, ast) =>
+    Effect.flatMap(Effect.yieldNow(), () =>
+      text === "bad" ? ParseResult.fail(new ParseResult.Type(ast, text, "slowly refused")) : ParseResult.succeed(text.toUpperCase())),
+  encode: ParseResult.succeed
+})
 
 const Created = Schema.Struct({ created: Schema.String }).annotations(HttpApiSchema.annotations({ status: 201 }))
 const Existing = Schema.Struct({ existing: Schema.Number })
@@ -71,6 +83,26 @@ class Ours extends HttpApiGroup.make("ours")
       .setPayload(Schema.Struct({ n: Schema.Int }))
       .addSuccess(Schema.Struct({ twice: Schema.Int }))
   )
+  .add(
+    HttpApiEndpoint.post("parts", "/parts/:id")
+      .setPath(Schema.Struct({ id: Schema.NumberFromString }))
+      .setPayload(Schema.Struct({ n: Schema.Int }))
+      .setHeaders(Schema.Struct({ "x-n": Schema.NumberFromString }))
+      .setUrlParams(Schema.Struct({ q: Schema.NumberFromString }))
+      .addSuccess(Schema.Struct({ sum: Schema.Number }))
+  )
+  .add(
+    HttpApiEndpoint.get("find", "/find")
+      .setPayload(Schema.Struct({ k: Schema.NumberFromString }))
+      .addSuccess(Schema.Struct({ k: Schema.Number }))
+  )
+  .add(
+    HttpApiEndpoint.post("slow", "/slow/:name")
+      .setPath(Schema.Struct({ name: Slow }))
+      .setPayload(Schema.Struct({ word: Slow }))
+      .setUrlParams(Schema.Struct({ q: Schema.NumberFromString }))
+      .addSuccess(Schema.Struct({ name: Schema.String, word: Schema.String }))
+  )
   .add(HttpApiEndpoint.get("teapot", "/teapot").addSuccess(Schema.Struct({})).addError(Teapot))
   .middleware(First)
 {}
@@ -91,6 +123,10 @@ const handlersOf = (group: typeof ApiApp.group) =>
       .handle("keyed", () => Effect.map(Caller, (caller) => ({ caller })))
       .handle("query", ({ urlParams }) => Effect.succeed(urlParams))
       .handle("echo", ({ payload }) => Effect.succeed({ twice: payload.n * 2 }))
+      .handle("parts", ({ headers, path, payload, urlParams }) =>
+        Effect.succeed({ sum: path.id + payload.n + headers["x-n"] + urlParams.q }))
+      .handle("find", ({ payload }) => Effect.succeed(payload))
+      .handle("slow", ({ path, payload }) => Effect.succeed({ name: path.name, word: payload.word }))
       .handle("teapot", () => Effect.fail(new Teapot({ why: "short and stout" }))))
 
 const TheirsLive = HttpApiBuilder.group(Api, "theirs", (handlers) =>
@@ -152,6 +188,39 @@ const calls: ReadonlyArray<Call> = [
   { method: "GET", path: "/query?one=x&one=y" },
   { method: "POST", path: "/echo", headers: { "content-type": "application/json" }, body: `{"n":21}` },
   { method: "POST", path: "/echo", headers: { "content-type": "application/json" }, body: `{"n":1.5}` },
+  ...[
+    // Each part refused alone, and with every part after it refused too (the first in the platform's order is reported).
+    ["1", `{"n":2}`, "3", "4"],
+    ["one", `{"n":2}`, "3", "4"],
+    ["one", `{"n":2.5}`, "three", "four"],
+    ["1", `{"n":2.5}`, "3", "4"],
+    ["1", `{"n":2.5}`, "three", "four"],
+    ["1", `{"n"`, "three", "four"],
+    ["1", `{"n":2}`, "three", "4"],
+    ["1", `{"n":2}`, "three", "four"],
+    ["1", `{"n":2}`, "3", "four"]
+  ].map(([id, body, header, query]): Call => ({
+    method: "POST",
+    path: `/parts/${id}?q=${query}`,
+    headers: { "content-type": "application/json", "x-n": header! },
+    body: body!
+  })),
+  { method: "POST", path: "/parts/1?q=4", headers: { "content-type": "application/json" }, body: `{"n":2}` },
+  { method: "GET", path: "/find?k=7" },
+  { method: "GET", path: "/find?k=seven" },
+  { method: "GET", path: "/find" },
+  ...[
+    ["ada", `{"word":"hi"}`, "1"],
+    ["bad", `{"word":"hi"}`, "one"],
+    ["ada", `{"word":"bad"}`, "one"],
+    ["ada", `{"word":"hi"}`, "one"],
+    ["ada", `{"word":5}`, "1"]
+  ].map(([name, body, query]): Call => ({
+    method: "POST",
+    path: `/slow/${name}?q=${query}`,
+    headers: { "content-type": "application/json" },
+    body: body!
+  })),
   { method: "GET", path: "/teapot" },
   { method: "GET", path: "/trail", headers: { "x-refuse": "1" } },
   { method: "GET", path: "/nowhere", headers: { "x-refuse": "1" } },
@@ -171,7 +240,9 @@ const answers = Effect.gen(function*() {
     const response = yield* client.execute(request)
     const body = call.method === "HEAD" ? "" : yield* response.text
     out.push({
-      call: `${call.method} ${call.path}${call.headers === undefined ? "" : ` ${JSON.stringify(call.headers)}`}`,
+      call: `${call.method} ${call.path}${call.headers === undefined ? "" : ` ${JSON.stringify(call.headers)}`}${
+        call.body === undefined ? "" : ` ${call.body}`
+      }`,
       status: response.status,
       type: response.headers["content-type"],
       length: response.headers["content-length"],
@@ -201,6 +272,40 @@ describe("ApiApp", () => {
       expect(byCall.get("GET /keyed?api_key=good")).toMatchObject({ body: `{"caller":"key"}` })
       expect(byCall.get("GET /query?tag=a")).toMatchObject({ body: `{"tag":["a"]}` })
       expect(byCall.get("GET /teapot")).toMatchObject({ status: 418 })
+      const parts = (path: string, header: string, body: string) =>
+        byCall.get(`POST ${path} ${JSON.stringify({ "content-type": "application/json", "x-n": header })} ${body}`) as {
+          status: number
+          body: string
+        }
+      expect(parts("/parts/1?q=4", "3", `{"n":2}`)).toMatchObject({ status: 200, body: `{"sum":10}` })
+      for (const [path, header, body, part] of [
+        ["/parts/one?q=4", "3", `{"n":2}`, "NumberFromString"],
+        ["/parts/one?q=four", "three", `{"n":2.5}`, "NumberFromString"],
+        ["/parts/1?q=4", "3", `{"n":2.5}`, "Expected an integer"],
+        ["/parts/1?q=four", "three", `{"n":2.5}`, "Expected an integer"],
+        ["/parts/1?q=4", "three", `{"n":2}`, "x-n"],
+        ["/parts/1?q=four", "three", `{"n":2}`, "x-n"],
+        ["/parts/1?q=four", "3", `{"n":2}`, `"q"`]
+      ] as const) {
+        // The failure of the part decoded first, whatever fails after it.
+        expect(parts(path, header, body)).toMatchObject({ status: 400, body: expect.stringContaining(part.replaceAll(`"`, `\\"`)) })
+      }
+      // Unreadable JSON is the payload's failure too, before the header's and the query's.
+      expect(parts("/parts/1?q=four", "three", `{"n"`)).toMatchObject({ status: 400 })
+      expect(byCall.get("GET /find?k=7")).toMatchObject({ status: 200, body: `{"k":7}` })
+      expect(byCall.get("GET /find?k=seven")).toMatchObject({ status: 400 })
+      expect(byCall.get(`POST /slow/ada?q=1 {"content-type":"application/json"} {"word":"hi"}`)).toMatchObject({
+        status: 200,
+        body: `{"name":"ADA","word":"HI"}`
+      })
+      expect(byCall.get(`POST /slow/bad?q=one {"content-type":"application/json"} {"word":"hi"}`)).toMatchObject({
+        status: 400,
+        body: expect.stringContaining("slowly refused")
+      })
+      expect(byCall.get(`POST /slow/ada?q=one {"content-type":"application/json"} {"word":"bad"}`)).toMatchObject({
+        status: 400,
+        body: expect.stringContaining("slowly refused")
+      })
       expect(byCall.get(`GET /trail {"x-refuse":"1"}`)).toMatchObject({ status: 403 })
       expect(byCall.get(`GET /nowhere {"x-refuse":"1"}`)).toMatchObject({ status: 403 })
       expect(byCall.get("GET /plain/caf%C3%A9")).toMatchObject({ body: `{"hello":"café"}` })

@@ -12,20 +12,31 @@ import * as UrlParams from "@effect/platform/UrlParams"
 import { Effect, type Option, ParseResult, Schema, type SchemaAST } from "effect"
 import { encoderOf } from "./compiledEncoder.js"
 
-export type Decode = (input: unknown) => Effect.Effect<any, ParseResult.ParseError>
-
 /**
- * A decoder that answers synchronously when it can; when the value is
- * refused (or the schema needs effects) the platform's decoder runs, so a
- * failure is the same `ParseError` as the platform's.
+ * A decoder that answers synchronously when it can (`now`: the value, or
+ * `refused` where the value is refused or the schema needs effects); `full`
+ * is the platform's decoder, so a failure is the same `ParseError` as the
+ * platform's.
  */
+export interface Decode {
+  (input: unknown): Effect.Effect<any, ParseResult.ParseError>
+  readonly now: (input: unknown) => unknown
+}
+
+/** What `Decode.now` gives for a value it cannot decode without effects, or refuses. */
+export const refused: unique symbol = Symbol("@hosting/http/apiCodecs/refused")
+
 export const decoderOf = (schema: Schema.Schema.Any): Decode => {
   const sync = ParseResult.decodeUnknownEither(schema as Schema.Schema<any, any, never>)
   const full = Schema.decodeUnknown(schema as Schema.Schema<any, any, never>)
-  return (input) => {
+  const now = (input: unknown): unknown => {
+    const result = sync(input)
+    return result._tag === "Right" ? result.right : refused
+  }
+  return Object.assign((input: unknown) => {
     const result = sync(input)
     return result._tag === "Right" ? Effect.succeed(result.right) : full(input)
-  }
+  }, { now })
 }
 
 /** One success (or error) schema of an endpoint, with how its values become an answer. */
