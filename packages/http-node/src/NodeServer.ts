@@ -53,7 +53,7 @@ import * as Crypto from "node:crypto"
 import { createServer, type IncomingMessage, type Server, type ServerResponse, STATUS_CODES } from "node:http"
 import type { Duplex } from "node:stream"
 import * as EndBatch from "./internal/endBatch.js"
-import { type MakeScope, maker as scopeMaker } from "./internal/scopes.js"
+import { closeNow, type MakeScope, maker as scopeMaker } from "./internal/scopes.js"
 import { withServerSpan } from "./internal/serverSpan.js"
 import { RequestServices } from "./internal/requestServices.js"
 import { NodeRequest } from "./NodeRequest.js"
@@ -235,16 +235,21 @@ const makeHandler = <E, R>(
       // Closed by a fiber with the request fiber's refs, its context among them: a finalizer added with
       // `Effect.addFinalizer` patches whatever differs between the fiber that added it and the one that runs it
       // (a context of another map: all of it, in and out again), which costs more than the stream did.
+      // Where its finalizers are plain `Effect.sync`s (a pushed stream's are), the scope closes at once, with no fiber.
       return Effect.withFiberRuntime<void>((fiber) => {
         const out = request.response
-        const closing = Runtime.make({ context: fiber.currentContext, fiberRefs: fiber.getFiberRefs(), runtimeFlags: runtime.runtimeFlags })
-        const close = () => void Runtime.runFork(closing, Scope.close(scope, Exit.void))
+        const context = fiber.currentContext
+        const fiberRefs = fiber.getFiberRefs()
+        const close = () => {
+          if (closeNow(scope, Exit.void)) return
+          Runtime.runFork(Runtime.make({ context, fiberRefs, runtimeFlags: runtime.runtimeFlags }), Scope.close(scope, Exit.void))
+        }
         if (out.destroyed) close()
         else out.once("close", close)
         return Effect.void
       })
     }
-    if (written === "done") return Scope.close(scope, Exit.void)
+    if (written === "done") return closeNow(scope, Exit.void) ? Effect.void : Scope.close(scope, Exit.void)
     // A body the fiber writes (a stream without a push source) stops when its client leaves.
     return Effect.ensuring(Effect.interruptible(written), Scope.close(scope, Exit.void))
   }

@@ -2,11 +2,14 @@
  * Scopes made outside a fiber (`internal/scopes.ts`) against scopes made by
  * `Scope.make`: the same finalizers in the same order, the same forked
  * children and fibers closed with them. The maker must exist on the Effect
- * this workspace uses; a new Effect whose scopes differ fails here.
+ * this workspace uses; a new Effect whose scopes differ fails here. A
+ * scope whose finalizers all give an `Effect.sync` closes on the calling stack
+ * (`closeNow`) as `Scope.close` closes it; any other finalizer leaves it to
+ * `Scope.close`, untouched.
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Deferred, Effect, ExecutionStrategy, Exit, Fiber, Scope } from "effect"
-import { maker } from "../src/internal/scopes.js"
+import { closeNow, maker } from "../src/internal/scopes.js"
 
 /** What closing a scope did, step by step, for one way of making it. */
 const scenario = (make: Effect.Effect<Scope.CloseableScope>) =>
@@ -66,5 +69,47 @@ describe("scopes made outside a fiber", () => {
       expect(closed).toBe(0)
       yield* Scope.close(a, Exit.void)
       expect(closed).toBe(1)
+    }))
+
+  it.effect("closeNow closes a scope of Effect.sync finalizers at once, as Scope.close does: reverse order, once, the exit kept", () =>
+    Effect.gen(function*() {
+      const make = (yield* maker)!
+      /** Closes a scope of three sync finalizers (the second throws) with `close`, then adds one after. */
+      const closing = (close: (scope: Scope.CloseableScope) => Effect.Effect<void>) =>
+        Effect.gen(function*() {
+          const steps: Array<string> = []
+          const scope = make()
+          yield* Scope.addFinalizerExit(scope, () => Effect.sync(() => steps.push("first")))
+          yield* Scope.addFinalizerExit(scope, () =>
+            Effect.sync(() => {
+              throw new Error("a finalizer's defect")
+            }))
+          yield* Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => steps.push(`third, ${exit._tag}`)))
+          yield* Effect.exit(close(scope))
+          yield* Effect.exit(close(scope))
+          yield* Scope.addFinalizerExit(scope, (exit) => Effect.sync(() => steps.push(`after close, ${exit._tag}`)))
+          return steps
+        })
+      const reference = yield* closing((scope) => Scope.close(scope, Exit.fail("bye")))
+      let inline: boolean | undefined
+      const now = yield* closing((scope) => Effect.sync(() => void (inline ??= closeNow(scope, Exit.fail("bye")))))
+      expect(inline).toBe(true)
+      expect(now).toEqual(reference)
+      expect(reference).toEqual(["third, Failure", "first", "after close, Failure"])
+    }))
+
+  it.effect("closeNow leaves a scope with any other finalizer to Scope.close, untouched", () =>
+    Effect.gen(function*() {
+      const make = (yield* maker)!
+      const steps: Array<string> = []
+      const scope = make()
+      yield* Scope.addFinalizerExit(scope, () => Effect.sync(() => steps.push("sync")))
+      const child = yield* Scope.fork(scope, ExecutionStrategy.sequential)
+      yield* Scope.addFinalizer(child, Effect.sync(() => steps.push("child")))
+      yield* Scope.addFinalizerExit(scope, () => Effect.suspend(() => Effect.sync(() => steps.push("suspended"))))
+      expect(closeNow(scope, Exit.void)).toBe(false)
+      expect(steps).toEqual([])
+      yield* Scope.close(scope, Exit.void)
+      expect(steps).toEqual(["suspended", "child", "sync"])
     }))
 })

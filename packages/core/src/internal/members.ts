@@ -29,15 +29,15 @@ export const make = <K, V>() => {
           if (set === undefined) byKey.set(key, (set = new Set()))
           set.add(member)
           count++
-          return Scope.addFinalizer(
-            scope,
+          // `addFinalizerExit`: the removal as it is, where `addFinalizer` wraps it in a step more, which a server
+          // closing the scope with no fiber (`@hosting/http-node`) would not recognise as a plain `Effect.sync`.
+          return Scope.addFinalizerExit(scope, () =>
             Effect.sync(() => {
               const members = byKey.get(key)
               members?.delete(member)
               if (members?.size === 0) byKey.delete(key)
               count--
-            })
-          )
+            }))
         }
         return Steps.interruptibleAt(status) ? Effect.uninterruptible(Effect.suspend(adding)) : adding()
       }),

@@ -43,3 +43,55 @@ export const maker: Effect.Effect<MakeScope | undefined> = Effect.flatMap(Scope.
     : undefined
   return Effect.as(Scope.close(reference, Exit.void), make)
 })
+
+/** A finalizer's effect that `Effect.sync` made: its function is what running it does. */
+interface SyncEffect {
+  readonly _op: "Sync"
+  readonly effect_instruction_i0: () => unknown
+}
+
+/** Whether this Effect's `Effect.sync` makes effects this module can run by calling their function. */
+const syncKnown = (() => {
+  const probe = () => undefined
+  const made = Effect.sync(probe) as unknown as Partial<SyncEffect>
+  return made._op === "Sync" && made.effect_instruction_i0 === probe
+})()
+
+const isSync = (effect: unknown): effect is SyncEffect =>
+  (effect as Partial<SyncEffect>)._op === "Sync" && typeof (effect as Partial<SyncEffect>).effect_instruction_i0 === "function"
+
+/**
+ * Closes a scope on the calling stack, without a fiber, when every
+ * finalizer it holds is an `Effect.sync` (as the finalizers of a pushed
+ * stream are: a subscription and a heartbeat taken off their registers):
+ * marked closed with `exit`, then each finalizer run in reverse order of
+ * adding, as `Scope.close` runs a sequential scope's. A finalizer that
+ * throws does not stop the others; its defect would end the closing fiber,
+ * which nothing reads. Returns false, having done nothing, where a
+ * finalizer is anything else (or the scope is not one this module knows):
+ * the caller then closes it with `Scope.close` in a fiber. A scope already
+ * closed is left as it is.
+ */
+export const closeNow = (scope: Scope.CloseableScope, exit: Exit.Exit<unknown, unknown>): boolean => {
+  if (!syncKnown) return false
+  const state = (scope as unknown as Partial<Known>).state
+  if (state === undefined) return false
+  if (state._tag === "Closed") return true
+  if (state._tag !== "Open" || !(state.finalizers instanceof Map)) return false
+  const finalizers = Array.from((state.finalizers as Map<unknown, (exit: Exit.Exit<unknown, unknown>) => unknown>).values())
+  const effects: Array<SyncEffect> = []
+  for (let index = finalizers.length - 1; index >= 0; index--) {
+    const effect = finalizers[index]!(exit)
+    if (!isSync(effect)) return false
+    effects.push(effect)
+  }
+  ;(scope as unknown as { state: unknown }).state = { _tag: "Closed", exit }
+  for (const effect of effects) {
+    try {
+      effect.effect_instruction_i0()
+    } catch {
+      // Effect's close would carry it as the closing fiber's defect, which nothing reads.
+    }
+  }
+  return true
+}

@@ -225,10 +225,12 @@ export const make = (current: (message: Message, conversation: ConversationId) =
         Metrics.add(Metrics.replyStreamsOpen, 1)
         yield* heartbeats.add(beating)
         // Added to the scope directly: Effect.addFinalizer would patch the fiber's context in and out when it runs.
-        yield* Scope.addFinalizer(streamScope, Effect.sync(() => {
-          heartbeats.remove(beating)
-          if (receivers.delete(receiver)) Metrics.add(Metrics.replyStreamsOpen, -1)
-        }))
+        // `addFinalizerExit` keeps it a plain `Effect.sync` (`addFinalizer` wraps it in a step more).
+        yield* Scope.addFinalizerExit(streamScope, () =>
+          Effect.sync(() => {
+            heartbeats.remove(beating)
+            if (receivers.delete(receiver)) Metrics.add(Metrics.replyStreamsOpen, -1)
+          }))
         return unpaused
       }
     )
