@@ -273,10 +273,7 @@ describe("ApiApp", () => {
       expect(byCall.get("GET /query?tag=a")).toMatchObject({ body: `{"tag":["a"]}` })
       expect(byCall.get("GET /teapot")).toMatchObject({ status: 418 })
       const parts = (path: string, header: string, body: string) =>
-        byCall.get(`POST ${path} ${JSON.stringify({ "content-type": "application/json", "x-n": header })} ${body}`) as {
-          status: number
-          body: string
-        }
+        byCall.get(`POST ${path} ${JSON.stringify({ "content-type": "application/json", "x-n": header })} ${body}`)
       expect(parts("/parts/1?q=4", "3", `{"n":2}`)).toMatchObject({ status: 200, body: `{"sum":10}` })
       for (const [path, header, body, part] of [
         ["/parts/one?q=4", "3", `{"n":2}`, "NumberFromString"],
