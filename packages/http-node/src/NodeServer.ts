@@ -232,10 +232,10 @@ const makeHandler = <E, R>(
   const deliver = (request: NodeRequest, scope: Scope.CloseableScope, response: HttpServerResponse.HttpServerResponse) => {
     const written = Respond.write(request.response, request.method, response, inFlight.streams)
     if (written === "streaming") {
-      // Closed by a fiber with the request fiber's refs, its context among them: a finalizer added with
+      // Where its finalizers are plain `Effect.sync`s (a pushed stream's are), the scope closes at once, with no fiber.
+      // Otherwise by a fiber with the request fiber's refs, its context among them: a finalizer added with
       // `Effect.addFinalizer` patches whatever differs between the fiber that added it and the one that runs it
       // (a context of another map: all of it, in and out again), which costs more than the stream did.
-      // Where its finalizers are plain `Effect.sync`s (a pushed stream's are), the scope closes at once, with no fiber.
       return Effect.withFiberRuntime<void>((fiber) => {
         const out = request.response
         const context = fiber.currentContext

@@ -13,10 +13,11 @@ import { Effect, type Option, ParseResult, Schema, type SchemaAST } from "effect
 import { encoderOf } from "./compiledEncoder.js"
 
 /**
- * A decoder that answers synchronously when it can (`now`: the value, or
- * `refused` where the value is refused or the schema needs effects); `full`
- * is the platform's decoder, so a failure is the same `ParseError` as the
- * platform's.
+ * A decoder that answers synchronously when it can. Called, it gives an
+ * effect: the value at once, or, where the value is refused or the schema
+ * needs effects, the platform's decoding, so that a failure is the same
+ * `ParseError` as the platform's. `now` gives the value without an effect,
+ * or `refused` where the call would go to the platform's decoding.
  */
 export interface Decode {
   (input: unknown): Effect.Effect<any, ParseResult.ParseError>
@@ -34,8 +35,8 @@ export const decoderOf = (schema: Schema.Schema.Any): Decode => {
     return result._tag === "Right" ? result.right : refused
   }
   return Object.assign((input: unknown) => {
-    const result = sync(input)
-    return result._tag === "Right" ? Effect.succeed(result.right) : full(input)
+    const value = now(input)
+    return value === refused ? full(input) : Effect.succeed(value)
   }, { now })
 }
 
