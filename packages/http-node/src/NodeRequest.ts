@@ -19,11 +19,14 @@ import * as UrlParams from "@effect/platform/UrlParams"
 import * as Cookies from "@effect/platform/Cookies"
 import * as NodeMultipart from "@effect/platform-node/NodeMultipart"
 import * as NodeStream from "@effect/platform-node/NodeStream"
-import { Effect, Exit, Inspectable, Option, type Stream } from "effect"
+import { Context, Effect, Exit, Inspectable, Option, type Stream } from "effect"
 import type { IncomingMessage, ServerResponse } from "node:http"
 
 /** The failure of a body read past its limit (its message is the one the platform's reading uses, which error answers recognise). */
 export const tooLarge = (): Error => new Error("maxBytes exceeded")
+
+const asBytes = (bytes: Buffer): Buffer => bytes
+const asText = (bytes: Buffer): string => bytes.toString("utf8")
 
 /** What reading a body ends with: its bytes, or why there are none. */
 type Read = Exit.Exit<Buffer, HttpServerError.RequestError>
@@ -109,9 +112,23 @@ export class NodeRequest extends Inspectable.Class implements HttpServerRequest.
 
   /** The body's bytes, read once under the limit in context when first asked for. */
   get bytes(): Effect.Effect<Buffer, HttpServerError.RequestError> {
-    return Effect.flatMap(HttpIncomingMessage.MaxBodySize, (max) => {
+    return this.readAs(asBytes)
+  }
+
+  get text(): Effect.Effect<string, HttpServerError.RequestError> {
+    return this.readAs(asText)
+  }
+
+  /**
+   * The body's bytes as `f` makes them, in the step that waits for them: the
+   * limit is read from the fiber's context where the reading starts, and the
+   * bytes are turned into `f`'s value where they are handed back.
+   */
+  private readAs<A>(f: (bytes: Buffer) => A): Effect.Effect<A, HttpServerError.RequestError> {
+    return Effect.withFiberRuntime((fiber) => {
       let reading = this.shared.reading
       if (reading === undefined) {
+        const max = Context.get(fiber.currentContext, HttpIncomingMessage.MaxBodySize)
         const limit = Option.isSome(max) ? Number(max.value) : Number.POSITIVE_INFINITY
         reading = this.shared.reading = new Promise<Read>((settle) =>
           readBody(this.source, limit, (result) =>
@@ -119,17 +136,20 @@ export class NodeRequest extends Inspectable.Class implements HttpServerRequest.
       }
       const read = reading
       // A reader that is interrupted meanwhile is not resumed (Effect drops a resumption after an interruption).
-      return Effect.async<Buffer, HttpServerError.RequestError>((resume) => void read.then(resume))
+      return Effect.async<A, HttpServerError.RequestError>((resume) =>
+        void read.then((exit) => resume(Exit.isSuccess(exit) ? Exit.succeed(f(exit.value)) : exit as Exit.Exit<never, HttpServerError.RequestError>))
+      )
     })
   }
 
-  get text(): Effect.Effect<string, HttpServerError.RequestError> {
-    return Effect.map(this.bytes, (bytes) => bytes.toString("utf8"))
-  }
-
   get json(): Effect.Effect<unknown, HttpServerError.RequestError> {
-    return Effect.flatMap(this.text, (text) =>
-      Effect.try({ try: (): unknown => (text === "" ? null : JSON.parse(text)), catch: this.decodeError }))
+    return Effect.flatMap(this.text, (text) => {
+      try {
+        return Effect.succeed(text === "" ? null : JSON.parse(text))
+      } catch (cause) {
+        return Effect.fail(this.decodeError(cause))
+      }
+    })
   }
 
   get urlParamsBody(): Effect.Effect<UrlParams.UrlParams, HttpServerError.RequestError> {

@@ -214,21 +214,35 @@ const makeHandler = <E, R>(
     Cause.isInterruptedOnly(cause)
       ? Scope.close(scope, Exit.void)
       : Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => deliver(request, scope, response))
-  // As the platform's servers do: the handlers see the app's answer, or the answer to its failure.
+  /** The answer to the app's failure, or to its handlers' (an interruption answers nothing). */
+  const recover = (request: NodeRequest, scope: Scope.CloseableScope, cause: Cause.Cause<unknown>) =>
+    Cause.isInterruptedOnly(cause)
+      ? Scope.close(scope, Exit.void)
+      : Effect.matchCauseEffect(
+        Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => prepared(request, response)),
+        {
+          onSuccess: (response) => deliver(request, scope, response),
+          onFailure: (again) => failed(request, scope, again)
+        }
+      )
+  // As the platform's servers do: the handlers see the app's answer, or the answer to its failure. The handlers are
+  // read from the request's fiber where the app has answered (the app registers them as it runs), with no step of
+  // their own: the fiber is taken once, where the answer starts.
   const answer = (request: NodeRequest, scope: Scope.CloseableScope) =>
-    Effect.matchCauseEffect(Effect.flatMap(app, (response) => prepared(request, response)), {
-      onSuccess: (response) => deliver(request, scope, response),
-      onFailure: (cause) =>
-        Cause.isInterruptedOnly(cause)
-          ? Scope.close(scope, Exit.void)
-          : Effect.matchCauseEffect(
-            Effect.flatMap(HttpServerError.causeResponse(cause), ([response]) => prepared(request, response)),
-            {
-              onSuccess: (response) => deliver(request, scope, response),
-              onFailure: (again) => failed(request, scope, again)
-            }
-          )
-    })
+    Effect.withFiberRuntime<void, never, R | HttpServerRequest.HttpServerRequest>((fiber) =>
+      Effect.matchCauseEffect(app, {
+        onSuccess: (response) => {
+          const handler = fiber.getFiberRef(HttpApp.currentPreResponseHandlers)
+          return handler._tag === "None"
+            ? deliver(request, scope, response)
+            : Effect.matchCauseEffect(handler.value(request, response), {
+              onSuccess: (prepared) => deliver(request, scope, prepared),
+              onFailure: (cause) => recover(request, scope, cause)
+            })
+        },
+        onFailure: (cause) => recover(request, scope, cause)
+      })
+    )
   const deliver = (request: NodeRequest, scope: Scope.CloseableScope, response: HttpServerResponse.HttpServerResponse) => {
     const written = Respond.write(request.response, request.method, response, inFlight.streams)
     if (written === "streaming") {

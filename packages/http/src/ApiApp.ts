@@ -142,7 +142,7 @@ const compile = (recorded: Recorded, item: HttpApiBuilder.Handlers.Item<any, any
       ? (request, params, query) => guarded(answer(request, params, query))
       : (request, params, query, services) =>
         // Decoded and handled once the middleware let the request through, as the platform does.
-        guarded(Effect.flatMap(runBefore(before, services), () => answer(request, params, query)))
+        guarded(runBefore(before, services, () => answer(request, params, query)))
   }
 }
 

@@ -22,7 +22,6 @@ import * as BodyLimits from "./BodyLimits.js"
 import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
 import * as OtlpErrors from "./OtlpErrors.js"
-import { withRequest } from "./internal/currentRequest.js"
 import { ownServices } from "./internal/ownServices.js"
 
 const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
@@ -141,15 +140,22 @@ export const nestsDeeperThan = (text: string, max: number): boolean => {
 
 const tooDeep = new Error(`nested more than ${maxJsonDepth} levels deep`)
 
+/** `parseJson` in plain code: the value, or `failed` of why not (no step of its own where it is already in one). */
+const parsedJson = <E>(body: string, failed: (cause: unknown) => Effect.Effect<never, E>): Effect.Effect<unknown, E> => {
+  if (nestsDeeperThan(body, maxJsonDepth)) return failed(tooDeep)
+  try {
+    return Effect.succeed(body === "" ? null : JSON.parse(body))
+  } catch (cause) {
+    return failed(cause)
+  }
+}
+
 /**
  * A request body parsed as JSON (an empty body is `null`), refused before
  * parsing when it nests deeper than `maxJsonDepth`; the failure is the cause
  * `bodyDecodeResponse` answers.
  */
-export const parseJson = (body: string): Effect.Effect<unknown, unknown> =>
-  nestsDeeperThan(body, maxJsonDepth)
-    ? Effect.fail(tooDeep)
-    : Effect.try({ try: (): unknown => (body === "" ? null : JSON.parse(body)), catch: (cause) => cause })
+export const parseJson = (body: string): Effect.Effect<unknown, unknown> => parsedJson(body, Effect.fail)
 
 /** What a body read past its limit fails with, on the platform's servers and on `@hosting/http-node` alike (`bodyDecodeResponse` recognises it by its message). */
 const tooLarge = new Error("maxBytes exceeded")
@@ -161,8 +167,8 @@ const tooLarge = new Error("maxBytes exceeded")
  * context.
  */
 const withJsonDepth = (request: HttpServerRequest.HttpServerRequest): HttpServerRequest.HttpServerRequest => {
-  const decodeError = (cause: unknown) => new HttpServerError.RequestError({ request, reason: "Decode", cause })
-  const json = Effect.flatMap(request.text, (body) => Effect.mapError(parseJson(body), decodeError))
+  const decodeError = (cause: unknown) => Effect.fail(new HttpServerError.RequestError({ request, reason: "Decode", cause }))
+  const json = Effect.flatMap(request.text, (body) => parsedJson(body, decodeError))
   return new Proxy(request, {
     get: (target, key) => key === "json" ? json : Reflect.get(target, key, target)
   })
@@ -195,16 +201,19 @@ const limitRead = <E, R>(
 }
 
 /**
- * Refuses bodies whose declared length is over the route's limit
- * (BodyLimits, among the routes served) before reading them, and caps the
- * rest. A streamed route (a file upload, limited by the size reserved for
- * the file) reads its own body.
+ * Refuses a path with `.` or `..` segments (DotSegments) before it is
+ * routed or served a page. Then refuses bodies whose declared length is
+ * over the route's limit (BodyLimits, among the routes served) before
+ * reading them, and caps the rest. A streamed route (a file upload, limited
+ * by the size reserved for the file) reads its own body. Both look at the
+ * request in one step.
  */
-const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>) =>
+const guardRequest = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>) =>
 <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
   Effect.withFiberRuntime<HttpServerResponse.HttpServerResponse, E, R>((fiber) => {
     const context = fiber.currentContext
     const request = Context.unsafeGet(context, HttpServerRequest.HttpServerRequest)
+    if (DotSegments.hasDotSegment(request.url)) return Effect.succeed(json(400, "invalid_request", DotSegments.details))
     // Neither a length nor a chunked body declared: HTTP/1.1 then has none, and no limit is looked up.
     if (request.headers["content-length"] === undefined && request.headers["transfer-encoding"] === undefined) return app
     const limit = BodyLimits.limitFor(request.method, ApiRoutes.pathOf(request.url), maxBodyBytes, routes)
@@ -216,11 +225,6 @@ const limitBody = (maxBodyBytes: number, routes: ReadonlyArray<ApiRoutes.Route>)
     return limitRead(request, context, app, limit)
   })
 
-/** Refuses a path with `.` or `..` segments (DotSegments) before it is routed or served a page. */
-const refuseDotSegments = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServerResponse, E, R>) =>
-  withRequest((request) =>
-    DotSegments.hasDotSegment(request.url) ? Effect.succeed(json(400, "invalid_request", DotSegments.details)) : app)
-
 /**
  * The middleware in front of every route and page: refuses dot segments,
  * applies the body limits of the served API's routes and turns every
@@ -228,7 +232,11 @@ const refuseDotSegments = <E, R>(app: Effect.Effect<HttpServerResponse.HttpServe
  */
 export const layer = (options: { readonly maxBodyBytes: number }) =>
   HttpApiBuilder.middleware(Effect.map(HttpApi.Api, ({ api }) => {
-    const limited = limitBody(options.maxBodyBytes, ApiRoutes.routesOf(api))
-    // An error answer to an OTLP protobuf export goes in protobuf (OtlpErrors).
-    return (app) => refuseDotSegments(limited(app)).pipe(Effect.catchAllCause(causeResponse), Effect.flatMap(OtlpErrors.inEncoding))
+    const guarded = guardRequest(options.maxBodyBytes, ApiRoutes.routesOf(api))
+    // An error answer to an OTLP protobuf export goes in protobuf (OtlpErrors): the app's answer, or its failure's.
+    return (app) =>
+      Effect.matchCauseEffect(guarded(app), {
+        onFailure: (cause) => Effect.flatMap(causeResponse(cause), OtlpErrors.inEncoding),
+        onSuccess: OtlpErrors.inEncoding
+      })
   }))

@@ -28,14 +28,22 @@ const credentialUnused = Symbol.for("@hosting/http/CredentialUnused")
 export const markCredentialUnused = <F extends (credential: any) => Effect.Effect<any, any, any>>(handler: F): F =>
   Object.assign(handler, { [credentialUnused]: true })
 
-/** A security middleware's effect: each scheme in turn, the next tried when one fails. */
+/**
+ * A security middleware's effect: each scheme in turn, the next tried when
+ * one fails. A scheme whose handler is the one of the scheme before it and
+ * reads the request itself (the Authentication middleware's bearer and
+ * cookie schemes are one handler) would do again what just failed, on the
+ * same request: it is not tried a second time, and the failure stands.
+ */
 const securityEffect = (tag: HttpApiMiddleware.TagClassSecurityAny, service: Record<string, (credential: any) => Effect.Effect<any, any>>) => {
   let effect: Effect.Effect<any, any, any> | undefined
+  let last: unknown
   for (const [key, security] of Object.entries(tag.security)) {
     const handler = service[key]!
-    const scheme = (handler as unknown as Record<symbol, unknown>)[credentialUnused] === true
-      ? Effect.suspend(() => handler(undefined))
-      : Effect.flatMap(HttpApiBuilder.securityDecode(security), handler)
+    const unused = (handler as unknown as Record<symbol, unknown>)[credentialUnused] === true
+    if (unused && handler === last) continue
+    last = handler
+    const scheme = unused ? Effect.suspend(() => handler(undefined)) : Effect.flatMap(HttpApiBuilder.securityDecode(security), handler)
     effect = effect === undefined ? scheme : Steps.catchFailure(effect, () => scheme)
   }
   return effect ?? Effect.void
@@ -65,14 +73,21 @@ export const beforeOf = (
 }
 
 /**
- * Runs the middleware in order; what each provides joins `services`, the
- * route's own context, before the next runs (the context is made for this
- * request alone and is not shared before its handler runs).
+ * Runs the middleware in order, then `then` (the handler, or nothing); what
+ * each provides joins `services`, the route's own context, before the next
+ * runs (the context is made for this request alone and is not shared before
+ * its handler runs). `then` is called where the last middleware's value is
+ * kept, in that step.
  */
-export const runBefore = (before: ReadonlyArray<Before>, services: Map<string, unknown>, index = 0): Effect.Effect<void, unknown, any> => {
-  if (index === before.length) return Effect.void
+export const runBefore = <A = void, E = never, R = never>(
+  before: ReadonlyArray<Before>,
+  services: Map<string, unknown>,
+  then: () => Effect.Effect<A, E, R> = () => Effect.void as Effect.Effect<any>,
+  index = 0
+): Effect.Effect<A, unknown, any> => {
+  if (index === before.length) return then()
   const { effect, optional, provides } = before[index]!
-  const next = () => runBefore(before, services, index + 1)
+  const next = () => runBefore(before, services, then, index + 1)
   const keep = (value: unknown) => {
     if (provides !== undefined) services.set(provides, value)
     return next()
