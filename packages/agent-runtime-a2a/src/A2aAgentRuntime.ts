@@ -10,7 +10,7 @@
  */
 import type { Message, Part, StreamResponse, Task, TaskStatus } from "@a2a-js/sdk"
 import type { Client } from "@a2a-js/sdk/client"
-import { AgentRuntime, AgentSpec, type Conversation, type Deployment, Tracing } from "@hosting/core"
+import { AgentRuntime, AgentSpec, type Conversation, type Deployment, Recent, Tracing } from "@hosting/core"
 import { Config, type ConfigError, Duration, Effect, Layer, Option, Redacted } from "effect"
 
 /** How the runtime finds and calls the A2A agent of a deployment. */
@@ -217,7 +217,7 @@ export const make = (config: A2aAgentRuntimeConfig = {}): AgentRuntime.AgentRunt
     for (const [name, value] of Object.entries(extraHeaders)) headers.set(name, value)
     return baseFetch(input, { ...init, headers })
   }
-  const clients = new Map<string, { readonly client: Promise<Client>; readonly until: number }>()
+  const clients = Recent.make<string, { readonly client: Promise<Client>; readonly until: number }>(maxCachedCards)
 
   const clientFor = (sdk: Sdk, cardUrl: string): Promise<Client> => {
     const now = Date.now()
@@ -234,7 +234,6 @@ export const make = (config: A2aAgentRuntimeConfig = {}): AgentRuntime.AgentRunt
     client.catch(() => {
       if (clients.get(cardUrl)?.client === client) clients.delete(cardUrl)
     })
-    if (clients.size >= maxCachedCards) clients.delete(clients.keys().next().value!)
     clients.set(cardUrl, { client, until: now + cardTtl })
     return client
   }

@@ -15,7 +15,7 @@
  * path as every route.
  */
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
-import { Agent, Catalog, EventBus, type Ids, Policy, type Principal } from "@hosting/core"
+import { Agent, Catalog, EventBus, type Ids, Policy, type Principal, Recent } from "@hosting/core"
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
 
 interface Entry {
@@ -64,7 +64,7 @@ export const make = Effect.gen(function*() {
   const catalog = yield* Catalog.Catalog
   const bus = yield* EventBus.EventBus
   const scope = yield* Effect.scope
-  const entries = new Map<string, Entry>()
+  const entries = Recent.make<string, Entry>(maxEntries)
   const followed = new Set<Ids.AccountId>()
   /** Grows at every wake-up of a followed account. */
   let generation = 0
@@ -108,7 +108,6 @@ export const make = Effect.gen(function*() {
     if (followed.has(account_id)) {
       // Kept only if nothing changed while it was read, under the view it is.
       if (generation === before && memberById(principal, account_id) === member) {
-        if (entries.size >= maxEntries) entries.delete(entries.keys().next().value!)
         entries.set(key, { answer, etag, account: account_id })
       }
     } else if (followed.size + subscribing.size < maxAccounts) {

@@ -23,7 +23,7 @@ import * as HttpApi from "@effect/platform/HttpApi"
 import * as HttpApiBuilder from "@effect/platform/HttpApiBuilder"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { RouteFacts } from "@hosting/api"
-import { Identity, type Principal } from "@hosting/core"
+import { Identity, type Principal, Recent } from "@hosting/core"
 import { Context, Effect, Layer, Option } from "effect"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { credentialOf, requirePrincipal } from "./Auth.js"
@@ -81,16 +81,14 @@ interface Bucket {
 
 /** Token buckets of one rate, at most `maxKeys` of them (least recently used dropped first). */
 const buckets = (rate: Rate, maxKeys: number, now: () => number) => {
-  const table = new Map<string, Bucket>()
+  const table = Recent.make<string, Bucket>(maxKeys)
   const perMs = rate.requests / (rate.seconds * 1000)
   const take = (key: string, cost: number): Decision => {
     const time = now()
     let bucket = table.get(key)
     if (bucket === undefined) {
-      if (table.size >= maxKeys) table.delete(table.keys().next().value!)
       bucket = { tokens: rate.requests, at: time }
     } else {
-      table.delete(key)
       bucket.tokens = Math.min(rate.requests, bucket.tokens + (time - bucket.at) * perMs)
       bucket.at = time
     }
@@ -110,19 +108,14 @@ const buckets = (rate: Rate, maxKeys: number, now: () => number) => {
 
 /** The users of credentials that authenticated, at most `maxKeys` (least recently used dropped first). */
 const knownUsers = (maxKeys: number) => {
-  const table = new Map<string, string>()
+  const table = Recent.make<string, string>(maxKeys)
   return {
     get: (key: string) => {
       const user = table.get(key)
-      if (user === undefined) return undefined
-      table.delete(key)
-      table.set(key, user)
+      if (user !== undefined) table.set(key, user)
       return user
     },
-    set: (key: string, user: string) => {
-      if (!table.has(key) && table.size >= maxKeys) table.delete(table.keys().next().value!)
-      table.set(key, user)
-    }
+    set: (key: string, user: string) => void table.set(key, user)
   }
 }
 

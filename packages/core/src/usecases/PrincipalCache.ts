@@ -18,6 +18,7 @@
  */
 import { Context, Duration, Effect, Layer, Option } from "effect"
 import { AccountStore, TokenStore } from "../ports/Ports.js"
+import * as Recent from "../runtime/Recent.js"
 import * as Steps from "../runtime/Steps.js"
 
 export interface PrincipalCacheOptions {
@@ -43,7 +44,7 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
   const ttl = Duration.toMillis(config.ttl)
   if (ttl <= 0) return Context.make(TokenStore, tokens).pipe(Context.add(AccountStore, accounts))
 
-  const entries = new Map<string, { readonly found: Found; readonly at: number }>()
+  const entries = Recent.make<string, { readonly found: Found; readonly at: number }>(config.maxEntries)
   /** Grows at every write that may change a principal: a read that began before one keeps nothing. */
   let generation = 0
   const forget = Effect.sync(() => {
@@ -61,8 +62,6 @@ export const layer = Layer.effectContext(Effect.gen(function*() {
       const before = generation
       return Effect.tap(tokens.findPrincipal(hash), (found) => {
         if (Option.isNone(found) || generation !== before) return
-        entries.delete(hash)
-        if (entries.size >= config.maxEntries) entries.delete(entries.keys().next().value!)
         entries.set(hash, { found: found.value, at: now })
       })
     })

@@ -1,4 +1,4 @@
-import { Errors, Metrics, Steps, Tracing } from "@hosting/core"
+import { Errors, Metrics, Recent, Steps, Tracing } from "@hosting/core"
 import { Cause, DateTime, Effect } from "effect"
 
 /**
@@ -43,23 +43,79 @@ export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effe
     return Tracing.withSpanIn(fiber, whole, operation, spanOptions)
   })
 
+/**
+ * Stored times read or written lately, parsed, by their text (at most
+ * 10,000, about a hundred bytes each; the least recently used go first): a
+ * list read again reads the same times, and a row read back after it was
+ * written reads the time it was written with (a `DateTime` is an immutable
+ * value), so that the one object carries its encoding to the answers too
+ * (the compiled encoder of `@hosting/http` keeps a date's text with the
+ * date).
+ */
+const times = Recent.make<string, DateTime.Utc>(10_000)
+
+/** The last time formatted, by its instant, and its text: the times of one write (a row, its turn, its conversation) are one. */
+let lastMillis = Number.NaN
+let lastText = ""
+
 /** Stored form of a time: ISO 8601 UTC with milliseconds (sortable as text). */
-export const timeText = (time: DateTime.Utc): string => DateTime.formatIso(time)
+export const timeText = (time: DateTime.Utc): string => {
+  if (time.epochMillis === lastMillis) return lastText
+  const text = DateTime.formatIso(time)
+  lastMillis = time.epochMillis
+  lastText = text
+  // Read back as this time (a zoned one would be read back as a UTC time, as the text says).
+  if (time._tag === "Utc" && !times.has(text)) times.set(text, time)
+  return text
+}
 
-/** Most stored times kept parsed (about a hundred bytes each); the oldest go first. */
-const keptTimes = 10_000
+/** The `count` digits of `text` from `at` as a number, or NaN where one is not a digit. */
+const digits = (text: string, at: number, count: number): number => {
+  let value = 0
+  for (let i = at; i < at + count; i++) {
+    const digit = text.charCodeAt(i) - 48
+    if (digit < 0 || digit > 9) return Number.NaN
+    value = value * 10 + digit
+  }
+  return value
+}
 
-/** Stored times read lately, parsed: a list read again reads the same times (a `DateTime` is an immutable value). */
-const parsedTimes = new Map<string, DateTime.Utc>()
+/**
+ * The epoch milliseconds of a time in the form `timeText` writes
+ * (`YYYY-MM-DDTHH:MM:SS.mmmZ`, a year from 0100), with each part in the
+ * range the JavaScript date parser accepts, where that parser normalises as
+ * `Date.UTC` does (a 30th of February is a 2nd of March for both); NaN for
+ * any other text, which the parser reads instead.
+ */
+export const storedMillis = (text: string): number => {
+  if (
+    text.length !== 24 || text.charCodeAt(4) !== 45 || text.charCodeAt(7) !== 45 || text.charCodeAt(10) !== 84 ||
+    text.charCodeAt(13) !== 58 || text.charCodeAt(16) !== 58 || text.charCodeAt(19) !== 46 || text.charCodeAt(23) !== 90
+  ) return Number.NaN
+  const year = digits(text, 0, 4)
+  const month = digits(text, 5, 2)
+  const day = digits(text, 8, 2)
+  const hour = digits(text, 11, 2)
+  const minute = digits(text, 14, 2)
+  const second = digits(text, 17, 2)
+  const milli = digits(text, 20, 3)
+  if (
+    !(year >= 100 && month >= 1 && month <= 12 && day >= 1 && day <= 31 && hour <= 23 && minute <= 59 && second <= 59 &&
+      milli >= 0)
+  ) {
+    return Number.NaN
+  }
+  return Date.UTC(year, month - 1, day, hour, minute, second, milli)
+}
 
 /** Reads a stored time. */
 export const timeOf = (text: string): DateTime.Utc => {
-  let time = parsedTimes.get(text)
+  let time = times.get(text)
   if (time === undefined) {
-    time = DateTime.unsafeMake(text)
-    if (parsedTimes.size >= keptTimes) parsedTimes.delete(parsedTimes.keys().next().value!)
-    parsedTimes.set(text, time)
+    const millis = storedMillis(text)
+    time = Number.isNaN(millis) ? DateTime.unsafeMake(text) : DateTime.unsafeMake(millis)
   }
+  times.set(text, time)
   return time
 }
 

@@ -23,6 +23,7 @@
  */
 import * as Reactivity from "@effect/experimental/Reactivity"
 import { SqlClient, type SqlConnection, SqlError, Statement } from "@effect/sql"
+import { Recent } from "@hosting/core"
 import { DirectStatements, DirectTransactions } from "@hosting/storage-sql"
 import Database from "better-sqlite3"
 import { Context, Effect, Layer, Stream } from "effect"
@@ -138,13 +139,12 @@ export const make = (config: ClientConfig) =>
   Effect.gen(function*() {
     const db = yield* open(config)
     const capacity = config.statementCacheSize ?? 500
-    const prepared = new Map<string, Database.Statement>()
+    const prepared = Recent.make<string, Database.Statement>(capacity)
 
     const prepare = (sql: string): Database.Statement => {
       const found = prepared.get(sql)
       if (found !== undefined) return found
       const statement = db.prepare(sql)
-      if (prepared.size >= capacity) prepared.delete(prepared.keys().next().value!)
       prepared.set(sql, statement)
       return statement
     }

@@ -25,6 +25,7 @@ import type { Principal } from "../../model/Principal.js"
 import { orFail } from "../../internal/lookup.js"
 import { ConversationStore, DeploymentStore, FileStore } from "../../ports/Ports.js"
 import { type Receiver, toStream } from "../../runtime/Receiver.js"
+import * as Recent from "../../runtime/Recent.js"
 import * as Tracing from "../../runtime/Tracing.js"
 import { ChatConfig } from "./ChatConfig.js"
 import * as ReplyRunner from "./ReplyRunner.js"
@@ -83,10 +84,8 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
      * and a conversation is never removed, so what is known stays true on
      * every process.
      */
-    const knownOwners = new Map<ConversationId, { readonly owner: UserId; readonly deployment: DeploymentId }>()
+    const knownOwners = Recent.make<ConversationId, { readonly owner: UserId; readonly deployment: DeploymentId }>(maxKnownOwners)
     const knowOwner = (id: ConversationId, owner: UserId, deployment: DeploymentId) => {
-      knownOwners.delete(id)
-      if (knownOwners.size >= maxKnownOwners) knownOwners.delete(knownOwners.keys().next().value!)
       knownOwners.set(id, { owner, deployment })
     }
 
