@@ -45,7 +45,7 @@ export const storageError = (operation: string) => <A, E, R>(effect: Effect.Effe
 
 /**
  * Stored times read or written lately, parsed, by their text (at most
- * 10,000, about a hundred bytes each; the least recently used go first): a
+ * 10,000, about a hundred bytes each; the first kept go first): a
  * list read again reads the same times, and a row read back after it was
  * written reads the time it was written with (a `DateTime` is an immutable
  * value), so that the one object carries its encoding to the answers too
@@ -114,8 +114,8 @@ export const timeOf = (text: string): DateTime.Utc => {
   if (time === undefined) {
     const millis = storedMillis(text)
     time = Number.isNaN(millis) ? DateTime.unsafeMake(text) : DateTime.unsafeMake(millis)
+    times.set(text, time)
   }
-  times.set(text, time)
   return time
 }
 
