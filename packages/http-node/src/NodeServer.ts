@@ -233,12 +233,18 @@ const makeHandler = <E, R>(
       Effect.matchCauseEffect(app, {
         onSuccess: (response) => {
           const handler = fiber.getFiberRef(HttpApp.currentPreResponseHandlers)
-          return handler._tag === "None"
-            ? deliver(request, scope, response)
-            : Effect.matchCauseEffect(handler.value(request, response), {
-              onSuccess: (prepared) => deliver(request, scope, prepared),
-              onFailure: (cause) => recover(request, scope, cause)
-            })
+          if (handler._tag === "None") return deliver(request, scope, response)
+          let handled: Effect.Effect<HttpServerResponse.HttpServerResponse, HttpServerError.ResponseError>
+          try {
+            handled = handler.value(request, response)
+          } catch (defect) {
+            // Thrown where its effect was due: a defect of the handlers, answered as their failures are.
+            return recover(request, scope, Cause.die(defect))
+          }
+          return Effect.matchCauseEffect(handled, {
+            onSuccess: (prepared) => deliver(request, scope, prepared),
+            onFailure: (cause) => recover(request, scope, cause)
+          })
         },
         onFailure: (cause) => recover(request, scope, cause)
       })

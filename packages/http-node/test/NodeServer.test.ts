@@ -267,6 +267,20 @@ describe("NodeServer", () => {
       expect([failed.status, failed.headers["x-handled"], failed.headers["access-control-allow-origin"]]).toEqual([500, "500", "*"])
     }))
 
+  it.scoped("a pre-response handler that throws is a defect of the answer: the request is answered 500, shaped by the handlers", () =>
+    Effect.gen(function*() {
+      const throwing = HttpApp.appendPreResponseHandler((_, response) => {
+        if (response.status === 200) throw new Error("handler broke")
+        return Effect.succeed(HttpServerResponse.setHeader(response, "x-handled", String(response.status)))
+      })
+      const app = Effect.zipRight(throwing, Effect.succeed(HttpServerResponse.text("ok")))
+      const context = yield* Layer.build(NodeServer.layer({ port: 0, host: "127.0.0.1" }))
+      yield* Layer.buildWithScope(HttpServer.serve(app), yield* Effect.scope).pipe(Effect.provide(context))
+      const port = yield* Effect.provide(portOf, context)
+      const answered = yield* call(port, "GET", "/")
+      expect([answered.status, answered.headers["x-handled"]]).toEqual([500, "500"])
+    }))
+
   it.scoped("with a tracer on, each request gets the platform's server span, a traceparent continued, skipped where told; with it off, none", () =>
     Effect.gen(function*() {
       const app = Effect.map(Effect.option(Effect.currentSpan), (span) =>
