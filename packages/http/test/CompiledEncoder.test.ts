@@ -156,6 +156,30 @@ describe("compiled encoders of answers (the schema's encoder is the reference)",
     const encoded = compile(schema)!(value)
     expect(JSON.stringify(encoded)).toBe(JSON.stringify(Schema.encodeSync(schema)(value)))
     expect(Object.keys(encoded as object)).toEqual(["first", "wire_name", "defaulted", "last"])
+    // The value given is read, never changed.
+    expect(value).toEqual({ first: "a", renamed: 1, defaulted: "d", last: true })
+  })
+
+  it("a key a step leaves out is left out of the answer, and nothing of the value given is changed", () => {
+    const schema = Schema.Struct({
+      id: Schema.String,
+      note: Schema.optionalWith(Schema.String, { as: "Option" }),
+      renamed: Schema.optionalWith(Schema.Number, { as: "Option" }).pipe(Schema.fromKey("wire"))
+    })
+    const compiled = compile(schema)!
+    for (const value of [
+      { id: "a", note: Option.none(), renamed: Option.none() },
+      { id: "b", note: Option.some("n"), renamed: Option.none() },
+      { id: "c", note: Option.none(), renamed: Option.some(2) },
+      { id: "d", note: Option.some("m"), renamed: Option.some(3) }
+    ]) {
+      const given = { ...value }
+      const encoded = compiled(value)
+      expect(JSON.stringify(encoded), value.id).toBe(JSON.stringify(Schema.encodeSync(schema)(value)))
+      expect(Object.keys(encoded as object), value.id).toEqual(Object.keys(Schema.encodeSync(schema)(value)))
+      expect(value, value.id).toEqual(given)
+    }
+    expect(compiled({ id: "e", note: Option.none(), renamed: Option.none() })).toEqual({ id: "e" })
   })
 
   it("keys moved onto keys that other steps move are encoded one step after the other, as the schema does", () => {

@@ -57,13 +57,29 @@ const transformEncode = (ast: SchemaAST.Transformation): Encode | undefined => {
     case "TypeLiteralTransformation": {
       // As the schema's encoder does: each renamed or defaulted key of the type side moved to its encoded key.
       const steps = transformation.propertySignatureTransformations
-      // The type side's encoder made a fresh object, unless the type side is taken as it is.
-      const fresh = ast.to._tag === "TypeLiteral"
+      // The type side's encoder made a fresh object (a struct's does), unless the type side is taken as it is.
+      const fresh = ast.to._tag === "TypeLiteral" && (ast.to.propertySignatures.length > 0 || ast.to.indexSignatures.length > 0)
       const moved = new Set<PropertyKey>(steps.map((step) => step.to))
       // Each moved key taken out and set again, as the schema's encoder does (`delete`, then set): it comes last.
       // Built as a new object instead: an object that lost a key is slower to read, and to write as JSON.
       // A step whose encoded key another step moves is left to the sequential way.
       const sequential = steps.some((step) => step.from !== step.to && moved.has(step.from))
+      if (fresh && !sequential && ast.from._tag === "TypeLiteral" && ast.from.indexSignatures.length === 0) {
+        // The encoded side's struct reads its declared keys by name and builds the answer in its own order, so the
+        // steps can be taken on the type side's fresh object as it is: no key copied, no object made. A renamed key's
+        // old name may stay, as no step moves onto it and the encoded side does not declare it; a key a step leaves
+        // out is deleted, as the struct would take it were it there.
+        return (value) => {
+          if (!isRecord(value)) return fail()
+          for (const step of steps) {
+            const has = Object.prototype.hasOwnProperty.call(value, step.to)
+            const next = step.encode(has ? Option.some(value[step.to]) : Option.none())
+            if (Option.isSome(next)) value[step.from] = next.value
+            else if (has) delete value[step.to]
+          }
+          return value
+        }
+      }
       return (value) => {
         if (!isRecord(value)) return fail()
         const source: Record<PropertyKey, unknown> = fresh ? value : { ...value }
