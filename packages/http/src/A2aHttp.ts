@@ -18,6 +18,7 @@ import { load as loadSdk, type Sdk } from "./internal/a2aSdk.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 /** The protocol version this server speaks. */
 const protocolVersion = "1.0"
@@ -362,13 +363,13 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
       const loaded = yield* loadSdk
       const context = new loaded.ServerCallContext({ user: new PrincipalUser(principal), requestedVersion: protocolVersion })
       const parsed = yield* Effect.try({ try: () => JSON.parse(body) as unknown, catch: (error) => error }).pipe(Effect.either)
-      if (parsed._tag === "Left") return HttpServerResponse.unsafeJson(parseError(parsed.left))
+      if (parsed._tag === "Left") return JsonAnswer.json(parseError(parsed.left))
       const refused = versionRefusal(parsed.right, version) ?? contextRefusal(parsed.right)
-      if (refused !== undefined) return HttpServerResponse.unsafeJson(refused)
+      if (refused !== undefined) return JsonAnswer.json(refused)
       const transport = transportFor(loaded, deployment, agentUrlOf(request, path.deploymentId))
       const cancelled = yield* cancelElsewhere(loaded, principal, deployment.id, parsed.right)
       if (Option.isSome(cancelled)) {
-        return HttpServerResponse.unsafeJson({ jsonrpc: "2.0", id: idOf(parsed.right), result: JSON.parse(cancelled.value) })
+        return JsonAnswer.json({ jsonrpc: "2.0", id: idOf(parsed.right), result: JSON.parse(cancelled.value) })
       }
       const answer = yield* Effect.promise(() => transport.handle(parsed.right as Record<string, unknown>, context))
       if (Symbol.asyncIterator in answer) {
@@ -385,7 +386,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
           headers: { "cache-control": "no-cache", "x-accel-buffering": "no" }
         })
       }
-      return HttpServerResponse.unsafeJson(answer)
+      return JsonAnswer.json(answer)
     })
 
     return handlers

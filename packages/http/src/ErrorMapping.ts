@@ -6,6 +6,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { ApiErrors } from "@hosting/api"
 import { type Errors, Steps } from "@hosting/core"
 import { Effect } from "effect"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 /** Body details of every 500: never the cause, which goes to the log. */
 export const internalDetails = "The server failed to handle the request. It has been logged; try again later."
@@ -21,7 +22,7 @@ export const storageUnavailable = new ApiErrors.ServiceUnavailable({ error: "sto
 
 /** The whole answer to a storage failure: the 503 body with `Retry-After`. */
 export const storageUnavailableResponse = (): HttpServerResponse.HttpServerResponse =>
-  HttpServerResponse.unsafeJson(
+  JsonAnswer.json(
     { error: storageUnavailable.error, details: storageUnavailable.details },
     { status: 503, headers: { "retry-after": String(storageRetryAfterSeconds) } }
   )

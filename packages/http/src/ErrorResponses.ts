@@ -23,6 +23,7 @@ import * as DotSegments from "./DotSegments.js"
 import { internalDetails } from "./ErrorMapping.js"
 import * as OtlpErrors from "./OtlpErrors.js"
 import { ownServices } from "./internal/ownServices.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 const isApiError = (u: unknown): u is ApiErrors.ApiError => ApiErrors.classes.some((cls) => u instanceof cls)
 
@@ -32,12 +33,12 @@ export const apiErrorResponse = (error: ApiErrors.ApiError): HttpServerResponse.
   const body: Record<string, string> = { error: error.error, details: error.details }
   if (error instanceof ApiErrors.Conflict) body["code"] = error.code
   if (error instanceof ApiErrors.OAuthError) body["error_description"] = error.error_description
-  return HttpServerResponse.unsafeJson(body, { status })
+  return JsonAnswer.json(body, { status })
 }
 
 /** An `{ error, details }` answer with the given status (and headers). */
 export const json = (status: number, error: string, details: string, headers?: Record<string, string>) =>
-  HttpServerResponse.unsafeJson({ error, details }, headers === undefined ? { status } : { status, headers })
+  JsonAnswer.json({ error, details }, headers === undefined ? { status } : { status, headers })
 
 /** One line per problem, each naming where it is: `version: must be a semantic version ...`. */
 export const decodeDetails = (error: HttpApiError.HttpApiDecodeError): string =>

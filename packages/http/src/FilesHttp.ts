@@ -11,6 +11,7 @@ import * as ApiApp from "./ApiApp.js"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 const view = (f: File.FileRecord) => ({
   key: f.key,
@@ -94,7 +95,7 @@ export const layerWith = (options: PublicUrl.PublicUrlOptions) => ApiApp.group(H
       const size = found.file.size
       const range = parseRange(request.headers["range"], size)
       if (range === "unsatisfiable") {
-        return HttpServerResponse.unsafeJson(
+        return JsonAnswer.json(
           { error: "range_not_satisfiable", details: `The file has ${size} bytes.` },
           { status: 416, headers: { ...headers, "content-range": `bytes */${size}` } }
         )

@@ -19,6 +19,7 @@ import { Ports } from "@hosting/core"
 import { Context, Duration, Effect, Layer } from "effect"
 import * as ApiRoutes from "./ApiRoutes.js"
 import { storageUnavailableResponse } from "./ErrorMapping.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 /** The liveness probe's path. */
 export const livePath = "/healthz"
@@ -74,18 +75,18 @@ const routes = (options: HealthOptions) =>
         Effect.timeoutFail({ duration: options.timeout ?? Duration.seconds(1), onTimeout: () => "no answer in time" }),
         Effect.tapErrorCause((cause) => Effect.logDebug("not ready: storage does not answer", cause))
       )
-      yield* router.get(livePath, Effect.sync(() => HttpServerResponse.unsafeJson({ status: "alive" }, { headers: noStore })))
+      yield* router.get(livePath, Effect.sync(() => JsonAnswer.json({ status: "alive" }, { headers: noStore })))
       yield* router.get(
         readyPath,
         Effect.suspend(() =>
           stopping()
-            ? Effect.succeed(HttpServerResponse.unsafeJson(refusal("stopping"), {
+            ? Effect.succeed(JsonAnswer.json(refusal("stopping"), {
               status: 503,
               headers: { ...noStore, "retry-after": String(retryAfterSeconds) }
             }))
             : Effect.matchCause(storageAnswers, {
               onFailure: () => HttpServerResponse.setHeaders(storageUnavailableResponse(), noStore),
-              onSuccess: () => HttpServerResponse.unsafeJson({ status: "ready" }, { headers: noStore })
+              onSuccess: () => JsonAnswer.json({ status: "ready" }, { headers: noStore })
             })
         )
       )

@@ -7,7 +7,6 @@
  * stream of a session) is 405. The SDK is loaded at the first MCP request.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { A2aApi, DeploymentsApi, HostingApi, McpApi } from "@hosting/api"
 import { Chat, type Deployment, Deployments, Principal } from "@hosting/core"
 import { Effect } from "effect"
@@ -19,6 +18,7 @@ import { catalogServer, deploymentServer } from "./internal/mcpServers.js"
 import * as McpSdk from "./internal/mcpSdk.js"
 import * as PublicUrl from "./PublicUrl.js"
 import * as StreamLimits from "./StreamLimits.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 const routes = {
   record: ApiRoutes.routeOf(DeploymentsApi.DeploymentsApi, "get"),
@@ -29,7 +29,7 @@ const routes = {
 
 /** The answer to a GET: a stateless server has no stream to open (MCP streamable HTTP allows 405). */
 const noStream = (what: string) =>
-  HttpServerResponse.unsafeJson(
+  JsonAnswer.json(
     {
       error: "method_not_allowed",
       details: `${what} is a stateless MCP server: POST JSON-RPC messages to it; it offers no stream to open with GET.`

@@ -5,7 +5,6 @@
  * the session, and cross-origin posts are refused.
  */
 import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
-import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { HostingApi, OAuthApi } from "@hosting/api"
 import { DeviceAuth, Identity } from "@hosting/core"
 import { Effect, Either, Option } from "effect"
@@ -15,6 +14,7 @@ import * as ApiRoutes from "./ApiRoutes.js"
 import { handle } from "./ErrorMapping.js"
 import { escapeHtml, page } from "./Pages.js"
 import * as PublicUrl from "./PublicUrl.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 /** Name of the approval page's session cookie (the browser session of the dashboard too). */
 export const sessionCookie = BrowserSession.cookieName
@@ -159,7 +159,7 @@ export const layer = (options: OAuthHttpOptions = {}) =>
         .handle("token", ({ payload }) =>
           handle(auth.poll(payload.grant_type, payload.device_code)).pipe(
             // RFC 6749 5.1: token answers are never cached.
-            Effect.map((token) => HttpServerResponse.unsafeJson(token, { headers: { "cache-control": "no-store", pragma: "no-cache" } }))
+            Effect.map((token) => JsonAnswer.json(token, { headers: { "cache-control": "no-store", pragma: "no-cache" } }))
           ))
         .handle("revoke", ({ payload }) => handle(auth.revoke(payload.token)).pipe(Effect.as({})))
         .handle("metadata", () => Effect.map(base, metadataOf))

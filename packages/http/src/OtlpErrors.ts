@@ -12,6 +12,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Effect } from "effect"
 import * as OtlpProtobuf from "./OtlpProtobuf.js"
 import { withRequest } from "./internal/currentRequest.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 /** The path of the ingest route, under any base path. */
 const ingestPath = /\/otlp\/v1\/traces\/?$/
@@ -24,9 +25,10 @@ const isProtobufExport = (request: HttpServerRequest.HttpServerRequest) =>
 
 /** The `error` and `details` of a JSON error answer (what there is of them). */
 const errorOf = (response: HttpServerResponse.HttpServerResponse): { error: string; details: string } => {
-  if (response.body._tag !== "Uint8Array") return { error: "error", details: "" }
+  const text = JsonAnswer.textOf(response.body)
+  if (text === undefined) return { error: "error", details: "" }
   try {
-    const body = JSON.parse(new TextDecoder().decode(response.body.body)) as { error?: unknown; details?: unknown }
+    const body = JSON.parse(text) as { error?: unknown; details?: unknown }
     return {
       error: typeof body.error === "string" ? body.error : "error",
       details: typeof body.details === "string" ? body.details : ""

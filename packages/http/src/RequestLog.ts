@@ -20,6 +20,7 @@ import * as HttpServerRequest from "@effect/platform/HttpServerRequest"
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Context, Effect } from "effect"
 import { withRequest } from "./internal/currentRequest.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 /** What the request path learned about one request. */
 export interface Notes {
@@ -78,17 +79,17 @@ export const noteUser = (request: HttpServerRequest.HttpServerRequest, user: str
   if (notes !== undefined) notes.user = user
 }
 
-const decoder = new TextDecoder()
-
 /** A 5xx JSON answer whose `details` also names the request id (any other answer as it is). */
 const withIdInDetails = (response: HttpServerResponse.HttpServerResponse, id: string): HttpServerResponse.HttpServerResponse => {
   const body = response.body
-  if (response.status < 500 || body._tag !== "Uint8Array" || !body.contentType.startsWith("application/json")) return response
+  if (response.status < 500 || body.contentType === undefined || !body.contentType.startsWith("application/json")) return response
+  const text = JsonAnswer.textOf(body)
+  if (text === undefined) return response
   try {
-    const value = JSON.parse(decoder.decode(body.body)) as Record<string, unknown>
+    const value = JSON.parse(text) as Record<string, unknown>
     if (typeof value["details"] !== "string") return response
     const details = `${value["details"]} Request id: ${id}.`
-    return HttpServerResponse.unsafeJson({ ...value, details }, {
+    return JsonAnswer.json({ ...value, details }, {
       status: response.status,
       headers: response.headers,
       cookies: response.cookies

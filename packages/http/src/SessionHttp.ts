@@ -11,6 +11,7 @@ import * as ApiApp from "./ApiApp.js"
 import * as BrowserSession from "./BrowserSession.js"
 import { handle } from "./ErrorMapping.js"
 import * as PublicUrl from "./PublicUrl.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 const noSession = new ApiErrors.Unauthorized({
   error: "unauthorized",
@@ -48,7 +49,7 @@ export const layer = (options: SessionHttpOptions = {}) =>
         if (!BrowserSession.sameOrigin(request, options)) return yield* Effect.fail(crossOrigin)
         const signedIn = yield* handle(auth.signIn(payload.token))
         const body = yield* view(signedIn.principal, signedIn.session, signedIn.expires_in)
-        return HttpServerResponse.unsafeJson(body, {
+        return JsonAnswer.json(body, {
           headers: {
             "set-cookie": BrowserSession.setCookie(signedIn.session, signedIn.expires_in, yield* secure),
             "cache-control": "no-store"
@@ -62,7 +63,7 @@ export const layer = (options: SessionHttpOptions = {}) =>
         const principal = yield* handle(identity.authenticate(session)).pipe(
           Effect.catchTag("Unauthorized", () => Effect.fail(noSession))
         )
-        return HttpServerResponse.unsafeJson(yield* view(principal, session), { headers: { "cache-control": "no-store" } })
+        return JsonAnswer.json(yield* view(principal, session), { headers: { "cache-control": "no-store" } })
       })
       const signOut = Effect.gen(function*() {
         const request = yield* HttpServerRequest.HttpServerRequest

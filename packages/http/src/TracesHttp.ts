@@ -15,6 +15,7 @@ import { handle } from "./ErrorMapping.js"
 import { maxJsonDepth, parseJson, refailParseError } from "./ErrorResponses.js"
 import * as Gunzip from "./Gunzip.js"
 import * as OtlpProtobuf from "./OtlpProtobuf.js"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 /** How an export is encoded, by its `Content-Type`. */
 type Format = "json" | "protobuf"
@@ -130,7 +131,7 @@ export const layer = ApiApp.group(HostingApi.HostingApi, "traces", (handlers) =>
       const payload = yield* exportOf(request, format)
       const answer = answerOf(yield* handle(traces.ingest(yield* caller, payload)))
       return format === "json"
-        ? HttpServerResponse.unsafeJson(answer)
+        ? JsonAnswer.json(answer)
         : HttpServerResponse.uint8Array(OtlpProtobuf.encodeResponse(answer), { contentType: OtlpProtobuf.contentType })
     })
     return handlers

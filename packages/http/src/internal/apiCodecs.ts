@@ -11,6 +11,7 @@ import * as Multipart from "@effect/platform/Multipart"
 import * as UrlParams from "@effect/platform/UrlParams"
 import { Effect, type Option, ParseResult, Schema, type SchemaAST } from "effect"
 import { encoderOf } from "./compiledEncoder.js"
+import * as JsonAnswer from "./jsonAnswer.js"
 
 /**
  * A decoder that answers synchronously when it can. Called, it gives an
@@ -58,7 +59,7 @@ const responder = (ast: SchemaAST.AST, status: number) => {
     case "Json":
       return (encoded: unknown) => {
         try {
-          return Effect.succeed(HttpServerResponse.unsafeJson(encoded, options))
+          return Effect.succeed(JsonAnswer.json(encoded, options))
         } catch (error) {
           return Effect.fail(jsonFailed(ast, encoded, error))
         }
