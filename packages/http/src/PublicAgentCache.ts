@@ -17,15 +17,14 @@
 import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import { Agent, Catalog, EventBus, type Ids, Policy, type Principal, Recent } from "@hosting/core"
 import { Context, Effect, Layer, Option, Scope, Schema } from "effect"
+import * as JsonAnswer from "./internal/jsonAnswer.js"
 
 interface Entry {
-  /** The answer, made once: its bytes, encoded once, and its headers (answers are immutable values). */
+  /** The answer, made once: its JSON text and its headers (answers are immutable values). */
   readonly answer: HttpServerResponse.HttpServerResponse
   readonly etag: string
   readonly account: Ids.AccountId
 }
-
-const utf8 = new TextEncoder()
 
 /** Most entries kept; the oldest go first. */
 const maxEntries = 10_000
@@ -85,8 +84,8 @@ export const make = Effect.gen(function*() {
     subscribing.delete(account)
   })
 
-  const answerOf = (body: Uint8Array, etag: string) =>
-    HttpServerResponse.uint8Array(body, { contentType: "application/json", headers: headersOf(etag) })
+  // Kept as text: Node writes a text body with its headers in one piece (internal/jsonAnswer.ts).
+  const answerOf = (text: string, etag: string) => JsonAnswer.ofText(text, { headers: headersOf(etag) })
   /** The answer, or a 304 when the client holds it. */
   const respond = (answer: HttpServerResponse.HttpServerResponse, etag: string, ifNoneMatch: string | undefined) =>
     matches(ifNoneMatch, etag) ? HttpServerResponse.empty({ status: 304, headers: headersOf(etag) }) : answer
@@ -104,7 +103,7 @@ export const make = Effect.gen(function*() {
     const { account_id, agent } = yield* catalog.view(principal, account, name)
     const text = JSON.stringify(yield* Effect.orDie(encodeAgent(agent)))
     const etag = etagOf(text)
-    const answer = answerOf(utf8.encode(text), etag)
+    const answer = answerOf(text, etag)
     if (followed.has(account_id)) {
       // Kept only if nothing changed while it was read, under the view it is.
       if (generation === before && memberById(principal, account_id) === member) {

@@ -34,6 +34,10 @@ describe("JSON answers kept as text (the platform's unsafeJson is the reference)
     for (const text of ["", "plain", "é", "€", "🌍", "\ud800", "\udc00", "\ud800x", "a\udbff\udfffb", "\udc00\ud800"]) {
       expect(utf8Length(text), JSON.stringify(text)).toBe(encoder.encode(text).length)
     }
+    // Long texts, of three bytes a code unit at most, on each side of 65,536 code units, and one far past it.
+    for (const text of ["€".repeat(65_536), "€".repeat(65_535) + "🌍", "€".repeat(90_000), "é".repeat(70_000), "a".repeat(300_000) + "\ud800"]) {
+      expect(utf8Length(text), `${text.length} code units`).toBe(encoder.encode(text).length)
+    }
   })
 
   it("answers what unsafeJson answers: status, headers with the content type and length, cookies, body", () => {
