@@ -62,6 +62,34 @@ const toConversation = (row: ConversationRow) =>
     assistant_streaming: Number(row.streaming) > 0
   })
 
+/** A conversation's row as the list reads it: what a summary shows. */
+interface SummaryRow {
+  readonly id: string
+  readonly title: string
+  readonly updated_at: string
+  readonly streaming: number | string
+}
+
+const toSummary = (row: SummaryRow) =>
+  Trusted.make(Conversation.ConversationSummary, {
+    conversation_id: Conversation.ConversationId.make(row.id, trusted),
+    title: row.title,
+    updated_at: timeOf(row.updated_at),
+    assistant_streaming: Number(row.streaming) > 0
+  })
+
+/**
+ * The statement of a user's conversation list (exported for the test of
+ * its plan): the summary's columns only, and each conversation's streaming
+ * replies counted through the index of streaming replies by conversation
+ * (migration 0020), so that a list reads none of the other conversations'.
+ */
+export const listStatement = (sql: SqlClient.SqlClient, deploymentId: string, ownerId: string) =>
+  sql<SummaryRow>`SELECT c.id, c.title, c.updated_at,
+      (SELECT COUNT(*) FROM messages m WHERE m.conversation_id = c.id AND m.status = 'streaming') AS streaming
+    FROM conversations c WHERE c.deployment_id = ${deploymentId} AND c.owner_id = ${ownerId}
+    ORDER BY c.updated_at DESC, c.id`
+
 const toMessage = (row: MessageRow) =>
   Trusted.make(Conversation.Message, {
     message_id: Conversation.MessageId.make(row.id, trusted),
@@ -99,9 +127,8 @@ export const make: Effect.Effect<Ports.ConversationStore["Type"], never, SqlClie
     )
 
   const listFor = (deploymentId: Deployment.DeploymentId, ownerId: Ids.UserId) =>
-    sql<ConversationRow>`${select} WHERE c.deployment_id = ${deploymentId} AND c.owner_id = ${ownerId}
-      ORDER BY c.updated_at DESC, c.id`.pipe(
-      Effect.map((rows) => rows.map(toConversation)),
+    listStatement(sql, deploymentId, ownerId).pipe(
+      Effect.map((rows) => rows.map(toSummary)),
       storageError("SqlConversationStore.listFor")
     )
 

@@ -683,7 +683,14 @@ export const make = Effect.gen(function*() {
         [...state.conversations.values()]
           .filter((c) => c.deployment_id === deploymentId && c.owner_id === ownerId)
           .sort((a, b) => byTimeDesc(a.updated_at, b.updated_at) || a.id.localeCompare(b.id))
-          .map(withStreaming)
+          .map((c) =>
+            new Conversation.ConversationSummary({
+              conversation_id: c.id,
+              title: c.title,
+              updated_at: c.updated_at,
+              assistant_streaming: withStreaming(c).assistant_streaming
+            })
+          )
       ),
     setTitle: (id, title, now) =>
       Effect.sync(() => {

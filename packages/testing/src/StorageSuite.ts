@@ -1170,17 +1170,27 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(mine(yield* store.closeStreaming(Option.some(at("2026-11-01T10:05:30.000Z")), [other, turn.lease.owner]))).toBe(1)
           }))
 
-        it.effect("listFor gives a user's conversations on a deployment, most recently updated first; title and terminal stick", () =>
+        it.effect("listFor gives a user's conversations on a deployment as summaries, most recently updated first; each streams on its own", () =>
           Effect.gen(function*() {
             const { deployment, id, store, user, where } = yield* newConversation
             const second = Conversation.ConversationId.make(globalThis.crypto.randomUUID())
             yield* store.startTurn(turnOf({ ...where, id: second }, "later", "2026-11-03T10:00:00.000Z"))
-            expect((yield* store.listFor(deployment, user.id)).map((c) => c.id)).toEqual([second, id])
+            const summaries = (listed: ReadonlyArray<Conversation.ConversationSummary>) =>
+              listed.map((c) => [c.conversation_id, c.title, DateTime.formatIso(c.updated_at), c.assistant_streaming])
+            // The second's reply streams; the first's was completed, and another's stream does not count for it.
+            expect(summaries(yield* store.listFor(deployment, user.id))).toEqual([
+              [second, "later", "2026-11-03T10:00:00.000Z", true],
+              [id, "first", "2026-11-01T10:00:00.000Z", false]
+            ])
             yield* store.setTitle(id, "renamed", at("2026-11-04T10:00:00.000Z"))
             yield* store.startTurn(turnOf(where, "last", "2026-11-04T10:00:00.000Z", { limit: 2 }))
-            const listed = yield* store.listFor(deployment, user.id)
-            expect(listed.map((c) => [c.id, c.title, c.terminal])).toEqual([[id, "renamed", true], [second, "later", false]])
+            expect(summaries(yield* store.listFor(deployment, user.id))).toEqual([
+              [id, "renamed", "2026-11-04T10:00:00.000Z", true],
+              [second, "later", "2026-11-03T10:00:00.000Z", true]
+            ])
+            expect(Option.map(yield* store.find(id), (c) => c.terminal)).toEqual(Option.some(true))
             expect(yield* store.listFor(deployment, (yield* newUser).id)).toEqual([])
+            expect(yield* store.listFor(Deployment.DeploymentId.make(uniqueName("dep")), user.id)).toEqual([])
           }))
       })
 

@@ -1,5 +1,5 @@
 import { Context, type DateTime, Effect, type Option } from "effect"
-import type { ConversationId, ConversationRecord, Message, MessageId, MessageStatus } from "../model/Conversation.js"
+import type { ConversationId, ConversationRecord, ConversationSummary, Message, MessageId, MessageStatus } from "../model/Conversation.js"
 import type { DeploymentId } from "../model/Deployment.js"
 import type { StorageError } from "../model/Errors.js"
 import type { UserId } from "../model/Ids.js"
@@ -8,8 +8,11 @@ import type { ReplyLease, TurnInput, TurnStart } from "../model/Turn.js"
 /** Conversations and their messages. */
 export class ConversationStore extends Context.Tag("@hosting/core/ConversationStore")<ConversationStore, {
   readonly find: (id: ConversationId) => Effect.Effect<Option.Option<ConversationRecord>, StorageError>
-  /** A user's conversations on a deployment, most recently updated first. */
-  readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<ConversationRecord>, StorageError>
+  /**
+   * A user's conversations on a deployment as the API lists them, most
+   * recently updated first: a store reads only what a summary shows.
+   */
+  readonly listFor: (deploymentId: DeploymentId, ownerId: UserId) => Effect.Effect<ReadonlyArray<ConversationSummary>, StorageError>
   readonly setTitle: (id: ConversationId, title: string, now: DateTime.Utc) => Effect.Effect<void, StorageError>
   /**
    * Starts a turn (interface.md send-message rules): creates the

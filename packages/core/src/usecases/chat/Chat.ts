@@ -6,7 +6,7 @@
  * reply stream (`ReplyStream.ts`: snapshot, live events, resumption).
  */
 import { DateTime, Effect, Option, type Stream } from "effect"
-import { Attachment, type ConversationId, ConversationSummary, graphemeLength, graphemeSlice, maxTitleLength } from "../../model/Conversation.js"
+import { Attachment, type ConversationId, graphemeLength, graphemeSlice, maxTitleLength } from "../../model/Conversation.js"
 import { type ConcurrentSend, defaultConcurrentSend, type DeploymentId, type DeploymentRecord } from "../../model/Deployment.js"
 import {
   AttachmentInvalid,
@@ -30,7 +30,6 @@ import * as Tracing from "../../runtime/Tracing.js"
 import { ChatConfig } from "./ChatConfig.js"
 import * as ReplyRunner from "./ReplyRunner.js"
 import * as ReplyStream from "./ReplyStream.js"
-import * as Trusted from "../../model/Trusted.js"
 
 export { ChatConfig, failure } from "./ChatConfig.js"
 export type { ReplyItem } from "./ReplyStream.js"
@@ -111,16 +110,7 @@ export class Chat extends Effect.Service<Chat>()("@hosting/core/Chat", {
     // The reads of every page load, in flatMap steps: a generator costs several steps of its own for each `yield*`.
     const list = (principal: Principal, deploymentId: DeploymentId) =>
       Tracing.withSpan("Chat.list")(Effect.flatMap(deploymentOf(principal, deploymentId), () =>
-        Effect.map(conversations.listFor(deploymentId, principal.user.id), (records) =>
-          records.map((c) =>
-            // A view of a stored record, checked on the way in and encoded by the HTTP layer with its schema.
-            Trusted.make(ConversationSummary, {
-              conversation_id: c.id,
-              title: c.title,
-              updated_at: c.updated_at,
-              assistant_streaming: c.assistant_streaming
-            })
-          ))))
+        conversations.listFor(deploymentId, principal.user.id)))
 
     /** Sets the title; idempotent; never creates a conversation. */
     const setTitle = Tracing.fn("Chat.setTitle")(function*(
