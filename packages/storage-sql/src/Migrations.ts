@@ -360,6 +360,18 @@ const streamingByConversation = Effect.gen(function*() {
 })
 
 /**
+ * A namespace's deployments are read on every deploy (inside its write
+ * transaction), undeploy and restart of a workload: the namespace had no
+ * index, and SQLite read every deployment ever made and sorted the
+ * namespace's (870 µs at 10,000 deployments, against 23 µs). With the time
+ * and id in the index, the newest comes first without a sort.
+ */
+const deploymentsByNamespace = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX deployments_namespace ON deployments (namespace, deployed_at, id)`
+})
+
+/**
  * Every span of a trace an agent exports (the trace row stays the one of
  * the listing): ids, parent, name, kind, status, times, and attributes and
  * events as JSON text. Keyed by the agent and the trace, so that a trace's
@@ -407,7 +419,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0017_trace_queries": traceQueries,
   "0018_a2a_tasks": SqlA2aTaskStore.migration,
   "0019_deployment_history_order": deploymentHistoryOrder,
-  "0020_streaming_by_conversation": streamingByConversation
+  "0020_streaming_by_conversation": streamingByConversation,
+  "0021_deployments_by_namespace": deploymentsByNamespace
 }
 
 const table = "hosting_migrations"

@@ -71,6 +71,41 @@ export const agentHistoryStatement = (
   sql<DeploymentRow>`${selectOf(sql)} WHERE d.publisher_id = ${publisherId} AND d.agent_name = ${agentName}
     AND ${sql.in("d.account_id", accountIds)} ORDER BY d.deployed_at DESC, d.id DESC`
 
+/**
+ * The statements of a namespace's newest deployment and of its live ones
+ * (exported for the test of their plans): searched by the namespace's index
+ * (migration 0021), newest first as the index holds them.
+ */
+export const namespaceStatements = (sql: SqlClient.SqlClient, namespace: string) => ({
+  newest: sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} ORDER BY d.deployed_at DESC, d.id DESC LIMIT 1`,
+  live: sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} AND d.undeployed_at IS NULL ORDER BY d.deployed_at DESC`
+})
+
+/** Every status a deployment can have: words that may be written into a statement as they are. */
+const knownStatuses: ReadonlySet<string> = new Set(Object.values(Deployment.DeploymentStatus))
+
+/**
+ * The statement of a page of live deployments with the given statuses
+ * (exported for the test of its plan). Statuses of the closed set are
+ * written into the statement rather than bound: SQLite uses the partial
+ * index of unsettled deployments (migration 0015) only where the query's
+ * condition is its condition as written, which a bound parameter never is,
+ * and the poll of rollouts walked every deployment ever made instead
+ * (1.5 ms a round at 10,000 deployments, against 78 µs).
+ */
+export const liveWithStatusStatement = (
+  sql: SqlClient.SqlClient,
+  statuses: ReadonlyArray<string>,
+  after: string | undefined,
+  limit: number
+) => {
+  const statusIn = statuses.every((status) => knownStatuses.has(status))
+    ? sql.literal(`d.status IN (${statuses.map((status) => `'${status}'`).join(", ")})`)
+    : sql.in("d.status", statuses)
+  return sql<DeploymentRow>`${selectOf(sql)} WHERE d.undeployed_at IS NULL AND ${statusIn}
+    AND d.id > ${after ?? ""} ORDER BY d.id LIMIT ${limit}`
+}
+
 export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -98,13 +133,13 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
     )
 
   const findByNamespace = (namespace: string) =>
-    sql<DeploymentRow>`${select} WHERE d.namespace = ${namespace} ORDER BY d.deployed_at DESC, d.id DESC LIMIT 1`.pipe(
+    namespaceStatements(sql, namespace).newest.pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
       storageError("SqlDeploymentStore.findByNamespace")
     )
 
   const liveInNamespace = (namespace: string) =>
-    sql<DeploymentRow>`${select} WHERE d.namespace = ${namespace} AND d.undeployed_at IS NULL ORDER BY d.deployed_at DESC`.pipe(
+    namespaceStatements(sql, namespace).live.pipe(
       Effect.map((rows) => rows.map(toRecord)),
       storageError("SqlDeploymentStore.liveInNamespace")
     )
@@ -184,8 +219,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
   const listLiveWithStatus: Ports.DeploymentStore["Type"]["listLiveWithStatus"] = (statuses, after, limit) =>
     statuses.length === 0
       ? Effect.succeed([])
-      : sql<DeploymentRow>`${select} WHERE d.undeployed_at IS NULL AND ${sql.in("d.status", statuses)}
-          AND d.id > ${after ?? ""} ORDER BY d.id LIMIT ${limit}`.pipe(
+      : liveWithStatusStatement(sql, statuses, after, limit).pipe(
           Effect.map((rows) => rows.map(toRecord)),
           storageError("SqlDeploymentStore.listLiveWithStatus")
         )

@@ -49,15 +49,27 @@ const toPrincipal = (first: PrincipalRow, rows: ReadonlyArray<PrincipalRow>) => 
   }
 })
 
+/**
+ * The statement of a token's principal (exported for the test of its plan):
+ * the token, its user, and the user's memberships with their accounts' names.
+ * Both are outer joins, so that a user without any membership still has a
+ * row; a membership always has its account (a foreign key). Written as a
+ * join of the memberships and the accounts nested inside one outer join,
+ * SQLite made that inner join for every membership of the server first
+ * (10.7 ms for a token at 20,000 memberships, against 16 µs now).
+ */
+export const principalStatement = (sql: SqlClient.SqlClient, hash: string) =>
+  sql<PrincipalRow>`SELECT t.hash, t.expires_at, t.id, t.scopes, t.accounts, u.id AS user_id, u.name AS user_name, m.account_id, a.name AS account, m.role
+    FROM tokens t JOIN users u ON u.id = t.user_id
+    LEFT JOIN memberships m ON m.user_id = u.id
+    LEFT JOIN accounts a ON a.id = m.account_id
+    WHERE t.hash = ${hash} ORDER BY a.name`
+
 export const make: Effect.Effect<Ports.TokenStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  // The memberships join inside the outer join, so that a user without any still has their row.
   const findPrincipal = (hash: string) =>
-    sql<PrincipalRow>`SELECT t.hash, t.expires_at, t.id, t.scopes, t.accounts, u.id AS user_id, u.name AS user_name, m.account_id, a.name AS account, m.role
-      FROM tokens t JOIN users u ON u.id = t.user_id
-      LEFT JOIN (memberships m JOIN accounts a ON a.id = m.account_id) ON m.user_id = u.id
-      WHERE t.hash = ${hash} ORDER BY a.name`.pipe(
+    principalStatement(sql, hash).pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), (first) => toPrincipal(first, rows))),
       storageError("SqlTokenStore.findPrincipal")
     )

@@ -190,6 +190,23 @@ export const statsStatement = (sql: SqlClient.SqlClient, q: TraceStats.StatsQuer
     FROM r GROUP BY i ORDER BY i`
 }
 
+/**
+ * The traces of spans whose root never came (or whose trace is gone), older
+ * than `cutoff`: they age out by their own start (exported for the test of
+ * its plan). The spans are walked oldest first through their index of times
+ * and the first `max` taken, then made distinct: with the distinct inside,
+ * SQLite walked every span of the server in key order to spare itself the
+ * sort (230 ms a round at 500,000 spans, each round in a transaction that
+ * the one connection of a SQLite server waits for, against 191 µs).
+ */
+export const orphanSpansStatement = (sql: SqlClient.SqlClient, cutoff: string, max: number) =>
+  sql<TraceKey>`SELECT DISTINCT o.publisher_id, o.agent_name, o.trace_id FROM (
+      SELECT s.publisher_id, s.agent_name, s.trace_id FROM trace_spans s
+      WHERE s.started_at < ${cutoff} AND NOT EXISTS (SELECT 1 FROM traces t
+        WHERE t.publisher_id = s.publisher_id AND t.agent_name = s.agent_name AND t.trace_id = s.trace_id)
+      ORDER BY s.started_at LIMIT ${max}
+    ) o`
+
 export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
@@ -340,11 +357,7 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
       const cutoff = timeText(before)
       const old = yield* sql<TraceKey>`SELECT publisher_id, agent_name, trace_id FROM traces
         WHERE started_at < ${cutoff} ORDER BY started_at LIMIT ${max}`
-      // Spans whose root never came (or whose trace is gone) age out by their own start.
-      const orphans = yield* sql<TraceKey>`SELECT DISTINCT s.publisher_id, s.agent_name, s.trace_id FROM trace_spans s
-        WHERE s.started_at < ${cutoff} AND NOT EXISTS (SELECT 1 FROM traces t
-          WHERE t.publisher_id = s.publisher_id AND t.agent_name = s.agent_name AND t.trace_id = s.trace_id)
-        LIMIT ${max}`
+      const orphans = yield* orphanSpansStatement(sql, cutoff, max)
       yield* remove([...old, ...orphans])
       return old.length + orphans.length
     },
