@@ -372,6 +372,16 @@ const deploymentsByNamespace = Effect.gen(function*() {
 })
 
 /**
+ * The catalog groups the published versions by agent: with an index of them
+ * by agent, the group is read in order instead of sorted (the catalog's
+ * statements, `SqlAgentStore.catalogStatements`).
+ */
+const publishedByAgent = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX builds_agent_published ON builds (agent_id, published_at) WHERE version IS NOT NULL`
+})
+
+/**
  * Every span of a trace an agent exports (the trace row stays the one of
  * the listing): ids, parent, name, kind, status, times, and attributes and
  * events as JSON text. Keyed by the agent and the trace, so that a trace's
@@ -420,7 +430,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0018_a2a_tasks": SqlA2aTaskStore.migration,
   "0019_deployment_history_order": deploymentHistoryOrder,
   "0020_streaming_by_conversation": streamingByConversation,
-  "0021_deployments_by_namespace": deploymentsByNamespace
+  "0021_deployments_by_namespace": deploymentsByNamespace,
+  "0022_published_by_agent": publishedByAgent
 }
 
 const table = "hosting_migrations"

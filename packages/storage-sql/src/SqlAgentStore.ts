@@ -69,12 +69,44 @@ const toBuild = (row: BuildRow) =>
 /** Escapes LIKE wildcards so that a search for `a_b` matches only `a_b`. */
 const likePattern = (q: string) => `%${q.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
 
+/** An agent's columns, with its account's name, from `agents ag JOIN accounts ac`. */
+const agentColumnsOf = (sql: SqlClient.SqlClient) =>
+  sql.literal("ag.id, ag.account_id, ac.name AS account, ag.name, ag.registry, ag.created_at, ag.updated_at")
+
+/**
+ * The statements of a catalog page and of its total (exported for the test
+ * of their plans). The total counts agents that have a published version,
+ * each asked once through the builds' unique key. The page groups the
+ * published versions by agent alone, through their index by agent (migration
+ * 0022), before joining each agent once: grouped by every column of the
+ * agent after the join, the page sorted every published version of the
+ * server twice (13.5 ms for a page and its total at 1,000 agents of 10
+ * versions, against 2.2 ms).
+ */
+export const catalogStatements = (sql: SqlClient.SqlClient, query: Ports.CatalogQuery) => {
+  const filter = Option.match(query.q, {
+    onNone: () => sql.literal(""),
+    onSome: (q) => sql`AND LOWER(ac.name || '/' || ag.name) LIKE ${likePattern(q)} ESCAPE '\\'`
+  })
+  return {
+    count: sql<{ total: number | string }>`SELECT COUNT(*) AS total
+      FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
+      WHERE EXISTS (SELECT 1 FROM builds b WHERE b.agent_id = ag.id AND b.version IS NOT NULL) ${filter}`,
+    page: sql<AgentRow & { last_published: string; versions_count: number | string }>`
+      SELECT ${agentColumnsOf(sql)}, p.last_published, p.versions_count
+      FROM (SELECT agent_id, MAX(published_at) AS last_published, COUNT(*) AS versions_count
+        FROM builds WHERE version IS NOT NULL GROUP BY agent_id) p
+      JOIN agents ag ON ag.id = p.agent_id JOIN accounts ac ON ac.id = ag.account_id
+      WHERE 1 = 1 ${filter}
+      ORDER BY p.last_published DESC, ag.id
+      LIMIT ${query.limit} OFFSET ${query.offset}`
+  }
+}
+
 export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlClient> = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
 
-  const agentColumns = sql.literal(
-    "ag.id, ag.account_id, ac.name AS account, ag.name, ag.registry, ag.created_at, ag.updated_at"
-  )
+  const agentColumns = agentColumnsOf(sql)
   const buildColumns = sql.literal(
     "agent_id, build_id, spec, spec_content, readme, validation_warnings, version, published_at, registered_at, updated_at, " +
       "yanked_at, yank_reason"
@@ -173,22 +205,9 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
     )
 
   const listPublished = Effect.fnUntraced(function*(query: Ports.CatalogQuery) {
-    const filter = Option.match(query.q, {
-      onNone: () => sql.literal(""),
-      onSome: (q) => sql`AND LOWER(ac.name || '/' || ag.name) LIKE ${likePattern(q)} ESCAPE '\\'`
-    })
-    const [count] = yield* sql<{ total: number | string }>`SELECT COUNT(DISTINCT ag.id) AS total
-      FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
-      JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
-      WHERE 1 = 1 ${filter}`
-    const page = yield* sql<AgentRow & { last_published: string; versions_count: number | string }>`
-      SELECT ${agentColumns}, MAX(b.published_at) AS last_published, COUNT(*) AS versions_count
-      FROM agents ag JOIN accounts ac ON ac.id = ag.account_id
-      JOIN builds b ON b.agent_id = ag.id AND b.version IS NOT NULL
-      WHERE 1 = 1 ${filter}
-      GROUP BY ag.id, ag.account_id, ac.name, ag.name, ag.registry, ag.created_at, ag.updated_at
-      ORDER BY last_published DESC, ag.id
-      LIMIT ${query.limit} OFFSET ${query.offset}`
+    const { count: counted, page: paged } = catalogStatements(sql, query)
+    const [count] = yield* counted
+    const page = yield* paged
     const published = page.length === 0 ? [] : yield* sql<BuildRow>`SELECT ${buildColumns} FROM builds
       WHERE version IS NOT NULL AND ${sql.in("agent_id", page.map((row) => row.id))}`
     const agents = page.map((row) => {

@@ -8,9 +8,9 @@
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
-import { SqlConversationStore, SqlDeploymentStore, SqlTokenStore, SqlTraceStore } from "@hosting/storage-sql"
+import { SqlAgentStore, SqlConversationStore, SqlDeploymentStore, SqlTokenStore, SqlTraceStore } from "@hosting/storage-sql"
 import { SqliteStorage } from "@hosting/storage-sqlite"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 
 /** SQLite's plan of a compiled statement, one line a step. */
 const planOf = (statement: { readonly compile: () => readonly [string, ReadonlyArray<unknown>] }) =>
@@ -78,6 +78,21 @@ describe("sqlite: plans of the statements on a request's path", () => {
         const plan = yield* planOf(SqlTraceStore.orphanSpansStatement(sql, "2026-01-01T00:00:00.000Z", 500))
         expect(plan).toMatch(/SEARCH s USING INDEX trace_spans_time \(started_at<\?\)/)
         expect(plan).not.toMatch(/SCAN s/)
+      }))
+
+    it.effect("a catalog page groups the published versions by agent through their index, and its total asks each agent once", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        for (const q of [Option.none(), Option.some("acme")]) {
+          const statements = SqlAgentStore.catalogStatements(sql, { q, limit: 20, offset: 0 })
+          const page = yield* planOf(statements.page)
+          expect(page).toMatch(/SCAN builds USING (COVERING )?INDEX builds_agent_published/)
+          expect(page).not.toMatch(/TEMP B-TREE FOR GROUP BY/)
+          const count = yield* planOf(statements.count)
+          expect(count).toMatch(/SCAN ag/)
+          expect(count).toMatch(/SEARCH b EXISTS USING COVERING INDEX/)
+          expect(count).not.toMatch(/count\(DISTINCT\)/)
+        }
       }))
   })
 })
