@@ -372,13 +372,18 @@ const deploymentsByNamespace = Effect.gen(function*() {
 })
 
 /**
- * The catalog groups the published versions by agent: with an index of them
- * by agent, the group is read in order instead of sorted (the catalog's
- * statements, `SqlAgentStore.catalogStatements`).
+ * An agent's row keeps the time of its newest publication (NULL until its
+ * first), kept by the store as versions are published, so that the catalog
+ * reads its page and total from one index of published agents, newest
+ * first, rather than grouping every published version of the server
+ * (`SqlAgentStore.catalogStatements`).
  */
-const publishedByAgent = Effect.gen(function*() {
+const catalogOnAgents = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql`CREATE INDEX builds_agent_published ON builds (agent_id, published_at) WHERE version IS NOT NULL`
+  yield* sql`ALTER TABLE agents ADD COLUMN last_published_at TEXT`
+  yield* sql`UPDATE agents SET last_published_at = (SELECT MAX(b.published_at) FROM builds b
+    WHERE b.agent_id = agents.id AND b.version IS NOT NULL)`
+  yield* sql`CREATE INDEX agents_catalog ON agents (last_published_at DESC, id) WHERE last_published_at IS NOT NULL`
 })
 
 /**
@@ -431,7 +436,7 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0019_deployment_history_order": deploymentHistoryOrder,
   "0020_streaming_by_conversation": streamingByConversation,
   "0021_deployments_by_namespace": deploymentsByNamespace,
-  "0022_published_by_agent": publishedByAgent
+  "0022_catalog_on_agents": catalogOnAgents
 }
 
 const table = "hosting_migrations"

@@ -6,7 +6,7 @@ import { SqlClient } from "@effect/sql"
 import * as Migrator from "@effect/sql/Migrator"
 import { describe, expect, it } from "@effect/vitest"
 import { Ids } from "@hosting/core"
-import { Migrations, SqlTokenStore, SqlTraceStore } from "@hosting/storage-sql"
+import { Migrations, SqlAgentStore, SqlTokenStore, SqlTraceStore } from "@hosting/storage-sql"
 import { DateTime, Effect, Option } from "effect"
 import * as Client from "../src/internal/client.js"
 
@@ -60,5 +60,33 @@ describe("sqlite: migrations over older data", () => {
         .toBe(true)
       expect(yield* tokens.remove("old")).toBe(true)
       expect(Option.isNone(yield* tokens.findPrincipal("session"))).toBe(true)
+    }).pipe(Effect.provide(Client.layer({ filename: ":memory:" }))))
+
+  it.effect("0022_catalog_on_agents: agents published before are listed by their newest publication; unpublished ones are not", () =>
+    Effect.gen(function*() {
+      const sql = yield* SqlClient.SqlClient
+      yield* migrateBefore("0022")
+      const created = "2026-11-01T00:00:00.000Z"
+      yield* sql`INSERT INTO accounts (id, name, created_at) VALUES ('acct-1', 'acme', ${created})`
+      for (const agent of ["older", "newer", "draft"]) {
+        yield* sql`INSERT INTO agents (id, account_id, name, registry, created_at, updated_at)
+          VALUES (${`agent-${agent}`}, 'acct-1', ${agent}, 'registry.example.com/acme', ${created}, ${created})`
+      }
+      const build = (agent: string, id: string, version: string | null, publishedAt: string | null) =>
+        sql`INSERT INTO builds (agent_id, build_id, spec, spec_content, readme, validation_warnings, version, published_at,
+            registered_at, updated_at)
+          VALUES (${`agent-${agent}`}, ${id}, '{}', '', '', '[]', ${version}, ${publishedAt}, ${created}, ${created})`
+      yield* build("older", "b-1", "1.0.0", "2026-11-02T00:00:00.000Z")
+      yield* build("older", "b-2", "1.1.0", "2026-11-03T00:00:00.000Z")
+      yield* build("newer", "b-1", "0.1.0", "2026-11-04T00:00:00.000Z")
+      yield* build("draft", "b-1", null, null)
+      yield* Migrations.run
+      const store = yield* SqlAgentStore.make
+      const listed = yield* store.listPublished({ q: Option.none(), limit: 50, offset: 0 })
+      expect(listed.total).toBe(2)
+      expect(listed.agents.map((a) => [a.name, DateTime.formatIso(a.published_at), a.versions_count, a.latest_version])).toEqual([
+        ["newer", "2026-11-04T00:00:00.000Z", 1, "0.1.0"],
+        ["older", "2026-11-03T00:00:00.000Z", 2, "1.1.0"]
+      ])
     }).pipe(Effect.provide(Client.layer({ filename: ":memory:" }))))
 })

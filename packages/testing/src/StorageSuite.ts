@@ -593,6 +593,25 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const paged = yield* agents.listPublished({ q: Option.some(account.name), limit: 50, offset: 1 })
             expect(paged.total).toBe(1)
             expect(paged.agents).toEqual([])
+            // Agents come newest publication first; registering a published build again, with its version and
+            // publication as a registration carries them, moves nothing.
+            const later = yield* newAgent(account)
+            yield* agents.upsertBuild(buildOf(later, "l-1", "2026-11-03T10:00:00.000Z"))
+            yield* agents.publishBuild({ agent_id: later.id, build_id: Ids.BuildId.make("l-1"), version: Ids.SemVer.make("0.1.0"), now: at("2026-11-03T10:00:00.000Z") })
+            yield* agents.upsertBuild(
+              new Agent.Build({
+                ...buildOf(published, "p-1", "2026-11-01T10:00:00.000Z"),
+                version: Option.some(Ids.SemVer.make("1.10.0")),
+                published_at: Option.some(at("2026-11-01T10:00:00.000Z")),
+                updated_at: at("2026-11-04T10:00:00.000Z")
+              })
+            )
+            const both = yield* agents.listPublished({ q: Option.some(account.name), limit: 50, offset: 0 })
+            expect(both.total).toBe(2)
+            expect(both.agents.map((a) => [a.name, DateTime.formatIso(a.published_at), a.versions_count])).toEqual([
+              [later.name, "2026-11-03T10:00:00.000Z", 1],
+              [published.name, "2026-11-02T10:00:00.000Z", 2]
+            ])
           }))
       })
 

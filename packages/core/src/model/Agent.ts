@@ -116,8 +116,11 @@ export class AgentConfig extends Schema.Class<AgentConfig>("AgentConfig")({
   env: Schema.Record({ key: Schema.String, value: Schema.String })
 }) {}
 
+/** What the choice of a version reads of a build (a store may read no more than that for a catalog page). */
+export type VersionFacts = Pick<Build, "version" | "yanked">
+
 /** Published versions, highest semver first. */
-export const publishedOf = (builds: ReadonlyArray<Build>) =>
+export const publishedOf = <B extends VersionFacts>(builds: ReadonlyArray<B>): Array<B> =>
   builds
     .filter((b) => Option.isSome(b.version))
     .sort((a, b) => compareSemVerDescending(Option.getOrThrow(a.version), Option.getOrThrow(b.version)))
@@ -137,7 +140,8 @@ export const versionView = (build: Build, member: boolean) =>
   })
 
 /** Published versions that are not yanked, highest semver first: what a range, a channel or "latest" may pick. */
-export const installableOf = (builds: ReadonlyArray<Build>) => publishedOf(builds).filter((b) => b.yanked === undefined)
+export const installableOf = <B extends VersionFacts>(builds: ReadonlyArray<B>): Array<B> =>
+  publishedOf(builds).filter((b) => b.yanked === undefined)
 
 /** The image of a build: the spec's `image` when given, else `<registry>/<name>:<build_id>`. */
 export const imageOf = (agent: AgentRecord, build: Build) => {
