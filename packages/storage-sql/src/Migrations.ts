@@ -387,6 +387,20 @@ const catalogOnAgents = Effect.gen(function*() {
 })
 
 /**
+ * The accounts that run an agent are read on every build event (a
+ * registration, a publication, a yank), and the live deployments of a
+ * build on every yank. The agent's index holds its whole history: for an
+ * agent that many accounts deploy again and again, Postgres read every
+ * deployment of the server instead (7.5 ms at 23,000 deployments, 21,000 of
+ * them that agent's, against 0.8 ms). The live ones alone, by agent and
+ * account, are what both ask for.
+ */
+const liveDeploymentsByAgent = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX deployments_agent_live ON deployments (publisher_id, agent_name, account_id) WHERE undeployed_at IS NULL`
+})
+
+/**
  * Every span of a trace an agent exports (the trace row stays the one of
  * the listing): ids, parent, name, kind, status, times, and attributes and
  * events as JSON text. Keyed by the agent and the trace, so that a trace's
@@ -436,7 +450,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0019_deployment_history_order": deploymentHistoryOrder,
   "0020_streaming_by_conversation": streamingByConversation,
   "0021_deployments_by_namespace": deploymentsByNamespace,
-  "0022_catalog_on_agents": catalogOnAgents
+  "0022_catalog_on_agents": catalogOnAgents,
+  "0023_live_deployments_by_agent": liveDeploymentsByAgent
 }
 
 const table = "hosting_migrations"

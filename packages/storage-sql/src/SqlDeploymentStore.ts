@@ -81,6 +81,17 @@ export const namespaceStatements = (sql: SqlClient.SqlClient, namespace: string)
   live: sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} AND d.undeployed_at IS NULL ORDER BY d.deployed_at DESC`
 })
 
+/**
+ * The statement of the other accounts that run an agent (exported for the
+ * test of its plan): read from the index of live deployments by agent and
+ * account (migration 0023), in its order.
+ */
+export const accountsDeployingStatement = (sql: SqlClient.SqlClient, publisherId: string, agentName: string) =>
+  sql<{ account_id: string }>`SELECT DISTINCT account_id FROM deployments
+    WHERE publisher_id = ${publisherId} AND agent_name = ${agentName} AND undeployed_at IS NULL
+      AND account_id <> ${publisherId}
+    ORDER BY account_id`
+
 /** Every status a deployment can have: words that may be written into a statement as they are. */
 const knownStatuses: ReadonlySet<string> = new Set(Object.values(Deployment.DeploymentStatus))
 
@@ -225,10 +236,7 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
         )
 
   const accountsDeploying = (publisherId: Ids.AccountId, agentName: Ids.AgentName) =>
-    sql<{ account_id: string }>`SELECT DISTINCT account_id FROM deployments
-      WHERE publisher_id = ${publisherId} AND agent_name = ${agentName} AND undeployed_at IS NULL
-        AND account_id <> ${publisherId}
-      ORDER BY account_id`.pipe(
+    accountsDeployingStatement(sql, publisherId, agentName).pipe(
       Effect.map((rows) => rows.map((row) => Ids.AccountId.make(row.account_id, trusted))),
       storageError("SqlDeploymentStore.accountsDeploying")
     )

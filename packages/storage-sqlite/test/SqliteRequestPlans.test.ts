@@ -72,6 +72,14 @@ describe("sqlite: plans of the statements on a request's path", () => {
         }
       }))
 
+    it.effect("the accounts that run an agent are read from the index of its live deployments, in order (migration 0023)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const plan = yield* planOf(SqlDeploymentStore.accountsDeployingStatement(sql, "acct-1", "helper"))
+        expect(plan).toMatch(/SEARCH deployments USING (COVERING )?INDEX deployments_agent_live \(publisher_id=\? AND agent_name=\?\)/)
+        expect(plan).not.toMatch(/TEMP B-TREE/)
+      }))
+
     it.effect("the sweep finds orphan spans through their index of times, not by walking every span", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
