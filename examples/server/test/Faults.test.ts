@@ -19,7 +19,7 @@
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { TestDatabase } from "@hosting/storage-postgres/testing"
 import { Effect } from "effect"
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
+import { type Dirent, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs"
 import { createRequire } from "node:module"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
@@ -51,11 +51,31 @@ const startServer = async (env: Record<string, string>) => {
 }
 
 /** Whether any file under `root` holds exactly these bytes (object paths are the store's business, not the test's). */
-const holds = (root: string, bytes: Uint8Array) =>
-  (readdirSync(root, { recursive: true }) as Array<string>).some((name) => {
-    const path = join(root, name)
-    return statSync(path).isFile() && statSync(path).size === bytes.length && readFileSync(path).equals(bytes)
-  })
+const holds = (root: string, bytes: Uint8Array): boolean => {
+  // The server's sweep removes files while this walks them: a file or folder gone meanwhile is not held.
+  const gone = (error: unknown) => (error as NodeJS.ErrnoException).code === "ENOENT"
+  const walk = (dir: string): boolean => {
+    let entries: Array<Dirent>
+    try {
+      entries = readdirSync(dir, { withFileTypes: true })
+    } catch (error) {
+      if (gone(error)) return false
+      throw error
+    }
+    return entries.some((entry) => {
+      const path = join(dir, entry.name)
+      if (entry.isDirectory()) return walk(path)
+      if (!entry.isFile()) return false
+      try {
+        return statSync(path).size === bytes.length && readFileSync(path).equals(bytes)
+      } catch (error) {
+        if (gone(error)) return false
+        throw error
+      }
+    })
+  }
+  return walk(root)
+}
 
 /** Polls `check` until it returns nothing (no problem), or gives the last problems after `timeoutMs`. */
 const settle = async (check: () => Promise<Array<string>>, timeoutMs: number) => {
