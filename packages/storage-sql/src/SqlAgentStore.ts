@@ -81,7 +81,6 @@ interface CatalogVersionRow {
 }
 
 const catalogVersionOf = (row: CatalogVersionRow) => ({
-  agent_id: row.agent_id,
   build_id: Ids.BuildId.make(row.build_id, trusted),
   version: Option.some(Ids.SemVer.make(row.version, trusted)),
   yanked: row.yanked_at === null ? undefined : yankOf(row.yanked_at, row.yank_reason),
@@ -261,8 +260,8 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
       else versions.push(catalogVersionOf(row))
     }
     const agents = page.map((row) => {
-      const versions = Agent.publishedOf(byAgent.get(row.id) ?? [])
-      if (versions.length === 0) return undefined
+      // An agent's row has a publication time only once one of its builds has a version.
+      const versions = Agent.publishedOf(byAgent.get(row.id)!)
       // The newest version that is not yanked; when every one is, the newest (the agent stays listed, its versions marked).
       const latest = Agent.installableOf(versions)[0] ?? versions[0]!
       const description = (JSON.parse(latest.spec) as Record<string, unknown>)["description"]
@@ -277,7 +276,7 @@ export const make: Effect.Effect<Ports.AgentStore["Type"], never, SqlClient.SqlC
         versions_count: versions.length
       })
     })
-    return { agents: agents.filter((agent) => agent !== undefined), total: Number(count?.total ?? 0) }
+    return { agents, total: Number(count?.total ?? 0) }
   }, storageError("SqlAgentStore.listPublished"))
 
   return Ports.AgentStore.of({

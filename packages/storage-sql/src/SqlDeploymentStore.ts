@@ -76,10 +76,11 @@ export const agentHistoryStatement = (
  * (exported for the test of their plans): searched by the namespace's index
  * (migration 0021), newest first as the index holds them.
  */
-export const namespaceStatements = (sql: SqlClient.SqlClient, namespace: string) => ({
-  newest: sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} ORDER BY d.deployed_at DESC, d.id DESC LIMIT 1`,
-  live: sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} AND d.undeployed_at IS NULL ORDER BY d.deployed_at DESC`
-})
+export const newestInNamespaceStatement = (sql: SqlClient.SqlClient, namespace: string) =>
+  sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} ORDER BY d.deployed_at DESC, d.id DESC LIMIT 1`
+
+export const liveInNamespaceStatement = (sql: SqlClient.SqlClient, namespace: string) =>
+  sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} AND d.undeployed_at IS NULL ORDER BY d.deployed_at DESC`
 
 /**
  * The statement of the other accounts that run an agent (exported for the
@@ -144,13 +145,13 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
     )
 
   const findByNamespace = (namespace: string) =>
-    namespaceStatements(sql, namespace).newest.pipe(
+    newestInNamespaceStatement(sql, namespace).pipe(
       Effect.map((rows) => Option.map(Option.fromNullable(rows[0]), toRecord)),
       storageError("SqlDeploymentStore.findByNamespace")
     )
 
   const liveInNamespace = (namespace: string) =>
-    namespaceStatements(sql, namespace).live.pipe(
+    liveInNamespaceStatement(sql, namespace).pipe(
       Effect.map((rows) => rows.map(toRecord)),
       storageError("SqlDeploymentStore.liveInNamespace")
     )

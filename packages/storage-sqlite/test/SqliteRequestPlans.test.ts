@@ -64,8 +64,12 @@ describe("sqlite: plans of the statements on a request's path", () => {
     it.effect("a namespace's deployments are searched by the namespace, newest first without a sort (migration 0021)", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        const statements = SqlDeploymentStore.namespaceStatements(sql, "ns-1")
-        for (const statement of [statements.newest, statements.live]) {
+        for (
+          const statement of [
+            SqlDeploymentStore.newestInNamespaceStatement(sql, "ns-1"),
+            SqlDeploymentStore.liveInNamespaceStatement(sql, "ns-1")
+          ]
+        ) {
           const plan = yield* planOf(statement)
           expect(plan).toMatch(/SEARCH d USING INDEX deployments_namespace \(namespace=\?\)/)
           expect(plan).not.toMatch(/TEMP B-TREE/)

@@ -638,11 +638,9 @@ export const make = Effect.gen(function*() {
       )
   })
 
+  const streamingIn = (id: string) => state.messages.some((m) => m.conversation_id === id && m.message.status === "streaming")
   const withStreaming = (c: Omit<Conversation.ConversationRecord, "assistant_streaming">) =>
-    new Conversation.ConversationRecord({
-      ...c,
-      assistant_streaming: state.messages.some((m) => m.conversation_id === c.id && m.message.status === "streaming")
-    })
+    new Conversation.ConversationRecord({ ...c, assistant_streaming: streamingIn(c.id) })
   const messagesOf = (id: string) => state.messages.filter((m) => m.conversation_id === id)
 
   /** A turn on the state as it is (transactions run one at a time): what is stored read, the turn decided, then written. */
@@ -688,7 +686,7 @@ export const make = Effect.gen(function*() {
               conversation_id: c.id,
               title: c.title,
               updated_at: c.updated_at,
-              assistant_streaming: withStreaming(c).assistant_streaming
+              assistant_streaming: streamingIn(c.id)
             })
           )
       ),
