@@ -401,6 +401,25 @@ const liveDeploymentsByAgent = Effect.gen(function*() {
 })
 
 /**
+ * On Postgres, an agent's traces page, its count and its stats searched the
+ * agent's indexes and then dropped, row by row, the traces of other accounts
+ * and of other users' chats: for an agent of 9,000 traces with 545 visible to
+ * the reader, 5.1, 3.2 and 7.4 ms, against 2.0, 0.9 and 3.1 with an index by
+ * agent, account, owner and time. Postgres weighs it against the agent's
+ * other indexes with its statistics. SQLite, without statistics here, would
+ * take it for every page, and for an agent whose traces are mostly visible
+ * sort all of them where it now walks the time index and stops at the
+ * page's end: SQLite goes without it.
+ */
+const visibleTraces = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql.onDialectOrElse({
+    pg: () => sql`CREATE INDEX traces_visible ON traces (publisher_id, agent_name, account_id, owner_id, started_at)`,
+    orElse: () => Effect.void
+  })
+})
+
+/**
  * Every span of a trace an agent exports (the trace row stays the one of
  * the listing): ids, parent, name, kind, status, times, and attributes and
  * events as JSON text. Keyed by the agent and the trace, so that a trace's
@@ -451,7 +470,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0020_streaming_by_conversation": streamingByConversation,
   "0021_deployments_by_namespace": deploymentsByNamespace,
   "0022_catalog_on_agents": catalogOnAgents,
-  "0023_live_deployments_by_agent": liveDeploymentsByAgent
+  "0023_live_deployments_by_agent": liveDeploymentsByAgent,
+  "0024_visible_traces": visibleTraces
 }
 
 const table = "hosting_migrations"
