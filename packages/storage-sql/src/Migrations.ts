@@ -401,22 +401,32 @@ const liveDeploymentsByAgent = Effect.gen(function*() {
 })
 
 /**
- * On Postgres, an agent's traces page, its count and its stats searched the
- * agent's indexes and then dropped, row by row, the traces of other accounts
- * and of other users' chats: for an agent of 9,000 traces with 545 visible to
- * the reader, 5.1, 3.2 and 7.4 ms, against 2.0, 0.9 and 3.1 with an index by
- * agent, account, owner and time. Postgres weighs it against the agent's
- * other indexes with its statistics. SQLite, without statistics here, would
- * take it for every page, and for an agent whose traces are mostly visible
- * sort all of them where it now walks the time index and stops at the
- * page's end: SQLite goes without it.
+ * The traces a reader may see: of each of its accounts, those without an
+ * owner and those of its own chats. An agent's traces page reads each such
+ * key's newest traces from one of these two indexes and merges them; the
+ * count searches both on Postgres. The traces without an owner have an
+ * index of their own, so that a key is an equality on every column before
+ * the time on both dialects (an `IS NULL` column would leave Postgres
+ * unable to read the time in order). Before, every page read the agent's
+ * traces by time and dropped the hidden ones: for an agent of 9,000 traces
+ * with 545 visible, 5.1 ms on Postgres and 2.3 on SQLite; and for one whose
+ * traces were all visible, Postgres read and sorted all of them (15.5 ms).
  */
 const visibleTraces = Effect.gen(function*() {
   const sql = yield* SqlClient.SqlClient
-  yield* sql.onDialectOrElse({
-    pg: () => sql`CREATE INDEX traces_visible ON traces (publisher_id, agent_name, account_id, owner_id, started_at)`,
-    orElse: () => Effect.void
-  })
+  yield* sql`CREATE INDEX traces_unowned ON traces (publisher_id, agent_name, account_id, started_at, trace_id) WHERE owner_id IS NULL`
+  yield* sql`CREATE INDEX traces_owned ON traces (publisher_id, agent_name, account_id, owner_id, started_at, trace_id)
+    WHERE owner_id IS NOT NULL`
+})
+
+/**
+ * A page of the live deployments of the caller's accounts (MCP's
+ * `resources/list`) reads each account's live ones in id order, from this
+ * index, and merges them (`SqlDeploymentStore.liveOfAccountsStatement`).
+ */
+const liveDeploymentsByAccount = Effect.gen(function*() {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX deployments_account_live ON deployments (account_id, id) WHERE undeployed_at IS NULL`
 })
 
 /**
@@ -471,7 +481,8 @@ export const migrations: Record<string, Effect.Effect<void, unknown, SqlClient.S
   "0021_deployments_by_namespace": deploymentsByNamespace,
   "0022_catalog_on_agents": catalogOnAgents,
   "0023_live_deployments_by_agent": liveDeploymentsByAgent,
-  "0024_visible_traces": visibleTraces
+  "0024_visible_traces": visibleTraces,
+  "0025_live_deployments_by_account": liveDeploymentsByAccount
 }
 
 const table = "hosting_migrations"

@@ -3,7 +3,7 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Deployment, Ids, Ports, Trusted } from "@hosting/core"
-import { type DateTime, Effect, Layer, Option } from "effect"
+import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface DeploymentRow {
@@ -51,12 +51,16 @@ const toRecord = (row: DeploymentRow) =>
     ...(row.env === null ? {} : { env: JSON.parse(row.env) })
   })
 
-/** The columns of a deployment row, with its account's and publisher's names. */
-const selectOf = (sql: SqlClient.SqlClient) =>
-  sql.literal(`SELECT d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
+/** The columns of a deployment row (`d`), with its account's and publisher's names. */
+const columns = `d.id, d.account_id, a.name AS account, d.publisher_id, p.name AS publisher, d.agent_name,
       d.build_id, d.namespace, d.status, d.deployed_at, d.undeployed_at, d.spec, d.rolled_back_from, d.follow, d.rolled_forward_from,
-      d.concurrent_send, d.env, d.status_reason, d.status_message
-    FROM deployments d JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id`)
+      d.concurrent_send, d.env, d.status_reason, d.status_message`
+
+/** The names of a deployment's account and publisher. */
+const names = "JOIN accounts a ON a.id = d.account_id JOIN accounts p ON p.id = d.publisher_id"
+
+/** The columns of a deployment row, with its account's and publisher's names. */
+const selectOf = (sql: SqlClient.SqlClient) => sql.literal(`SELECT ${columns} FROM deployments d ${names}`)
 
 /**
  * The deployments of an agent that some of `accountIds` made, most recent
@@ -92,6 +96,33 @@ export const accountsDeployingStatement = (sql: SqlClient.SqlClient, publisherId
     WHERE publisher_id = ${publisherId} AND agent_name = ${agentName} AND undeployed_at IS NULL
       AND account_id <> ${publisherId}
     ORDER BY account_id`
+
+/** Accounts read by one statement of `liveOfAccountsStatement`: SQLite takes at most 500 terms of a `UNION ALL`. */
+export const accountsPerStatement = 100
+
+/**
+ * The statement of a page of the live deployments of some accounts, by id
+ * (exported for the test of its plans). Each account's first `limit` are
+ * read in id order from the index of live deployments by account
+ * (migration 0025), and the page is taken from their merge. Asked of all
+ * the accounts at once, Postgres walked every deployment of the server by
+ * id and dropped the ones of other accounts and the ended ones (24 to 36 ms
+ * for an account with 23,000 deployments, 20 of them live, against 0.7),
+ * and SQLite read every deployment of the accounts, ended ones included.
+ * At most `accountsPerStatement` accounts.
+ */
+export const liveOfAccountsStatement = (
+  sql: SqlClient.SqlClient,
+  accountIds: ReadonlyArray<string>,
+  after: string | undefined,
+  limit: number
+) => {
+  const ofAccount = (accountId: string) =>
+    sql`SELECT id FROM (SELECT id FROM deployments WHERE account_id = ${accountId} AND undeployed_at IS NULL
+      AND id > ${after ?? ""} ORDER BY id LIMIT ${limit}) AS live`
+  return sql<DeploymentRow>`SELECT ${sql.literal(columns)} FROM (${sql.join(" UNION ALL ", false)(accountIds.map(ofAccount))}) AS l
+    JOIN deployments d ON d.id = l.id ${sql.literal(names)} ORDER BY d.id LIMIT ${limit}`
+}
 
 /** Every status a deployment can have: words that may be written into a statement as they are. */
 const knownStatuses: ReadonlySet<string> = new Set(Object.values(Deployment.DeploymentStatus))
@@ -183,13 +214,17 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
   }
 
   const liveOfAccounts: Ports.DeploymentStore["Type"]["liveOfAccounts"] = (accountIds, after, limit) =>
-    accountIds.length === 0
-      ? Effect.succeed([])
-      : sql<DeploymentRow>`${select} WHERE ${sql.in("d.account_id", accountIds)} AND d.undeployed_at IS NULL
-          AND d.id > ${after ?? ""} ORDER BY d.id LIMIT ${limit}`.pipe(
-          Effect.map((rows) => rows.map(toRecord)),
-          storageError("SqlDeploymentStore.liveOfAccounts")
-        )
+    Effect.forEach(
+      Arr.chunksOf([...new Set(accountIds)], accountsPerStatement),
+      (chunk) => liveOfAccountsStatement(sql, chunk, after, limit)
+    ).pipe(
+      // More accounts than one statement reads: each chunk's page, merged.
+      Effect.map((pages) =>
+        (pages.length === 1 ? pages[0]! : pages.flat().sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)).slice(0, limit))
+          .map(toRecord)
+      ),
+      storageError("SqlDeploymentStore.liveOfAccounts")
+    )
 
   const markUndeployed = (id: Deployment.DeploymentId, status: string, at: DateTime.Utc) =>
     sql`UPDATE deployments SET status = ${status}, undeployed_at = ${timeText(at)}, status_reason = NULL, status_message = NULL

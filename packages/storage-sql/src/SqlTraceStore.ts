@@ -1,9 +1,9 @@
 /**
- * TraceStore on @effect/sql. The listing is served by the index on
- * (publisher_id, agent_name, started_at); a trace's spans are one range of
- * the key of `trace_spans`.
+ * TraceStore on @effect/sql. A page of the listing is read by who may see
+ * it (`pageStatement`), its count and stats by the agent's indexes of time;
+ * a trace's spans are one range of the key of `trace_spans`.
  */
-import { SqlClient } from "@effect/sql"
+import { SqlClient, type Statement } from "@effect/sql"
 import { Ids, Ports, Trace, TraceStats, Trusted } from "@hosting/core"
 import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
 import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
@@ -134,23 +134,47 @@ const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
     ...Option.toArray(Option.map(q.model, (model) => sql`model = ${model}`))
   ])
 
-/** The filters of a query and its cursor: the traces after the cursor's in the listing's order. */
-const pageWhereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
-  Option.match(q.after, {
-    onNone: () => whereOf(sql, q),
-    onSome: (after) => {
-      const at = timeText(after.timestamp)
-      return sql.and([
-        whereOf(sql, q),
-        sql.or([sql`started_at < ${at}`, sql.and([sql`started_at = ${at}`, sql`trace_id < ${after.trace_id}`])])
-      ])
-    }
-  })
+/** Rows in the listing's order (start, then id, both descending): ISO 8601 times sort as text. */
+const listingOrder = (x: TraceRow, y: TraceRow) =>
+  x.started_at !== y.started_at ? (x.started_at < y.started_at ? 1 : -1) : x.trace_id < y.trace_id ? 1 : x.trace_id > y.trace_id ? -1 : 0
 
-/** One page of traces, newest first (exported so that tests can check the plan uses the index). */
-export const pageStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
-  sql<TraceRow>`SELECT ${sql.literal(traceColumns)}
-    FROM traces WHERE ${pageWhereOf(sql, q)} ORDER BY started_at DESC, trace_id DESC LIMIT ${q.limit} OFFSET ${q.offset}`
+/** Readers' accounts one page statement reads: two subqueries each, and SQLite takes at most 500 terms of a `UNION ALL`. */
+export const accountsPerPage = 100
+
+/** Newest first, then by id: the listing's order. */
+const newestFirst = "ORDER BY started_at DESC, trace_id DESC"
+
+/**
+ * One page of traces, newest first (exported so that tests can check its
+ * plan), for at most `accountsPerPage` accounts. A reader sees, of each of
+ * its accounts, the traces without an owner and those of its own chats:
+ * each of these keys' first traces are read newest first from the index of
+ * traces without an owner or from that of owned ones (migration 0024), and
+ * the page is taken from their merge.
+ * Asked of every visible trace at once, Postgres read every trace of an
+ * agent whose traces are mostly visible and sorted them (15.5 ms for 9,000),
+ * and both dialects read and dropped every hidden trace of an agent whose
+ * traces are mostly hidden.
+ */
+export const pageStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) => {
+  const filters = [
+    ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
+    ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
+    ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`)),
+    ...Option.toArray(Option.map(q.model, (model) => sql`model = ${model}`)),
+    // The traces after the cursor's in the listing's order: a range of the index.
+    ...Option.toArray(Option.map(q.after, (after) => sql`(started_at, trace_id) < (${timeText(after.timestamp)}, ${after.trace_id})`))
+  ]
+  const ofKey = (accountId: string, owner: Statement.Fragment) =>
+    sql`SELECT * FROM (SELECT ${sql.literal(traceColumns)} FROM traces WHERE ${
+      sql.and([sql`publisher_id = ${q.publisher_id}`, sql`agent_name = ${q.agent_name}`, sql`account_id = ${accountId}`, owner, ...filters])
+    } ${sql.literal(newestFirst)} LIMIT ${q.limit + q.offset}) AS k`
+  const keys = [...new Set(q.account_ids)].flatMap((accountId) => [
+    ofKey(accountId, sql`owner_id IS NULL`),
+    ofKey(accountId, sql`owner_id = ${q.viewer}`)
+  ])
+  return sql<TraceRow>`${sql.join(" UNION ALL ", false)(keys)} ${sql.literal(newestFirst)} LIMIT ${q.limit} OFFSET ${q.offset}`
+}
 
 /** How many traces match the filters. */
 export const countStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
@@ -334,10 +358,20 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
   )
   const find = (lookup: Trace.TraceLookup) => lookup.account_ids.length === 0 ? Effect.succeed(Option.none()) : findVisible(lookup)
 
+  /** A page of the listing: of more accounts than a statement reads, each chunk's first traces merged. */
+  const page = (q: Trace.TraceQuery) => {
+    const chunks = Arr.chunksOf([...new Set(q.account_ids)], accountsPerPage)
+    if (chunks.length === 1) return pageStatement(sql, q)
+    return Effect.map(
+      Effect.forEach(chunks, (account_ids) => pageStatement(sql, { ...q, account_ids, limit: q.limit + q.offset, offset: 0 })),
+      (pages) => pages.flat().sort(listingOrder).slice(q.offset, q.offset + q.limit)
+    )
+  }
+
   const query = (q: Trace.TraceQuery) =>
     q.account_ids.length === 0
       ? Effect.succeed({ traces: [], total: 0 })
-      : Effect.all({ rows: pageStatement(sql, q), count: countStatement(sql, q) }).pipe(
+      : Effect.all({ rows: page(q), count: countStatement(sql, q) }).pipe(
         Effect.map(({ count, rows }) => ({ traces: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
         storageError("SqlTraceStore.query")
       )

@@ -7,6 +7,7 @@ import * as Migrator from "@effect/sql/Migrator"
 import { describe, expect, it } from "@effect/vitest"
 import { Ids } from "@hosting/core"
 import { Migrations, SqlAgentStore, SqlTokenStore, SqlTraceStore } from "@hosting/storage-sql"
+import { TraceQueries } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
 import * as Client from "../src/internal/client.js"
 
@@ -29,19 +30,12 @@ describe("sqlite: migrations over older data", () => {
       yield* row("t-span", "answer")
       yield* Migrations.run
       const store = yield* SqlTraceStore.make
-      const page = yield* store.query({
+      const page = yield* store.query(TraceQueries.of({
         publisher_id: Ids.AccountId.make("acct-1"),
         agent_name: Ids.AgentName.make("helper"),
         account_ids: [Ids.AccountId.make("acct-1")],
-        viewer: Ids.UserId.make("user-1"),
-        start: Option.none(),
-        end: Option.none(),
-        status: Option.none(),
-        model: Option.none(),
-        after: Option.none(),
-        limit: 50,
-        offset: 0
-      })
+        viewer: Ids.UserId.make("user-1")
+      }))
       expect([page.total, page.traces.map((t) => t.trace_id)]).toEqual([1, ["t-span"]])
     }).pipe(Effect.provide(Client.layer({ filename: ":memory:" }))))
 

@@ -84,6 +84,15 @@ describe("sqlite: plans of the statements on a request's path", () => {
         expect(plan).not.toMatch(/TEMP B-TREE/)
       }))
 
+    it.effect("a page of the live deployments of some accounts reads each account's live ones by id, never its ended ones (migration 0025)", () =>
+      Effect.gen(function*() {
+        const sql = yield* SqlClient.SqlClient
+        const plan = yield* planOf(SqlDeploymentStore.liveOfAccountsStatement(sql, ["acct-1", "acct-2"], "d-1", 50))
+        const searches = plan.match(/SEARCH deployments USING (COVERING )?INDEX deployments_account_live \(account_id=\? AND id>\?\)/g) ?? []
+        expect(searches).toHaveLength(2)
+        expect(plan).not.toMatch(/deployments_account\b(?!_live)|SCAN d\b/)
+      }))
+
     it.effect("the sweep finds orphan spans through their index of times, not by walking every span", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient

@@ -1,8 +1,10 @@
 /**
  * Every query of the traces listing is served by an index (migrations
- * 0004 and 0017): SQLite's plan for the page, the count, the page after a
- * cursor and the stats of a window searches an index of `traces` for each
- * filter (time, status, model) instead of scanning the table.
+ * 0004, 0017 and 0024): SQLite's plan for the count and the stats of a
+ * window searches an index of `traces` for each filter (time, status,
+ * model) instead of scanning the table, and a page, also after a cursor,
+ * reads each key of the traces the reader sees from the index of traces
+ * without an owner or from that of owned ones.
  */
 import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
@@ -35,7 +37,7 @@ describe("sqlite: traces indexes", () => {
         return plan.map((row) => row.detail).join("\n")
       })
 
-    it.effect("the page and count of each filter, and the page after a cursor, search an index of traces", () =>
+    it.effect("the count of each filter searches an index of traces; each page reads every key the reader sees from the indexes of unowned and owned traces (migration 0024)", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
         const shapes: ReadonlyArray<readonly [string, Trace.TraceQuery, RegExp]> = [
@@ -49,11 +51,17 @@ describe("sqlite: traces indexes", () => {
           ]
         ]
         for (const [name, query, index] of shapes) {
-          for (const statement of [SqlTraceStore.pageStatement(sql, query), SqlTraceStore.countStatement(sql, query)]) {
-            const details = yield* planOf(statement)
-            expect([name, details]).toEqual([name, expect.stringMatching(index)])
-            expect(details).not.toMatch(/SCAN traces(?! USING)/)
-          }
+          const count = yield* planOf(SqlTraceStore.countStatement(sql, query))
+          expect([name, count]).toEqual([name, expect.stringMatching(index)])
+          expect(count).not.toMatch(/SCAN traces(?! USING)/)
+          // Two accounts, and of each the traces without an owner and the reader's own: four keys, each its own range.
+          const page = yield* planOf(SqlTraceStore.pageStatement(sql, query))
+          const unowned = page.match(/SEARCH traces USING (COVERING )?INDEX traces_unowned \(publisher_id=\? AND agent_name=\? AND account_id=\?/g)
+          const owned = page.match(
+            /SEARCH traces USING (COVERING )?INDEX traces_owned \(publisher_id=\? AND agent_name=\? AND account_id=\? AND owner_id=\?/g
+          )
+          expect([name, unowned?.length, owned?.length]).toEqual([name, 2, 2])
+          expect(page).not.toMatch(/SCAN traces(?! USING)/)
         }
       }))
 

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Account, Agent, Conversation, Deployment, File, Ids, Ports, Secret, Trace } from "@hosting/core"
 import { DateTime, Effect, Layer, Option, Redacted } from "effect"
+import * as TraceQueries from "./TraceQueries.js"
 import * as TraceStoreSuite from "./TraceStoreSuite.js"
 
 /** What the suite needs: every storage port. */
@@ -24,6 +25,24 @@ const newAccount = (now = at("2026-11-01T10:00:00.000Z")) =>
     const name = Ids.AccountName.make(uniqueName("acct"))
     return yield* store.ensure({ id: Ids.AccountId.make(uniqueName("id")), name, now })
   })
+
+/** What a deployment store is given to keep. */
+type DeploymentToKeep = Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]
+
+/** A running deployment that `account` made of its own agent `helper` (build b-1) on 2026-11-01, in a namespace of its own. */
+const deploymentOf = (account: Account.Account, extra: Partial<DeploymentToKeep> = {}): DeploymentToKeep => ({
+  id: Deployment.DeploymentId.make(uniqueName("dep")),
+  account_id: account.id,
+  publisher_id: account.id,
+  agent_name: Ids.AgentName.make("helper"),
+  build_id: Ids.BuildId.make("b-1"),
+  namespace: uniqueName("ns"),
+  status: "running",
+  deployed_at: at("2026-11-01T10:00:00.000Z"),
+  undeployed_at: Option.none(),
+  spec: {},
+  ...extra
+})
 
 const newUser = Effect.gen(function*() {
   const store = yield* Ports.AccountStore
@@ -707,19 +726,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             // Statuses of this test alone, so that other tests' deployments stay out of its lists.
             const pending = uniqueName("pending")
             const progressing = uniqueName("progressing")
-            const make = (status: string, extra: Partial<Parameters<Ports.DeploymentStore["Type"]["upsert"]>[0]> = {}) => ({
-              id: Deployment.DeploymentId.make(uniqueName("dep")),
-              account_id: account.id,
-              publisher_id: account.id,
-              agent_name: Ids.AgentName.make("helper"),
-              build_id: Ids.BuildId.make("b-1"),
-              namespace: uniqueName("ns"),
-              status,
-              deployed_at: at("2026-11-01T10:00:00.000Z"),
-              undeployed_at: Option.none(),
-              spec: {},
-              ...extra
-            })
+            const make = (status: string, extra: Partial<DeploymentToKeep> = {}) => deploymentOf(account, { status, ...extra })
             const first = make(pending)
             const second = make(progressing)
             const third = make(pending)
@@ -802,18 +809,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           Effect.gen(function*() {
             const deployments = yield* Ports.DeploymentStore
             const account = yield* newAccount()
-            const record = {
-              id: Deployment.DeploymentId.make(uniqueName("dep")),
-              account_id: account.id,
-              publisher_id: account.id,
-              agent_name: Ids.AgentName.make("helper"),
-              build_id: Ids.BuildId.make("b-1"),
-              namespace: uniqueName("ns"),
-              status: "running",
-              deployed_at: at("2026-11-01T10:00:00.000Z"),
-              undeployed_at: Option.none(),
-              spec: {}
-            }
+            const record = deploymentOf(account)
             yield* deployments.upsert(record)
             expect(Option.getOrThrow(yield* deployments.findById(record.id)).concurrent_send).toBeUndefined()
             yield* deployments.updateSettings(record.id, { concurrent_send: "queue" })
@@ -835,18 +831,13 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const other = yield* newAccount()
             const agentName = Ids.AgentName.make(uniqueName("agent"))
             const namespace = uniqueName("ns")
-            const make = (account: Account.Account, day: string) => ({
-              id: Deployment.DeploymentId.make(uniqueName("dep")),
-              account_id: account.id,
-              publisher_id: publisher.id,
-              agent_name: agentName,
-              build_id: Ids.BuildId.make("b-1"),
-              namespace: account === publisher ? namespace : uniqueName("ns"),
-              status: "running",
-              deployed_at: at(`2026-11-${day}T10:00:00.000Z`),
-              undeployed_at: Option.none(),
-              spec: {}
-            })
+            const make = (account: Account.Account, day: string) =>
+              deploymentOf(account, {
+                publisher_id: publisher.id,
+                agent_name: agentName,
+                namespace: account === publisher ? namespace : uniqueName("ns"),
+                deployed_at: at(`2026-11-${day}T10:00:00.000Z`)
+              })
             const first = make(publisher, "01")
             const second = make(publisher, "02")
             const elsewhere = make(other, "03")
@@ -873,18 +864,8 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const deployments = yield* Ports.DeploymentStore
             const account = yield* newAccount()
             const other = yield* newAccount()
-            const make = (owner: Account.Account, day: string, status: string) => ({
-              id: Deployment.DeploymentId.make(uniqueName("dep")),
-              account_id: owner.id,
-              publisher_id: owner.id,
-              agent_name: Ids.AgentName.make(uniqueName("agent")),
-              build_id: Ids.BuildId.make("b-1"),
-              namespace: uniqueName("ns"),
-              status,
-              deployed_at: at(`2026-11-${day}T10:00:00.000Z`),
-              undeployed_at: Option.none(),
-              spec: {}
-            })
+            const make = (owner: Account.Account, day: string, status: string) =>
+              deploymentOf(owner, { agent_name: Ids.AgentName.make(uniqueName("agent")), status, deployed_at: at(`2026-11-${day}T10:00:00.000Z`) })
             const first = make(account, "01", "available")
             const second = make(account, "02", "failed")
             const third = make(account, "03", "available")
@@ -909,18 +890,7 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             const mine = yield* newAccount()
             const theirs = yield* newAccount()
             const prefix = uniqueName("dep")
-            const make = (account: Account.Account, suffix: string) => ({
-              id: Deployment.DeploymentId.make(`${prefix}-${suffix}`),
-              account_id: account.id,
-              publisher_id: account.id,
-              agent_name: Ids.AgentName.make("helper"),
-              build_id: Ids.BuildId.make("b-1"),
-              namespace: uniqueName("ns"),
-              status: "running",
-              deployed_at: at("2026-11-01T10:00:00.000Z"),
-              undeployed_at: Option.none(),
-              spec: {}
-            })
+            const make = (account: Account.Account, suffix: string) => deploymentOf(account, { id: Deployment.DeploymentId.make(`${prefix}-${suffix}`) })
             const [c, a, b, ended, other] = [make(mine, "c"), make(mine, "a"), make(mine, "b"), make(mine, "d"), make(theirs, "e")]
             for (const d of [c, a, b, ended, other]) yield* deployments.upsert(d)
             yield* deployments.markUndeployed(ended.id, "undeployed", at("2026-11-02T10:00:00.000Z"))
@@ -930,6 +900,25 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
             expect(ids(yield* deployments.liveOfAccounts([mine.id], b.id, 2))).toEqual([c.id])
             expect(ids(yield* deployments.liveOfAccounts([mine.id, theirs.id], b.id, 10))).toEqual([c.id, other.id])
             expect(yield* deployments.liveOfAccounts([], undefined, 10)).toEqual([])
+          }))
+
+        it.effect("liveOfAccounts merges the pages of many accounts into one page by id (the SQL store reads 100 accounts a statement)", () =>
+          Effect.gen(function*() {
+            const deployments = yield* Ports.DeploymentStore
+            const prefix = uniqueName("dep")
+            const accounts: Array<Account.Account> = []
+            for (let i = 0; i < 150; i++) {
+              const account = yield* newAccount()
+              accounts.push(account)
+              // The first accounts given hold the last ids, so the page takes from every statement's rows.
+              yield* deployments.upsert(deploymentOf(account, { id: Deployment.DeploymentId.make(`${prefix}-${String(149 - i).padStart(3, "0")}`) }))
+            }
+            const expected = Array.from({ length: 150 }, (_, i) => `${prefix}-${String(i).padStart(3, "0")}`)
+            const given = [...accounts.map((a) => a.id), accounts[0]!.id]
+            const ids = (records: ReadonlyArray<{ readonly id: string }>) => records.map((d) => d.id)
+            expect(ids(yield* deployments.liveOfAccounts(given, undefined, 120))).toEqual(expected.slice(0, 120))
+            const after = Deployment.DeploymentId.make(expected[59]!)
+            expect(ids(yield* deployments.liveOfAccounts(given, after, 200))).toEqual(expected.slice(60))
           }))
       })
 
@@ -1315,20 +1304,13 @@ export const run = <E>(name: string, layer: Layer.Layer<StoragePorts, E>) => {
           })
         const query = (publisher: Account.Account, agentName: Ids.AgentName, accounts: ReadonlyArray<Account.Account>, extra: Partial<Trace.TraceQuery> = {}) =>
           Effect.flatMap(Ports.TraceStore, (store) =>
-            store.query({
+            store.query(TraceQueries.of({
               publisher_id: publisher.id,
               agent_name: agentName,
               account_ids: accounts.map((a) => a.id),
               viewer: Ids.UserId.make("viewer"),
-              start: Option.none(),
-              end: Option.none(),
-              status: Option.none(),
-              model: Option.none(),
-              after: Option.none(),
-              limit: 50,
-              offset: 0,
               ...extra
-            }))
+            })))
 
         it.effect("traces read back newest first with every field; the same id replaces; total counts the filtered set", () =>
           Effect.gen(function*() {

@@ -7,6 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Ids, Ports, Trace, TraceStats } from "@hosting/core"
 import { DateTime, Effect, type Layer, Option } from "effect"
+import * as TraceQueries from "./TraceQueries.js"
 
 let counter = 0
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${(counter++).toString(36)}-${Math.random().toString(36).slice(2, 6)}`
@@ -54,20 +55,7 @@ const spanOf = (a: Agent, traceId: string, spanId: string, parent: string | null
 
 const query = (a: Agent, extra: Partial<Trace.TraceQuery> = {}) =>
   Effect.flatMap(Ports.TraceStore, (store) =>
-    store.query({
-      publisher_id: a.publisher,
-      agent_name: a.agent,
-      account_ids: [a.publisher],
-      viewer: Ids.UserId.make("viewer"),
-      start: Option.none(),
-      end: Option.none(),
-      status: Option.none(),
-      model: Option.none(),
-      after: Option.none(),
-      limit: 50,
-      offset: 0,
-      ...extra
-    }))
+    store.query(TraceQueries.of({ publisher_id: a.publisher, agent_name: a.agent, account_ids: [a.publisher], viewer: Ids.UserId.make("viewer"), ...extra })))
 
 const ids = (page: { readonly traces: ReadonlyArray<Trace.TraceRecord> }) => page.traces.map((t) => t.trace_id)
 
@@ -91,6 +79,32 @@ export const run = <E>(name: string, layer: Layer.Layer<Ports.StoragePorts, E>) 
           expect(next.total).toBe(8)
           const rest = yield* query(a, { limit: 10, after: Option.some({ timestamp: at("2026-11-01T10:01:00.000Z"), trace_id: "t-3" }) })
           expect(ids(rest)).toEqual(["t-2", "t-1", "t-0"])
+        }))
+
+      it.effect("a reader of many accounts sees, of each, the traces without an owner and its own chats, in the listing's order, by offset and by cursor", () =>
+        Effect.gen(function*() {
+          const store = yield* Ports.TraceStore
+          const a = newAgent()
+          const viewer = Ids.UserId.make("viewer")
+          // More accounts than the SQL store reads in one statement (100), the first given holding the oldest traces.
+          const accounts = Array.from({ length: 150 }, (_, i) => Ids.AccountId.make(`${a.publisher}-${String(i).padStart(3, "0")}`))
+          const time = (i: number, second: number) => `2026-11-01T${String(10 + Math.floor(i / 60)).padStart(2, "0")}:${String(i % 60).padStart(2, "0")}:0${second}.000Z`
+          yield* store.append(accounts.flatMap((account, i) => [
+            traceOf(a, `open-${i}`, time(i, 2), { account_id: account }),
+            traceOf(a, `mine-${i}`, time(i, 1), { account_id: account, owner_id: Option.some(viewer) }),
+            traceOf(a, `theirs-${i}`, time(i, 3), { account_id: account, owner_id: Option.some(Ids.UserId.make("someone-else")) })
+          ]))
+          // Another account's traces stay hidden too.
+          yield* store.append([traceOf(a, "elsewhere", "2026-11-01T09:00:00.000Z", { account_id: Ids.AccountId.make(unique("acct")) })])
+          const expected = Array.from({ length: 150 }, (_, i) => [`open-${149 - i}`, `mine-${149 - i}`]).flat()
+          const given = { account_ids: [...accounts, accounts[0]!], viewer }
+          const first = yield* query(a, { ...given, limit: 120 })
+          expect(ids(first)).toEqual(expected.slice(0, 120))
+          expect(first.total).toBe(300)
+          expect(ids(yield* query(a, { ...given, limit: 50, offset: 110 }))).toEqual(expected.slice(110, 160))
+          const last = first.traces.at(-1)!
+          const next = yield* query(a, { ...given, limit: 500, after: Option.some({ timestamp: last.timestamp, trace_id: last.trace_id }) })
+          expect(ids(next)).toEqual(expected.slice(120))
         }))
 
       it.effect("a trace's row keeps the model and usage of its spans, whichever comes first; the model filters the listing", () =>

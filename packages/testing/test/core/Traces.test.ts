@@ -4,7 +4,7 @@
  */
 import { describe, expect, it, layer as withLayer } from "@effect/vitest"
 import { Chat, Conversation, Ids, Otlp, Ports, Trace } from "@hosting/core"
-import { Seed, TestServices } from "@hosting/testing"
+import { Seed, TestServices, TraceQueries } from "@hosting/testing"
 import { DateTime, Effect, Option } from "effect"
 
 
@@ -13,19 +13,9 @@ const tracesOf = (accountId: Ids.AccountId, viewer: Ids.UserId, count: number) =
   Effect.gen(function*() {
     const store = yield* Ports.TraceStore
     for (let i = 0; i < 500; i++) {
-      const page = yield* store.query({
-        publisher_id: accountId,
-        agent_name: Ids.AgentName.make("helper"),
-        account_ids: [accountId],
-        viewer,
-        start: Option.none(),
-        end: Option.none(),
-        status: Option.none(),
-        model: Option.none(),
-        after: Option.none(),
-        limit: 50,
-        offset: 0
-      })
+      const page = yield* store.query(
+        TraceQueries.of({ publisher_id: accountId, agent_name: Ids.AgentName.make("helper"), account_ids: [accountId], viewer })
+      )
       if (page.total >= count) return page.traces
       yield* Effect.promise(() => new Promise((resolve) => setTimeout(resolve, 10)))
     }
