@@ -3,8 +3,8 @@
  */
 import { SqlClient } from "@effect/sql"
 import { Deployment, Ids, Ports, Trusted } from "@hosting/core"
-import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
+import { type DateTime, Effect, Layer, Option } from "effect"
+import { pageOverKeys, storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface DeploymentRow {
   readonly id: string
@@ -97,9 +97,6 @@ export const accountsDeployingStatement = (sql: SqlClient.SqlClient, publisherId
       AND account_id <> ${publisherId}
     ORDER BY account_id`
 
-/** Accounts read by one statement of `liveOfAccountsStatement`: SQLite takes at most 500 terms of a `UNION ALL`. */
-export const accountsPerStatement = 100
-
 /**
  * The statement of a page of the live deployments of some accounts, by id
  * (exported for the test of its plans). Each account's first `limit` are
@@ -109,7 +106,7 @@ export const accountsPerStatement = 100
  * id and dropped the ones of other accounts and the ended ones (24 to 36 ms
  * for an account with 23,000 deployments, 20 of them live, against 0.7),
  * and SQLite read every deployment of the accounts, ended ones included.
- * At most `accountsPerStatement` accounts.
+ * At most `keysPerStatement` accounts.
  */
 export const liveOfAccountsStatement = (
   sql: SqlClient.SqlClient,
@@ -214,15 +211,13 @@ export const make: Effect.Effect<Ports.DeploymentStore["Type"], never, SqlClient
   }
 
   const liveOfAccounts: Ports.DeploymentStore["Type"]["liveOfAccounts"] = (accountIds, after, limit) =>
-    Effect.forEach(
-      Arr.chunksOf([...new Set(accountIds)], accountsPerStatement),
-      (chunk) => liveOfAccountsStatement(sql, chunk, after, limit)
+    pageOverKeys(
+      accountIds,
+      { skip: 0, take: limit },
+      (x: DeploymentRow, y: DeploymentRow) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0),
+      (chunk, _skip, take) => liveOfAccountsStatement(sql, chunk, after, take)
     ).pipe(
-      // More accounts than one statement reads: each chunk's page, merged.
-      Effect.map((pages) =>
-        (pages.length === 1 ? pages[0]! : pages.flat().sort((x, y) => (x.id < y.id ? -1 : x.id > y.id ? 1 : 0)).slice(0, limit))
-          .map(toRecord)
-      ),
+      Effect.map((rows) => rows.map(toRecord)),
       storageError("SqlDeploymentStore.liveOfAccounts")
     )
 

@@ -6,7 +6,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Ids, Ports, Trace, TraceStats, Trusted } from "@hosting/core"
 import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
-import { storageError, timeOf, timeText, trusted } from "./internal/sql.js"
+import { pageOverKeys, storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface TraceRow {
   readonly publisher_id: string
@@ -121,32 +121,34 @@ const lastOfEach = (records: ReadonlyArray<Trace.TraceRecord>) =>
     ? records
     : [...new Map(records.map((t) => [`${t.publisher_id}\u0000${t.agent_name}\u0000${t.trace_id}`, t])).values()]
 
-/** The filters of a query as one WHERE condition. */
+/** The filters a query sets (time window, status, model), as terms of a WHERE condition. */
+const filtersOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) => [
+  ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
+  ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
+  ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`)),
+  ...Option.toArray(Option.map(q.model, (model) => sql`model = ${model}`))
+]
+
+/** The traces of a query as one WHERE condition: the agent's, of the reader's accounts, without an owner or its own. */
 const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
   sql.and([
     sql`publisher_id = ${q.publisher_id}`,
     sql`agent_name = ${q.agent_name}`,
     sql.in("account_id", q.account_ids),
     sql.or([sql`owner_id IS NULL`, sql`owner_id = ${q.viewer}`]),
-    ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
-    ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
-    ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`)),
-    ...Option.toArray(Option.map(q.model, (model) => sql`model = ${model}`))
+    ...filtersOf(sql, q)
   ])
 
 /** Rows in the listing's order (start, then id, both descending): ISO 8601 times sort as text. */
 const listingOrder = (x: TraceRow, y: TraceRow) =>
   x.started_at !== y.started_at ? (x.started_at < y.started_at ? 1 : -1) : x.trace_id < y.trace_id ? 1 : x.trace_id > y.trace_id ? -1 : 0
 
-/** Readers' accounts one page statement reads: two subqueries each, and SQLite takes at most 500 terms of a `UNION ALL`. */
-export const accountsPerPage = 100
-
 /** Newest first, then by id: the listing's order. */
 const newestFirst = "ORDER BY started_at DESC, trace_id DESC"
 
 /**
  * One page of traces, newest first (exported so that tests can check its
- * plan), for at most `accountsPerPage` accounts. A reader sees, of each of
+ * plan), for at most `keysPerStatement` accounts. A reader sees, of each of
  * its accounts, the traces without an owner and those of its own chats:
  * each of these keys' first traces are read newest first from the index of
  * traces without an owner or from that of owned ones (migration 0024), and
@@ -158,10 +160,7 @@ const newestFirst = "ORDER BY started_at DESC, trace_id DESC"
  */
 export const pageStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) => {
   const filters = [
-    ...Option.toArray(Option.map(q.start, (start) => sql`started_at >= ${timeText(start)}`)),
-    ...Option.toArray(Option.map(q.end, (end) => sql`started_at <= ${timeText(end)}`)),
-    ...Option.toArray(Option.map(q.status, (status) => sql`status = ${status}`)),
-    ...Option.toArray(Option.map(q.model, (model) => sql`model = ${model}`)),
+    ...filtersOf(sql, q),
     // The traces after the cursor's in the listing's order: a range of the index.
     ...Option.toArray(Option.map(q.after, (after) => sql`(started_at, trace_id) < (${timeText(after.timestamp)}, ${after.trace_id})`))
   ]
@@ -359,14 +358,13 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
   const find = (lookup: Trace.TraceLookup) => lookup.account_ids.length === 0 ? Effect.succeed(Option.none()) : findVisible(lookup)
 
   /** A page of the listing: of more accounts than a statement reads, each chunk's first traces merged. */
-  const page = (q: Trace.TraceQuery) => {
-    const chunks = Arr.chunksOf([...new Set(q.account_ids)], accountsPerPage)
-    if (chunks.length === 1) return pageStatement(sql, q)
-    return Effect.map(
-      Effect.forEach(chunks, (account_ids) => pageStatement(sql, { ...q, account_ids, limit: q.limit + q.offset, offset: 0 })),
-      (pages) => pages.flat().sort(listingOrder).slice(q.offset, q.offset + q.limit)
+  const page = (q: Trace.TraceQuery) =>
+    pageOverKeys(
+      q.account_ids,
+      { skip: q.offset, take: q.limit },
+      listingOrder,
+      (account_ids, offset, limit) => pageStatement(sql, { ...q, account_ids, limit, offset })
     )
-  }
 
   const query = (q: Trace.TraceQuery) =>
     q.account_ids.length === 0

@@ -1,5 +1,5 @@
 import { Errors, Metrics, Recent, Steps, Tracing } from "@hosting/core"
-import { Cause, DateTime, Effect } from "effect"
+import { Array as Arr, Cause, DateTime, Effect } from "effect"
 
 /**
  * The span of one repository method (made only while a tracer is enabled).
@@ -125,3 +125,29 @@ export const timeOf = (text: string): DateTime.Utc => {
  * every read. Records are made with `Trusted.make` of `@hosting/core`.
  */
 export const trusted = { disableValidation: true } as const
+
+/**
+ * Keys a statement of one page reads at most, each a few terms of a
+ * `UNION ALL` (SQLite takes at most 500 terms of a compound `SELECT`).
+ */
+export const keysPerStatement = 100
+
+/**
+ * A page over keys read `keysPerStatement` at a time: `read` gives, for a
+ * chunk of the distinct keys, its rows in the page's order from `skip` on,
+ * at most `take` of them. One chunk's rows are the page; the first rows of
+ * several chunks are merged in `order` and the page taken from them.
+ */
+export const pageOverKeys = <K, Row, E, R>(
+  keys: ReadonlyArray<K>,
+  page: { readonly skip: number; readonly take: number },
+  order: (x: Row, y: Row) => number,
+  read: (chunk: ReadonlyArray<K>, skip: number, take: number) => Effect.Effect<ReadonlyArray<Row>, E, R>
+): Effect.Effect<ReadonlyArray<Row>, E, R> => {
+  const chunks = Arr.chunksOf([...new Set(keys)], keysPerStatement)
+  if (chunks.length === 1) return read(chunks[0]!, page.skip, page.take)
+  return Effect.map(
+    Effect.forEach(chunks, (chunk) => read(chunk, 0, page.skip + page.take)),
+    (pages) => pages.flat().sort(order).slice(page.skip, page.skip + page.take)
+  )
+}
