@@ -77,8 +77,9 @@ export const agentHistoryStatement = (
 
 /**
  * The statements of a namespace's newest deployment and of its live ones
- * (exported for the test of their plans): searched by the namespace's index
- * (migration 0021), newest first as the index holds them.
+ * (exported for the test of their plans), newest first as their indexes
+ * hold them: the newest searched by the namespace's index (migration 0021),
+ * the live ones by the index of its live deployments (migration 0026).
  */
 export const newestInNamespaceStatement = (sql: SqlClient.SqlClient, namespace: string) =>
   sql<DeploymentRow>`${selectOf(sql)} WHERE d.namespace = ${namespace} ORDER BY d.deployed_at DESC, d.id DESC LIMIT 1`

@@ -6,7 +6,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Ids, Ports, Trace, TraceStats, Trusted } from "@hosting/core"
 import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
-import { pageOverKeys, storageError, timeOf, timeText, trusted } from "./internal/sql.js"
+import { keysPerStatement, pageOverKeys, storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface TraceRow {
   readonly publisher_id: string
@@ -129,14 +129,26 @@ const filtersOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) => [
   ...Option.toArray(Option.map(q.model, (model) => sql`model = ${model}`))
 ]
 
-/** The traces of a query as one WHERE condition: the agent's, of the reader's accounts, without an owner or its own. */
-const whereOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
+/**
+ * The traces a reader sees, as the WHERE condition of each key: of each of
+ * its accounts, those without an owner and those of its own chats, each
+ * with `filters`. A key is a range of the index of traces without an owner
+ * or of that of owned ones (migration 0024), read in time order.
+ */
+const visibleKeysOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery, filters: ReadonlyArray<Statement.Fragment>) =>
+  [...new Set(q.account_ids)].flatMap((accountId) =>
+    [sql`owner_id IS NULL`, sql`owner_id = ${q.viewer}`].map((owner) =>
+      sql.and([sql`publisher_id = ${q.publisher_id}`, sql`agent_name = ${q.agent_name}`, sql`account_id = ${accountId}`, owner, ...filters])
+    )
+  )
+
+/** The traces of a stats query as one WHERE condition: the agent's, of the reader's accounts, without an owner or its own. */
+const visibleOf = (sql: SqlClient.SqlClient, q: TraceStats.StatsQuery) =>
   sql.and([
     sql`publisher_id = ${q.publisher_id}`,
     sql`agent_name = ${q.agent_name}`,
     sql.in("account_id", q.account_ids),
-    sql.or([sql`owner_id IS NULL`, sql`owner_id = ${q.viewer}`]),
-    ...filtersOf(sql, q)
+    sql.or([sql`owner_id IS NULL`, sql`owner_id = ${q.viewer}`])
   ])
 
 /** Rows in the listing's order (start, then id, both descending): ISO 8601 times sort as text. */
@@ -164,20 +176,26 @@ export const pageStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) => 
     // The traces after the cursor's in the listing's order: a range of the index.
     ...Option.toArray(Option.map(q.after, (after) => sql`(started_at, trace_id) < (${timeText(after.timestamp)}, ${after.trace_id})`))
   ]
-  const ofKey = (accountId: string, owner: Statement.Fragment) =>
-    sql`SELECT * FROM (SELECT ${sql.literal(traceColumns)} FROM traces WHERE ${
-      sql.and([sql`publisher_id = ${q.publisher_id}`, sql`agent_name = ${q.agent_name}`, sql`account_id = ${accountId}`, owner, ...filters])
-    } ${sql.literal(newestFirst)} LIMIT ${q.limit + q.offset}) AS k`
-  const keys = [...new Set(q.account_ids)].flatMap((accountId) => [
-    ofKey(accountId, sql`owner_id IS NULL`),
-    ofKey(accountId, sql`owner_id = ${q.viewer}`)
-  ])
+  const keys = visibleKeysOf(sql, q, filters).map((where) =>
+    sql`SELECT * FROM (SELECT ${sql.literal(traceColumns)} FROM traces WHERE ${where} ${sql.literal(newestFirst)} LIMIT ${
+      q.limit + q.offset
+    }) AS k`
+  )
   return sql<TraceRow>`${sql.join(" UNION ALL ", false)(keys)} ${sql.literal(newestFirst)} LIMIT ${q.limit} OFFSET ${q.offset}`
 }
 
-/** How many traces match the filters. */
-export const countStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
-  sql<{ readonly total: number | string }>`SELECT COUNT(*) AS total FROM traces WHERE ${whereOf(sql, q)}`
+/**
+ * How many traces match the filters, for at most `keysPerStatement`
+ * accounts: the sum of each key's count, each a range of one index of
+ * migration 0024. Asked of every visible trace at once, SQLite counted
+ * through the agent's index and read every trace of the agent
+ * (docs/performance.md, "A traces count key by key, and a namespace's live
+ * deployments").
+ */
+export const countStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) => {
+  const keys = visibleKeysOf(sql, q, filtersOf(sql, q)).map((where) => sql`SELECT COUNT(*) AS n FROM traces WHERE ${where}`)
+  return sql<{ readonly total: number | string | null }>`SELECT SUM(n) AS total FROM (${sql.join(" UNION ALL ", false)(keys)}) AS k`
+}
 
 /**
  * The figures of each bucket in one statement, in both dialects: the
@@ -188,16 +206,7 @@ export const countStatement = (sql: SqlClient.SqlClient, q: Trace.TraceQuery) =>
  */
 export const statsStatement = (sql: SqlClient.SqlClient, q: TraceStats.StatsQuery) => {
   const buckets = sql.csv(q.bounds.map((b, i) => sql`(${sql.literal(String(i))}, ${timeText(b.start)}, ${timeText(b.end)})`))
-  const visible = whereOf(sql, {
-    ...q,
-    start: Option.none(),
-    end: Option.none(),
-    status: Option.none(),
-    model: Option.none(),
-    after: Option.none(),
-    limit: 0,
-    offset: 0
-  })
+  const visible = visibleOf(sql, q)
   return sql<{ i: number | string; n: number | string; errors: number | string; p50: number | string; p95: number | string }>`
     WITH b (i, lo, hi) AS (VALUES ${buckets}),
     r AS (
@@ -366,11 +375,18 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
       (account_ids, offset, limit) => pageStatement(sql, { ...q, account_ids, limit, offset })
     )
 
+  /** The listing's total: of more accounts than a statement reads, each chunk's count summed. */
+  const count = (q: Trace.TraceQuery) =>
+    Effect.map(
+      Effect.forEach(Arr.chunksOf([...new Set(q.account_ids)], keysPerStatement), (account_ids) => countStatement(sql, { ...q, account_ids })),
+      (counts) => counts.reduce((total, [row]) => total + Number(row?.total ?? 0), 0)
+    )
+
   const query = (q: Trace.TraceQuery) =>
     q.account_ids.length === 0
       ? Effect.succeed({ traces: [], total: 0 })
-      : Effect.all({ rows: page(q), count: countStatement(sql, q) }).pipe(
-        Effect.map(({ count, rows }) => ({ traces: rows.map(toRecord), total: Number(count[0]?.total ?? 0) })),
+      : Effect.all({ rows: page(q), total: count(q) }).pipe(
+        Effect.map(({ rows, total }) => ({ traces: rows.map(toRecord), total })),
         storageError("SqlTraceStore.query")
       )
 

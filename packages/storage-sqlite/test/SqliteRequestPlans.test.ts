@@ -61,19 +61,14 @@ describe("sqlite: plans of the statements on a request's path", () => {
         expect(params).toContain("x') OR ('1'='1")
       }))
 
-    it.effect("a namespace's deployments are searched by the namespace, newest first without a sort (migration 0021)", () =>
+    it.effect("a namespace's newest deployment is searched by the namespace, its live ones by its live ones, newest first without a sort (migrations 0021, 0026)", () =>
       Effect.gen(function*() {
         const sql = yield* SqlClient.SqlClient
-        for (
-          const statement of [
-            SqlDeploymentStore.newestInNamespaceStatement(sql, "ns-1"),
-            SqlDeploymentStore.liveInNamespaceStatement(sql, "ns-1")
-          ]
-        ) {
-          const plan = yield* planOf(statement)
-          expect(plan).toMatch(/SEARCH d USING INDEX deployments_namespace \(namespace=\?\)/)
-          expect(plan).not.toMatch(/TEMP B-TREE/)
-        }
+        const newest = yield* planOf(SqlDeploymentStore.newestInNamespaceStatement(sql, "ns-1"))
+        expect(newest).toMatch(/SEARCH d USING INDEX deployments_namespace \(namespace=\?\)/)
+        const live = yield* planOf(SqlDeploymentStore.liveInNamespaceStatement(sql, "ns-1"))
+        expect(live).toMatch(/SEARCH d USING INDEX deployments_namespace_live \(namespace=\?\)/)
+        expect(`${newest}\n${live}`).not.toMatch(/TEMP B-TREE/)
       }))
 
     it.effect("the accounts that run an agent are read from the index of its live deployments, in order (migration 0023)", () =>
