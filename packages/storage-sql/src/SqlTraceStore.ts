@@ -142,8 +142,8 @@ const visibleKeysOf = (sql: SqlClient.SqlClient, q: Trace.TraceQuery, filters: R
     )
   )
 
-/** The traces of a stats query as one WHERE condition: the agent's, of the reader's accounts, without an owner or its own. */
-const visibleOf = (sql: SqlClient.SqlClient, q: TraceStats.StatsQuery) =>
+/** What a reader may see, as one WHERE condition: the agent's traces of the reader's accounts, without an owner or its own. */
+const visibleOf = (sql: SqlClient.SqlClient, q: Pick<Trace.TraceLookup, "publisher_id" | "agent_name" | "account_ids" | "viewer">) =>
   sql.and([
     sql`publisher_id = ${q.publisher_id}`,
     sql`agent_name = ${q.agent_name}`,
@@ -348,15 +348,7 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
   const findVisible = Effect.fnUntraced(
     function*(lookup: Trace.TraceLookup) {
       const [row] = yield* sql<TraceRow>`SELECT ${sql.literal(traceColumns)}
-        FROM traces WHERE ${
-        sql.and([
-          sql`publisher_id = ${lookup.publisher_id}`,
-          sql`agent_name = ${lookup.agent_name}`,
-          sql`trace_id = ${lookup.trace_id}`,
-          sql.in("account_id", lookup.account_ids),
-          sql.or([sql`owner_id IS NULL`, sql`owner_id = ${lookup.viewer}`])
-        ])
-      }`
+        FROM traces WHERE ${visibleOf(sql, lookup)} AND trace_id = ${lookup.trace_id}`
       if (row === undefined) return Option.none()
       const spans = yield* sql<SpanRow>`SELECT * FROM trace_spans
         WHERE publisher_id = ${lookup.publisher_id} AND agent_name = ${lookup.agent_name} AND trace_id = ${lookup.trace_id}`
