@@ -6,7 +6,7 @@
 import { SqlClient, type Statement } from "@effect/sql"
 import { Ids, Ports, Trace, TraceStats, Trusted } from "@hosting/core"
 import { Array as Arr, type DateTime, Effect, Layer, Option } from "effect"
-import { keysPerStatement, pageOverKeys, storageError, timeOf, timeText, trusted } from "./internal/sql.js"
+import { chunksOfKeys, pageOverKeys, storageError, timeOf, timeText, trusted } from "./internal/sql.js"
 
 interface TraceRow {
   readonly publisher_id: string
@@ -370,7 +370,7 @@ export const make: Effect.Effect<Ports.TraceStore["Type"], never, SqlClient.SqlC
   /** The listing's total: of more accounts than a statement reads, each chunk's count summed. */
   const count = (q: Trace.TraceQuery) =>
     Effect.map(
-      Effect.forEach(Arr.chunksOf([...new Set(q.account_ids)], keysPerStatement), (account_ids) => countStatement(sql, { ...q, account_ids })),
+      Effect.forEach(chunksOfKeys(q.account_ids), (account_ids) => countStatement(sql, { ...q, account_ids })),
       (counts) => counts.reduce((total, [row]) => total + Number(row?.total ?? 0), 0)
     )
 

@@ -132,6 +132,9 @@ export const trusted = { disableValidation: true } as const
  */
 export const keysPerStatement = 100
 
+/** The distinct keys, `keysPerStatement` at a time: what each statement of a read over many keys is given. */
+export const chunksOfKeys = <K>(keys: ReadonlyArray<K>): Array<Array<K>> => Arr.chunksOf([...new Set(keys)], keysPerStatement)
+
 /**
  * A page over keys read `keysPerStatement` at a time: `read` gives, for a
  * chunk of the distinct keys, its rows in the page's order from `skip` on,
@@ -144,7 +147,7 @@ export const pageOverKeys = <K, Row, E, R>(
   order: (x: Row, y: Row) => number,
   read: (chunk: ReadonlyArray<K>, skip: number, take: number) => Effect.Effect<ReadonlyArray<Row>, E, R>
 ): Effect.Effect<ReadonlyArray<Row>, E, R> => {
-  const chunks = Arr.chunksOf([...new Set(keys)], keysPerStatement)
+  const chunks = chunksOfKeys(keys)
   if (chunks.length === 1) return read(chunks[0]!, page.skip, page.take)
   return Effect.map(
     Effect.forEach(chunks, (chunk) => read(chunk, 0, page.skip + page.take)),
