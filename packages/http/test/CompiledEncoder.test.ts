@@ -217,6 +217,12 @@ describe("compiled encoders of answers (the schema's encoder is the reference)",
     for (const value of [null, 7, "abc", 5, true, false]) {
       expect(compiled({ value })).toEqual(Schema.encodeSync(schema)({ value } as never))
     }
+    // A date or nothing: the date's own check tells them apart, and what is neither is refused.
+    const ended = Schema.Struct({ at: Schema.NullOr(Schema.DateTimeUtc) })
+    const at = DateTime.unsafeMake("2026-12-07T10:00:00Z")
+    expect(compile(ended)!({ at })).toEqual({ at: "2026-12-07T10:00:00.000Z" })
+    expect(compile(ended)!({ at: null })).toEqual({ at: null })
+    expect(() => compile(ended)!({ at: "2026-12-07T10:00:00.000Z" })).toThrow(Mismatch)
     // Refused by every member: the schema fails, and so does the compiled encoder (the schema then answers).
     for (const value of ["abcd", -1, undefined, {}]) {
       expect(() => compiled({ value })).toThrow(Mismatch)

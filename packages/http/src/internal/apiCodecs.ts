@@ -10,6 +10,7 @@ import * as HttpServerResponse from "@effect/platform/HttpServerResponse"
 import * as Multipart from "@effect/platform/Multipart"
 import * as UrlParams from "@effect/platform/UrlParams"
 import { Effect, type Option, ParseResult, Schema, type SchemaAST } from "effect"
+import * as CompiledDecoder from "./compiledDecoder.js"
 import { encoderOf } from "./compiledEncoder.js"
 import * as JsonAnswer from "./jsonAnswer.js"
 
@@ -29,7 +30,8 @@ export interface Decode {
 export const refused: unique symbol = Symbol("@hosting/http/apiCodecs/refused")
 
 export const decoderOf = (schema: Schema.Schema.Any): Decode => {
-  const sync = ParseResult.decodeUnknownEither(schema as Schema.Schema<any, any, never>)
+  // Compiled once (compiledDecoder.ts); the schema's own decoders take what it leaves.
+  const sync = CompiledDecoder.decoderOf(schema)
   const full = Schema.decodeUnknown(schema as Schema.Schema<any, any, never>)
   const now = (input: unknown): unknown => {
     const result = sync(input)

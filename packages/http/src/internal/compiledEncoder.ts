@@ -161,10 +161,14 @@ const tuple = (ast: SchemaAST.TupleType, compiler: Compiler): Encode | undefined
   )
 }
 
+/** The options the schema's `is` decodes with. */
+const isOptions: SchemaAST.ParseOptions = { exact: true }
+
 /**
  * Whether a value has a type: a direct check for the simple types (a
- * keyword, a literal, a refinement of one), else the schema's own `is`.
- * Union members are told apart with it for each value encoded.
+ * keyword, a literal, a refinement of one), the declaration's own check for
+ * a declaration (a date's), else the schema's own `is`. Union members are
+ * told apart with it for each value encoded.
  */
 const guardOf = (ast: SchemaAST.AST): (value: unknown) => boolean => {
   switch (ast._tag) {
@@ -179,6 +183,16 @@ const guardOf = (ast: SchemaAST.AST): (value: unknown) => boolean => {
     case "Refinement": {
       const from = guardOf(ast.from)
       return (value) => from(value) && Option.isNone(ast.filter(value, SchemaAST.defaultParseOption, ast))
+    }
+    case "Declaration": {
+      // As the schema's `is` checks it, without its steps around the declaration's own answer.
+      const is = Schema.is(Schema.make(ast))
+      if (Option.isSome(SchemaAST.getParseOptionsAnnotation(ast))) return is
+      const check = ast.decodeUnknown(...ast.typeParameters)
+      return (value) => {
+        const result = check(value, isOptions, ast) as unknown
+        return Either.isEither(result) ? Either.isRight(result) : is(value)
+      }
     }
     default:
       return Schema.is(Schema.make(ast))
