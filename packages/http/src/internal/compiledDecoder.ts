@@ -27,7 +27,18 @@
  * of every request schema of the API both ways and compares them.
  */
 import { Either, Option, ParseResult, type Schema, SchemaAST } from "effect"
-import { type Encode as Decode, fail, inlineCheck, leaf, Mismatch, ownFunction, type Property, struct } from "./encoderParts.js"
+import {
+  type Encode as Decode,
+  fail,
+  inlineCheck,
+  keyword,
+  leaf,
+  Mismatch,
+  ownFunction,
+  type Property,
+  struct,
+  withReference
+} from "./encoderParts.js"
 
 export { type Encode as Decode, Mismatch } from "./encoderParts.js"
 
@@ -162,21 +173,11 @@ const makeCompiler = () => {
   }
 
   const node = (ast: SchemaAST.AST): Decode | undefined => {
+    const simple = keyword(ast)
+    if (simple !== undefined) return simple
     switch (ast._tag) {
-      case "StringKeyword":
-        return leaf((value) => typeof value === "string")
-      case "NumberKeyword":
-        return leaf((value) => typeof value === "number")
-      case "BooleanKeyword":
-        return leaf((value) => typeof value === "boolean")
-      case "UndefinedKeyword":
-        return leaf((value) => value === undefined)
-      case "UnknownKeyword":
-      case "AnyKeyword":
       case "VoidKeyword":
         return (value) => value
-      case "Literal":
-        return leaf((value) => value === ast.literal)
       case "Refinement": {
         const from = go(ast.from)
         if (from === undefined) return undefined
@@ -244,16 +245,5 @@ export const compile = (schema: Schema.Schema.Any): Decode | undefined => makeCo
  * Decodes with the compiled decoder when there is one and it decodes the
  * input, else with the schema's synchronous decoder (`Either`).
  */
-export const decoderOf = (schema: Schema.Schema.Any) => {
-  const compiled = compile(schema)
-  const reference = ParseResult.decodeUnknownEither(schema as Schema.Schema<any, any, never>)
-  if (compiled === undefined) return reference
-  return (input: unknown): Either.Either<unknown, ParseResult.ParseIssue> => {
-    try {
-      return Either.right(compiled(input))
-    } catch {
-      // Refused, undecided, or anything a step threw on an input it did not expect: the schema answers as it would.
-      return reference(input)
-    }
-  }
-}
+export const decoderOf = (schema: Schema.Schema.Any) =>
+  withReference(compile(schema), ParseResult.decodeUnknownEither(schema as Schema.Schema<any, any, never>))

@@ -23,7 +23,7 @@
  * success schema of the API both ways and compares them.
  */
 import { Either, Option, ParseResult, Schema, SchemaAST } from "effect"
-import { type Encode, fail, inlineCheck, isRecord, leaf, ownFunction, type Property, struct } from "./encoderParts.js"
+import { type Encode, fail, inlineCheck, isRecord, keyword, leaf, ownFunction, type Property, struct, withReference } from "./encoderParts.js"
 
 export { type Encode, Mismatch } from "./encoderParts.js"
 
@@ -236,23 +236,11 @@ const makeCompiler = (): Compiler => {
   }
   const compiler: Compiler = { go }
   const node = (ast: SchemaAST.AST): Encode | undefined => {
+    const simple = keyword(ast)
+    if (simple !== undefined) return simple
     switch (ast._tag) {
-      case "StringKeyword":
-        return leaf((value) => typeof value === "string")
-      case "NumberKeyword":
-        return leaf((value) => typeof value === "number")
-      case "BooleanKeyword":
-        return leaf((value) => typeof value === "boolean")
-      case "BigIntKeyword":
-        return leaf((value) => typeof value === "bigint")
-      case "UndefinedKeyword":
       case "VoidKeyword":
         return leaf((value) => value === undefined)
-      case "UnknownKeyword":
-      case "AnyKeyword":
-        return (value) => value
-      case "Literal":
-        return leaf((value) => value === ast.literal)
       case "Enums": {
         const values = new Set(ast.enums.map(([, value]) => value))
         return leaf((value) => values.has(value as string | number))
@@ -323,16 +311,5 @@ export const compile = (schema: Schema.Schema.Any): Encode | undefined => makeCo
  * Encodes with the compiled encoder when there is one and it takes the
  * value, else with the schema's synchronous encoder (`Either`).
  */
-export const encoderOf = (schema: Schema.Schema.Any) => {
-  const compiled = compile(schema)
-  const reference = ParseResult.encodeUnknownEither(schema as Schema.Schema<any, any, never>)
-  if (compiled === undefined) return reference
-  return (value: unknown): Either.Either<unknown, ParseResult.ParseIssue> => {
-    try {
-      return Either.right(compiled(value))
-    } catch {
-      // A mismatch, or anything a step threw on a value it did not expect: the schema answers, or throws, as it would.
-      return reference(value)
-    }
-  }
-}
+export const encoderOf = (schema: Schema.Schema.Any) =>
+  withReference(compile(schema), ParseResult.encodeUnknownEither(schema as Schema.Schema<any, any, never>))

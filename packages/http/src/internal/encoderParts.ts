@@ -3,7 +3,7 @@
  * mismatch that leaves a value to the schema's own encoder, functions made
  * from their own source text, and a struct's encoder written out.
  */
-import type { SchemaAST } from "effect"
+import { Either, type ParseResult, type SchemaAST } from "effect"
 
 /** Thrown when a value should be encoded by the schema's own encoder. */
 export class Mismatch extends Error {
@@ -44,6 +44,50 @@ export const ownFunction = <F>(names: ReadonlyArray<string>, body: string, args:
 export const leaf = (check: (value: unknown) => boolean): Encode =>
   ownFunction(["check", "fail"], "return (value) => check(value) ? value : fail()", [check, fail], () => (value) =>
     check(value) ? value : fail())
+
+/**
+ * A keyword's or a literal's function, the same both ways (a value of its
+ * type is taken as it is, any other refused); undefined for any other node.
+ */
+export const keyword = (ast: SchemaAST.AST): Encode | undefined => {
+  switch (ast._tag) {
+    case "StringKeyword":
+      return leaf((value) => typeof value === "string")
+    case "NumberKeyword":
+      return leaf((value) => typeof value === "number")
+    case "BooleanKeyword":
+      return leaf((value) => typeof value === "boolean")
+    case "BigIntKeyword":
+      return leaf((value) => typeof value === "bigint")
+    case "UndefinedKeyword":
+      return leaf((value) => value === undefined)
+    case "UnknownKeyword":
+    case "AnyKeyword":
+      return (value) => value
+    case "Literal":
+      return leaf((value) => value === ast.literal)
+    default:
+      return undefined
+  }
+}
+
+/**
+ * The compiled function where there is one and it answers, else the
+ * schema's own (`Either`): for a value it throws on (refused, undecided, or
+ * anything a step threw on a value it did not expect), the schema answers,
+ * or throws, as it would.
+ */
+export const withReference = (
+  compiled: Encode | undefined,
+  reference: (value: unknown) => Either.Either<unknown, ParseResult.ParseIssue>
+): (value: unknown) => Either.Either<unknown, ParseResult.ParseIssue> =>
+  compiled === undefined ? reference : (value) => {
+    try {
+      return Either.right(compiled(value))
+    } catch {
+      return reference(value)
+    }
+  }
 
 /** The check of a leaf a struct's encoder does in place of a call, as source over `v`; undefined for any other node. */
 export const inlineCheck = (ast: SchemaAST.AST): string | undefined => {
