@@ -1,11 +1,14 @@
 /**
- * The parts the compiled encoders (`compiledEncoder.ts`) are made of: the
- * mismatch that leaves a value to the schema's own encoder, functions made
- * from their own source text, and a struct's encoder written out.
+ * The parts the compiled encoders (`compiledEncoder.ts`) and decoders
+ * (`compiledDecoder.ts`) are made of: the mismatch that leaves a value to
+ * the schema's own encoder or decoder, functions made from their own source
+ * text, the keywords' functions, and a struct's function written out (a
+ * struct decodes as it encodes: each declared property read and written by
+ * name).
  */
 import { Either, type ParseResult, type SchemaAST } from "effect"
 
-/** Thrown when a value should be encoded by the schema's own encoder. */
+/** Thrown when a value should be encoded (or an input decoded) by the schema's own function: the schema refuses it. */
 export class Mismatch extends Error {
   constructor() {
     super("the compiled encoder leaves this value to the schema")
