@@ -1,8 +1,8 @@
 /**
- * On a file, the write-ahead log is checkpointed by a thread of its own
- * (internal/checkpointer.ts) while the serving connection writes: the rows
- * reach the database file long before the serving connection's own
- * checkpoint (10,000 pages) would copy them. The thread stops with the
+ * On a file whose write-ahead log has grown past 4 MB, the log is
+ * checkpointed by a thread of its own (internal/checkpointer.ts) while the
+ * serving connection writes: the rows reach the database file long before
+ * the serving connection's own checkpoint (10,000 pages) would copy them. The thread stops with the
  * storage, and one that cannot work leaves a warning and the storage as it
  * was.
  */
@@ -10,7 +10,7 @@ import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { SqliteStorage } from "@hosting/storage-sqlite"
 import { Effect, Layer, Logger } from "effect"
-import { mkdtempSync, rmSync, statSync } from "node:fs"
+import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from "node:fs"
 import { tmpdir } from "node:os"
 import { join } from "node:path"
 import * as Checkpointer from "../src/internal/checkpointer.js"
@@ -38,19 +38,20 @@ describe("SQLite checkpoints on a thread of their own", () => {
         const sql = yield* SqlClient.SqlClient
         yield* sql`CREATE TABLE filler (id INTEGER PRIMARY KEY, body TEXT NOT NULL)`
         const before = sizeOf(filename)
-        // About 1,000 pages of 4 KB: a tenth of what makes the serving connection checkpoint.
-        yield* write(sql, 4)
+        // About 2,000 pages of 4 KB: past the 4 MB that start the thread, a fifth of what makes the serving connection
+        // checkpoint.
+        yield* write(sql, 8)
         const [pages] = yield* sql<{ wal_autocheckpoint: number }>`PRAGMA wal_autocheckpoint`
         expect(pages!.wal_autocheckpoint).toBe(10000)
-        // Bounded wait: the thread checkpoints every 200 ms.
+        // Bounded wait: the log's size is looked at every second, then the thread checkpoints every second.
         let grown = sizeOf(filename) - before
-        for (let i = 0; i < 50 && grown < 4_000_000; i++) {
+        for (let i = 0; i < 100 && grown < 8_000_000; i++) {
           yield* Effect.sleep("100 millis")
           grown = sizeOf(filename) - before
         }
-        expect(grown).toBeGreaterThanOrEqual(4_000_000)
+        expect(grown).toBeGreaterThanOrEqual(8_000_000)
         const [count] = yield* sql<{ n: number }>`SELECT count(*) AS n FROM filler`
-        expect(count!.n).toBe(400)
+        expect(count!.n).toBe(800)
       }).pipe(Effect.provide(SqliteStorage.layer({ filename: join(dir, "hosting.db") })))
     ))
 
@@ -80,11 +81,15 @@ describe("SQLite checkpoints on a thread of their own", () => {
       Effect.gen(function*() {
         const lines: Array<string> = []
         const logger = Logger.replace(Logger.defaultLogger, Logger.make(({ message }) => void lines.push(String(message))))
+        // A folder where the database should be: SQLite cannot open it.
+        const filename = join(dir, "folder.db")
+        mkdirSync(filename)
+        writeFileSync(`${filename}-wal`, "a log")
         yield* Effect.scoped(Effect.gen(function*() {
-          yield* Checkpointer.start(join(dir, "missing", "hosting.db"))
+          yield* Checkpointer.start(filename, { intervalMs: 100, startAtBytes: 1 })
           for (let i = 0; i < 50 && lines.length === 0; i++) yield* Effect.sleep("100 millis")
         })).pipe(Effect.provide(logger), Effect.timeout("10 seconds"))
-        expect(lines.join("\n")).toMatch(/checkpoints of .*missing.* are left to the serving connection/)
+        expect(lines.join("\n")).toMatch(/checkpoints of .*folder\.db are left to the serving connection/)
       })
     ))
 })

@@ -7,17 +7,19 @@
  * long as the copy and the syncs take: on this machine class up to 130 ms
  * every few seconds under a steady stream of sends, and every request
  * waits behind it (docs/performance.md, "Checkpoints on a thread of their
- * own"). Here a worker thread with a connection of its own makes a
- * passive checkpoint every `intervalMs` (a second by default): it copies
- * what was committed while the serving connection goes on writing (SQLite
- * lets one checkpointer run beside the writer), and once the whole log has
- * been copied the writer starts the log over. The serving connection's own
+ * own"). Here, once the log has passed `startAtBytes`, a worker thread
+ * with a connection of its own makes a passive checkpoint every
+ * `intervalMs` (a second by default): it copies what was committed while
+ * the serving connection goes on writing (SQLite lets one checkpointer run
+ * beside the writer), and once the whole log has been copied the writer
+ * starts the log over. The serving connection's own
  * checkpoint stays as it was, for a thread that falls behind or fails.
  *
  * The thread's connection syncs as the serving one does (`synchronous =
  * NORMAL`): a checkpoint syncs the log before copying it, and the database
  * file after, so a crash loses nothing committed either way.
  */
+import { stat } from "node:fs"
 import { createRequire } from "node:module"
 import { Worker } from "node:worker_threads"
 import { Effect, Runtime, type Scope } from "effect"
@@ -28,9 +30,12 @@ export interface CheckpointerOptions {
    * times in between is copied once: in one flow run at 10 clients,
    * checkpoints every 200 ms took about 10 % more CPU a message than the
    * serving connection's every 10,000 pages, and once a second as much.
-   * A checkpoint with nothing new to copy costs a few microseconds.
+   * A checkpoint with nothing new to copy costs a few microseconds. Until
+   * the thread starts, the log's size is looked at as often.
    */
   readonly intervalMs?: number | undefined
+  /** How long the log grows before the thread starts (default 4 MB). */
+  readonly startAtBytes?: number | undefined
 }
 
 // The thread's program: plain CommonJS, given the driver's path (it resolves nothing itself).
@@ -62,11 +67,21 @@ const driver = () => createRequire(import.meta.url).resolve("better-sqlite3")
 /** How long a stopping thread is given to finish its checkpoint and close before it is terminated. */
 const stopWithinMs = 5_000
 
+/** A thread started, and how to know it ended. */
+interface Thread {
+  readonly worker: Worker
+  readonly exited: Promise<void>
+}
+
 /**
- * Starts the thread for the database at `filename` (in WAL mode already),
- * stopped when the scope closes: its last checkpoint made and its
- * connection closed. A thread that cannot start, or fails later, leaves
- * the checkpoints to the serving connection, with a warning in the log.
+ * Starts the thread for the database at `filename` (in WAL mode already)
+ * once its log is `startAtBytes` long (4 MB by default: SQLite's own
+ * checkpoint threshold), which the file's size tells, looked at every
+ * `intervalMs`: a server that writes little never pays for a thread (about
+ * 20 MB of memory: an isolate of its own and the driver). Stopped when the
+ * scope closes: its last checkpoint made and its connection closed. A
+ * thread that cannot start, or fails later, leaves the checkpoints to the
+ * serving connection, with a warning in the log.
  */
 export const start = (filename: string, options: CheckpointerOptions = {}): Effect.Effect<void, never, Scope.Scope> =>
   Effect.flatMap(Effect.runtime<never>(), (runtime) => {
@@ -74,32 +89,52 @@ export const start = (filename: string, options: CheckpointerOptions = {}): Effe
       Runtime.runFork(runtime)(
         Effect.logWarning(`SQLite: checkpoints of ${filename} are left to the serving connection: ${message}`)
       )
+    const intervalMs = options.intervalMs ?? 1000
+    const startAtBytes = options.startAtBytes ?? 4 * 1024 * 1024
+    const spawn = (): Thread | undefined => {
+      try {
+        const worker = new Worker(program, { eval: true, workerData: { driver: driver(), filename, intervalMs } })
+        const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
+        worker.on("message", (message: { readonly failed?: string }) => {
+          if (message.failed !== undefined) warn(message.failed)
+        })
+        worker.on("error", (error) => warn(error.message))
+        // The thread never keeps the process alive: a server that ends its scope stops it first anyway.
+        worker.unref()
+        return { worker, exited }
+      } catch (error) {
+        warn(String(error))
+        return undefined
+      }
+    }
     return Effect.acquireRelease(
       Effect.sync(() => {
-        try {
-          const worker = new Worker(program, {
-            eval: true,
-            workerData: { driver: driver(), filename, intervalMs: options.intervalMs ?? 1000 }
-          })
-          const exited = new Promise<void>((resolve) => worker.once("exit", () => resolve()))
-          worker.on("message", (message: { readonly failed?: string }) => {
-            if (message.failed !== undefined) warn(message.failed)
-          })
-          worker.on("error", (error) => warn(error.message))
-          // The thread never keeps the process alive: a server that ends its scope stops it first anyway.
-          worker.unref()
-          return { worker, exited }
-        } catch (error) {
-          warn(String(error))
-          return undefined
+        const state: { thread: Thread | undefined; started: boolean; watch: ReturnType<typeof setInterval> | undefined } = {
+          thread: undefined,
+          started: false,
+          watch: undefined
         }
+        const look = () =>
+          stat(`${filename}-wal`, (error, file) => {
+            if (error !== null || file.size < startAtBytes || state.started || state.watch === undefined) return
+            state.started = true
+            clearInterval(state.watch)
+            state.thread = spawn()
+          })
+        state.watch = setInterval(look, intervalMs)
+        state.watch.unref()
+        return state
       }),
-      (thread) =>
-        thread === undefined ? Effect.void : Effect.promise(async () => {
+      (state) => {
+        if (state.watch !== undefined) clearInterval(state.watch)
+        state.watch = undefined
+        const thread = state.thread
+        return thread === undefined ? Effect.void : Effect.promise(async () => {
           thread.worker.postMessage("stop")
           const timer = setTimeout(() => void thread.worker.terminate(), stopWithinMs)
           await thread.exited
           clearTimeout(timer)
         })
+      }
     )
   }).pipe(Effect.asVoid)
