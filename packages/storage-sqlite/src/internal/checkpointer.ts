@@ -109,16 +109,16 @@ export const start = (filename: string, options: CheckpointerOptions = {}): Effe
     }
     return Effect.acquireRelease(
       Effect.sync(() => {
-        const state: { thread: Thread | undefined; started: boolean; watch: ReturnType<typeof setInterval> | undefined } = {
+        // `watch` is cleared once the thread is started (or failed to start) and when the scope closes.
+        const state: { thread: Thread | undefined; watch: ReturnType<typeof setInterval> | undefined } = {
           thread: undefined,
-          started: false,
           watch: undefined
         }
         const look = () =>
           stat(`${filename}-wal`, (error, file) => {
-            if (error !== null || file.size < startAtBytes || state.started || state.watch === undefined) return
-            state.started = true
+            if (error !== null || file.size < startAtBytes || state.watch === undefined) return
             clearInterval(state.watch)
+            state.watch = undefined
             state.thread = spawn()
           })
         state.watch = setInterval(look, intervalMs)
