@@ -14,6 +14,7 @@ import { type ConversationId, Message, type MessageId, type MessageStatus } from
 import type { DeploymentRecord } from "../../model/Deployment.js"
 import type { StorageError } from "../../model/Errors.js"
 import { withoutNul } from "../../model/Text.js"
+import * as Trusted from "../../model/Trusted.js"
 import type { TraceStatus } from "../../model/Trace.js"
 import * as Daemons from "../../internal/daemons.js"
 import * as GroupCommit from "../../internal/groupCommit.js"
@@ -385,11 +386,24 @@ export const make = Effect.gen(function*() {
     return { status: "idle" as const, message_id: null }
   })
 
-  /** The newest state of a message: a running reply's content is ahead of storage. */
+  /**
+   * The newest state of a message: a running reply's content is ahead of
+   * storage. Made from checked values (the stored message, the reply's
+   * chunks as `delta` keeps them), so the constructor's checks are skipped:
+   * they took about 7 µs (0.3 here) for each reply stream opened, and each history read, while the reply runs.
+   */
   const current = (message: Message, conversation: ConversationId) => {
     const reply = running.get(conversation)
     return reply !== undefined && reply.message_id === message.message_id
-      ? new Message({ ...message, content: reply.content, status: "streaming" })
+      ? Trusted.make(Message, {
+        message_id: message.message_id,
+        role: message.role,
+        content: reply.content,
+        attachments: message.attachments,
+        timestamp: message.timestamp,
+        status: "streaming",
+        trace_id: message.trace_id
+      })
       : message
   }
 
