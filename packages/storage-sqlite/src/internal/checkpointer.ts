@@ -11,9 +11,12 @@
  * with a connection of its own makes a passive checkpoint every
  * `intervalMs` (a second by default): it copies what was committed while
  * the serving connection goes on writing (SQLite lets one checkpointer run
- * beside the writer), and once the whole log has been copied the writer
- * starts the log over. The serving connection's own
- * checkpoint stays as it was, for a thread that falls behind or fails.
+ * beside the writer). A writer starts the log over only when it finds it
+ * wholly copied, which under steady writes it never does (commits arrive
+ * during every checkpoint), so the serving connection's own checkpoint
+ * stays: at its threshold it copies what the thread has not (at most an
+ * interval of commits) and starts the log over. For a thread that fails,
+ * it copies everything, as before.
  *
  * The thread's connection syncs as the serving one does (`synchronous =
  * NORMAL`): a checkpoint syncs the log before copying it, and the database
