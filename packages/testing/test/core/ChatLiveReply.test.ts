@@ -33,6 +33,15 @@ const gatedAgent = Layer.succeed(
   })
 )
 
+/** A receiver that keeps every item it is given in `items`. */
+const into = (items: Array<Chat.ReplyItem>) => ({
+  push: (batch: ReadonlyArray<Chat.ReplyItem>) => {
+    items.push(...batch)
+    return true
+  },
+  end: () => {}
+})
+
 describe("a reply ahead of storage", () => {
   withLayer(TestServices.make({ storageLayer: laggingStorage, agentLayer: gatedAgent }), { excludeTestServices: true })((it) => {
     it.scoped("the history and a new reply stream give what arrived while the reply runs; storage has it at the end", () =>
@@ -47,13 +56,7 @@ describe("a reply ahead of storage", () => {
         const heard: Array<Chat.ReplyItem> = []
         for (let i = 0; i < 200 && !heard.some((item) => item._tag === "Delta"); i++) {
           heard.length = 0
-          yield* Effect.scoped(chat.follow(member, deployment, conversation, Option.none(), {
-            push: (items) => {
-              heard.push(...items)
-              return true
-            },
-            end: () => {}
-          }))
+          yield* Effect.scoped(chat.follow(member, deployment, conversation, Option.none(), into(heard)))
           if (!heard.some((item) => item._tag === "Delta")) yield* Effect.sleep("5 millis")
         }
 
@@ -69,13 +72,7 @@ describe("a reply ahead of storage", () => {
         expect(Schema.is(Conversation.Message)(reply)).toBe(true)
 
         const items: Array<Chat.ReplyItem> = []
-        yield* chat.follow(member, deployment, conversation, Option.none(), {
-          push: (batch) => {
-            items.push(...batch)
-            return true
-          },
-          end: () => {}
-        })
+        yield* chat.follow(member, deployment, conversation, Option.none(), into(items))
         expect(items).toEqual([{ _tag: "Delta", id: `${stored.message_id}:6`, message_id: stored.message_id, index: 0, delta: "first " }])
 
         yield* Deferred.succeed(gate, undefined)

@@ -390,7 +390,8 @@ export const make = Effect.gen(function*() {
    * The newest state of a message: a running reply's content is ahead of
    * storage. Made from checked values (the stored message, the reply's
    * chunks as `delta` keeps them), so the constructor's checks are skipped:
-   * they took about 7 µs (0.3 here) for each reply stream opened, and each history read, while the reply runs.
+   * they took about 7 µs (0.3 here) for each reply stream opened, and each
+   * history read, while the reply runs.
    */
   const current = (message: Message, conversation: ConversationId) => {
     const reply = running.get(conversation)
