@@ -89,6 +89,24 @@ export const turnMessages = Effect.fnUntraced(
   }
 )
 
+/**
+ * A stored reply as it stands while it streams here, with the `content`
+ * that arrived so far. Made from checked values (the stored message, the
+ * chunks as the runner keeps them): the constructor's checks took about
+ * 7 µs (0.3 here) for each reply stream opened, and each history read,
+ * while the reply runs.
+ */
+export const streamingWith = (message: Message, content: string): Message =>
+  Trusted.make(Message, {
+    message_id: message.message_id,
+    role: message.role,
+    content,
+    attachments: message.attachments,
+    timestamp: message.timestamp,
+    status: "streaming",
+    trace_id: message.trace_id
+  })
+
 /** The state of a stored turn's reply as it starts in this process: nothing arrived, nothing stored, not stopped. */
 export const runningReply = (input: NewTurn, messageId: MessageId, turn: number, trace: TurnTrace | undefined) =>
   Effect.sync((): RunningReply => ({
